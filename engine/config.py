@@ -1,0 +1,97 @@
+"""Dataclass configurations saved inside checkpoints and bundles.
+
+Every config round-trips through plain JSON (`to_dict` / `from_dict`) so that a bundle's
+`config.json` fully describes how its model was built and trained. Unknown keys are rejected
+with the offending names, so a typo in a hand-edited config fails loudly instead of silently.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+# Bumped whenever the on-disk bundle layout or config meaning changes incompatibly.
+BUNDLE_FORMAT_VERSION = 1
+
+
+class ConfigError(ValueError):
+    """A configuration value is missing, unknown or out of range."""
+
+
+def config_from_dict(cls: type[T], data: dict[str, Any]) -> T:
+    """Build dataclass `cls` from `data`, naming unknown keys instead of ignoring them."""
+    names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    unknown = sorted(set(data) - names)
+    if unknown:
+        raise ConfigError(f"{cls.__name__}: unknown field(s) {unknown}; known: {sorted(names)}")
+    return cls(**data)
+
+
+@dataclass
+class ModelConfig:
+    """Shape of a decoder-only language model: GPT-2 backbone plus an output head."""
+
+    vocab_size: int = 8192
+    n_layer: int = 4
+    n_head: int = 4
+    n_embd: int = 256
+    block_size: int = 256  # maximum context length (GPT-2 `n_positions`)
+    dropout: float = 0.1
+    backbone: str = "gpt2"
+    head: str = "softmax"
+    tie_embeddings: bool = True
+
+    def __post_init__(self) -> None:
+        if self.n_embd % self.n_head:
+            raise ConfigError(f"n_embd ({self.n_embd}) must be divisible by n_head ({self.n_head})")
+        for name in ("vocab_size", "n_layer", "n_head", "n_embd", "block_size"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if not 0.0 <= self.dropout < 1.0:
+            raise ConfigError(f"dropout must be in [0, 1), got {self.dropout}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass
+class TrainConfig:
+    """Optimisation and bookkeeping settings of one training run."""
+
+    train_files: list[str] = field(default_factory=list)
+    out_dir: str = "runs/lm"
+    valid_fraction: float = 0.05
+    batch_size: int = 16  # global batch, in sequences, split across DDP ranks
+    grad_accum: int = 1
+    max_steps: int = 2000
+    lr: float = 1e-3
+    min_lr: float = 1e-4
+    warmup_steps: int = 100
+    weight_decay: float = 0.1
+    beta1: float = 0.9
+    beta2: float = 0.95
+    grad_clip: float = 1.0
+    eval_every: int = 200
+    eval_batches: int = 20
+    save_every: int = 500
+    seed: int = 1337
+    device: str = "auto"
+    objective: str = "mle"
+    max_docs: int = 0  # 0 = all documents; cap for quick runs
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.valid_fraction < 1.0:
+            raise ConfigError(f"valid_fraction must be in [0, 1), got {self.valid_fraction}")
+        for name in ("batch_size", "grad_accum", "max_steps", "eval_every", "save_every"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.warmup_steps < 0 or self.lr <= 0 or self.min_lr < 0 or self.min_lr > self.lr:
+            raise ConfigError("need warmup_steps >= 0 and 0 <= min_lr <= lr, lr > 0")
+        if self.grad_clip < 0:
+            raise ConfigError(f"grad_clip must be >= 0 (0 disables), got {self.grad_clip}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)

@@ -1,0 +1,126 @@
+"""Byte-level BPE tokenizer trained with HF `tokenizers`, with Variorum's special tokens.
+
+Special tokens take the first ids, in this order: eos, pad, ⟨B-1..10⟩, ⟨E-1..10⟩, ⟨EOP⟩. They
+are reserved now so that every later head (termination, PermGen sentence marks) finds the same
+ids in every bundle. Token frequency counts over the training corpus are kept beside the
+vocabulary (`token_counts.json`): F² frequency classes and AGG rare groups are built from them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+
+EOS = "<|eos|>"
+PAD = "<|pad|>"
+MAX_SENTENCES = 10
+SENTENCE_BEGIN = [f"<B-{i}>" for i in range(1, MAX_SENTENCES + 1)]
+SENTENCE_END = [f"<E-{i}>" for i in range(1, MAX_SENTENCES + 1)]
+END_OF_PARAGRAPH = "<EOP>"
+SPECIAL_TOKENS = [EOS, PAD, *SENTENCE_BEGIN, *SENTENCE_END, END_OF_PARAGRAPH]
+
+TOKENIZER_FILE = "tokenizer.json"
+COUNTS_FILE = "token_counts.json"
+
+
+class TokenizerError(ValueError):
+    """A tokenizer file is missing, malformed or lacks Variorum's special tokens."""
+
+
+class VariorumTokenizer:
+    """A trained byte-level BPE vocabulary plus its training-set token counts."""
+
+    def __init__(self, tokenizer: Tokenizer, counts: Sequence[int] | None = None) -> None:
+        self._tok = tokenizer
+        for position, token in enumerate(SPECIAL_TOKENS):
+            if tokenizer.token_to_id(token) != position:
+                raise TokenizerError(f"special token {token!r} must have id {position}")
+        size = tokenizer.get_vocab_size()
+        self.counts = np.zeros(size, dtype=np.int64) if counts is None else np.asarray(counts)
+        if self.counts.shape != (size,):
+            raise TokenizerError(f"counts cover {self.counts.shape[0]} tokens, vocabulary has {size}")
+
+    @classmethod
+    def train(cls, texts: Iterable[str], vocab_size: int = 8192, min_frequency: int = 2) -> VariorumTokenizer:
+        """Learn merges from `texts` and count every token id over the same texts."""
+        if vocab_size < len(SPECIAL_TOKENS) + 256:
+            raise TokenizerError(f"vocab_size must be >= {len(SPECIAL_TOKENS) + 256} (bytes + specials)")
+        corpus = list(texts)
+        tok = Tokenizer(models.BPE())
+        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+        tok.decoder = decoders.ByteLevel()
+        tok.post_processor = processors.ByteLevel(trim_offsets=False)
+        trainer = trainers.BpeTrainer(
+            vocab_size=vocab_size,
+            min_frequency=min_frequency,
+            special_tokens=SPECIAL_TOKENS,
+            initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+            show_progress=False,
+        )
+        tok.train_from_iterator(corpus, trainer=trainer, length=len(corpus))
+        result = cls(tok)
+        result.counts = result.count_tokens(corpus)
+        return result
+
+    def count_tokens(self, texts: Sequence[str]) -> np.ndarray:
+        """Occurrences of each id over `texts`, one eos per text included ([vocab])."""
+        counts = np.zeros(self.vocab_size, dtype=np.int64)
+        for encoding in self._tok.encode_batch(list(texts)):
+            np.add.at(counts, np.asarray(encoding.ids, dtype=np.int64), 1)
+        counts[self.eos_id] += len(texts)
+        return counts
+
+    @property
+    def vocab_size(self) -> int:
+        return int(self._tok.get_vocab_size())
+
+    @property
+    def eos_id(self) -> int:
+        return SPECIAL_TOKENS.index(EOS)
+
+    @property
+    def pad_id(self) -> int:
+        return SPECIAL_TOKENS.index(PAD)
+
+    def encode(self, text: str) -> list[int]:
+        return list(self._tok.encode(text).ids)
+
+    def encode_batch(self, texts: Sequence[str]) -> list[list[int]]:
+        return [list(e.ids) for e in self._tok.encode_batch(list(texts))]
+
+    def encode_with_offsets(self, text: str) -> tuple[list[int], list[tuple[int, int]]]:
+        """Ids and each id's (start, end) character span in `text`."""
+        encoding = self._tok.encode(text)
+        return list(encoding.ids), [tuple(o) for o in encoding.offsets]  # type: ignore[misc]
+
+    def decode(self, ids: Sequence[int], skip_special: bool = True) -> str:
+        return str(self._tok.decode(list(ids), skip_special_tokens=skip_special))
+
+    def token_text(self, token_id: int) -> str:
+        """The surface text of one token (bytes shown as decoded text)."""
+        return self.decode([token_id], skip_special=False)
+
+    def save(self, directory: Path) -> None:
+        directory.mkdir(parents=True, exist_ok=True)
+        self._tok.save(str(directory / TOKENIZER_FILE))
+        (directory / COUNTS_FILE).write_text(json.dumps([int(c) for c in self.counts]))
+
+    @classmethod
+    def load(cls, directory: Path) -> VariorumTokenizer:
+        path = directory / TOKENIZER_FILE
+        try:
+            tok = Tokenizer.from_file(str(path))
+        except Exception as error:  # tokenizers raises plain Exception subclasses
+            raise TokenizerError(f"cannot read {path}: {error}") from error
+        counts_path = directory / COUNTS_FILE
+        counts = None
+        if counts_path.exists():
+            try:
+                counts = json.loads(counts_path.read_text())
+            except json.JSONDecodeError as error:
+                raise TokenizerError(f"{counts_path} is not valid JSON: {error}") from error
+        return cls(tok, counts)

@@ -1,0 +1,66 @@
+"""The output-head interface: a two-level (grouped) next-token distribution.
+
+Every head describes, per position, log p(group) over G groups and log p(token | group) over
+each group's tokens (DESIGN §1). A plain softmax is one group holding the whole vocabulary;
+F² groups are frequency classes, POSG groups are POS tags, a termination head adds an eos
+group. From that one description come:
+
+- training: `token_nll` = −log p(group_t) − log p(x_t | group_t) for grouped heads, −log p(x_t)
+  for one-group heads, computed without a [G × V] tensor per token;
+- scoring: `log_probs`, the marginal log p(x) (a proper distribution over the vocabulary);
+- decoding: `group_log_probs` then `token_log_probs_in_group` (two-stage sampling), or the
+  marginal for "flat" sampling.
+
+`steps` is each position's termination step t (1-based count of generated tokens in the
+sequence, see the termination heads); heads that do not depend on t ignore it.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+import torch
+from torch import nn
+
+
+class OutputHead(nn.Module, ABC):
+    """Hidden states → grouped next-token distribution; see the module docstring."""
+
+    name: str = "abstract"
+
+    def __init__(self, vocab_size: int) -> None:
+        super().__init__()
+        self.vocab_size = vocab_size
+
+    @property
+    @abstractmethod
+    def num_groups(self) -> int:
+        """G, the number of groups of the first sampling stage."""
+
+    @abstractmethod
+    def token_nll(
+        self, hidden: torch.Tensor, targets: torch.Tensor, steps: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """Per-token training loss: hidden [N, D], targets [N] → [N] (no reduction)."""
+
+    @abstractmethod
+    def log_probs(self, hidden: torch.Tensor, steps: torch.Tensor | None = None) -> torch.Tensor:
+        """Marginal log p(x): hidden [N, D] → [N, V]; each row logsumexps to 0."""
+
+    @abstractmethod
+    def group_log_probs(self, hidden: torch.Tensor, steps: torch.Tensor | None = None) -> torch.Tensor:
+        """log p(group): hidden [N, D] → [N, G]."""
+
+    @abstractmethod
+    def token_log_probs_in_group(
+        self, hidden: torch.Tensor, groups: torch.Tensor, steps: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """log p(x | group): hidden [N, D], groups [N] → [N, V], −inf outside the group."""
+
+    def group_names(self) -> list[str]:
+        """Human-readable group labels (shown by the app when colouring tokens)."""
+        return [f"group {g}" for g in range(self.num_groups)]
+
+    def capabilities(self) -> dict[str, object]:
+        """What decoding controls this head supports; the app shows only these."""
+        return {"head": self.name, "groups": self.num_groups}

@@ -1,0 +1,63 @@
+"""A language model = backbone × output head, with the loss and incremental decoding steps."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+from transformers.cache_utils import Cache
+
+from engine.backbones import GPT2Backbone
+from engine.config import ConfigError, ModelConfig
+from engine.heads import OutputHead, build_head
+
+IGNORE_INDEX = -100  # target value excluded from the loss (padding, prompt positions)
+
+
+class LanguageModel(nn.Module):
+    """Decoder-only LM: ids [B, T] → hidden [B, T, D] → grouped next-token distributions."""
+
+    def __init__(self, config: ModelConfig, backbone: GPT2Backbone | None = None) -> None:
+        super().__init__()
+        if config.backbone != "gpt2":
+            raise ConfigError(f"unknown backbone {config.backbone!r}; available: ['gpt2']")
+        self.config = config
+        self.backbone = backbone if backbone is not None else GPT2Backbone(config)
+        self.head: OutputHead = build_head(config, self.backbone.token_embedding)
+
+    def num_parameters(self) -> int:
+        return sum(p.numel() for p in self.parameters())  # tied weights are counted once
+
+    def hidden_states(
+        self,
+        input_ids: torch.Tensor,  # [B, T]
+        past: Cache | None = None,
+        position_ids: torch.Tensor | None = None,
+        use_cache: bool = False,
+    ) -> tuple[torch.Tensor, Cache | None]:
+        hidden, cache = self.backbone(input_ids, past=past, position_ids=position_ids, use_cache=use_cache)
+        return hidden, cache
+
+    def forward(self, input_ids: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        """Mean per-token NLL of `targets` [B, T] (IGNORE_INDEX positions excluded)."""
+        hidden, _ = self.hidden_states(input_ids)  # [B, T, D]
+        nll = self.token_nll(hidden, targets)  # [B, T]
+        mask = targets != IGNORE_INDEX
+        return (nll * mask).sum() / mask.sum().clamp(min=1)
+
+    def token_nll(self, hidden: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        """Per-position NLL [B, T]; ignored positions get 0."""
+        batch, length = targets.shape
+        steps = torch.arange(1, length + 1, device=targets.device).expand(batch, length)
+        safe_targets = targets.clamp(min=0)
+        nll = self.head.token_nll(
+            hidden.reshape(batch * length, -1), safe_targets.reshape(-1), steps.reshape(-1)
+        )
+        return nll.view(batch, length) * (targets != IGNORE_INDEX)
+
+    @torch.no_grad()
+    def next_log_probs(self, input_ids: torch.Tensor) -> torch.Tensor:
+        """Marginal log p(x) after each position: ids [B, T] → [B, T, V] (no cache)."""
+        hidden, _ = self.hidden_states(input_ids)
+        batch, length, dim = hidden.shape
+        steps = torch.arange(1, length + 1, device=input_ids.device).repeat(batch)
+        return self.head.log_probs(hidden.reshape(-1, dim), steps).view(batch, length, -1)

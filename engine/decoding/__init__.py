@@ -1,0 +1,31 @@
+"""Decoding: score processors, settings and batched streaming generation."""
+
+from engine.decoding.generate import (
+    TokenEvent,
+    Variant,
+    VariantStream,
+    generate_variants,
+)
+from engine.decoding.processors import (
+    DecodeSettingError,
+    RepetitionPenalty,
+    ScoreProcessor,
+    Temperature,
+    TopK,
+    TopP,
+)
+from engine.decoding.settings import DecodeConfig
+
+__all__ = [
+    "DecodeConfig",
+    "DecodeSettingError",
+    "RepetitionPenalty",
+    "ScoreProcessor",
+    "Temperature",
+    "TokenEvent",
+    "TopK",
+    "TopP",
+    "Variant",
+    "VariantStream",
+    "generate_variants",
+]

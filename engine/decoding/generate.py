@@ -1,0 +1,194 @@
+"""Batched, KV-cached, streaming generation of N variants of one prompt.
+
+All N variants run as one batch. Each variant has its own `torch.Generator` seeded with
+`seed + i`, so a variant is reproduced exactly from its seed whatever N is. Decoding is
+two-stage (DESIGN §1): a group is drawn from the head's group distribution, then a token from
+the processed in-group distribution; for one-group heads the first stage is skipped.
+
+The context always starts with eos, the document separator used in training, so that an
+empty prompt means "start of a document". When the context outgrows the model's block size,
+it is cut to its last half-block and re-encoded (a sliding window), so any length works.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from transformers.cache_utils import Cache
+
+from engine.decoding.processors import apply_processors
+from engine.decoding.settings import DecodeConfig
+from engine.model import LanguageModel
+from engine.tokenizer import VariorumTokenizer
+
+INCOMPLETE_CHAR = "\ufffd"  # byte-level BPE text ends mid-character until the next token
+
+FINISH_EOS = "eos"
+FINISH_LENGTH = "length"
+FINISH_CANCELLED = "cancelled"
+
+
+@dataclass(frozen=True)
+class TokenEvent:
+    """One new token of one variant, as streamed."""
+
+    variant: int
+    token_id: int
+    text_delta: str  # display text added by this token ("" while a character is incomplete)
+    log_prob: float  # model's marginal log p(token), before decoding processors
+    group: int
+
+
+@dataclass
+class Variant:
+    """One finished (or stopped) generation and everything needed to reproduce it."""
+
+    index: int
+    seed: int
+    settings: dict[str, Any]
+    token_ids: list[int] = field(default_factory=list)
+    token_log_probs: list[float] = field(default_factory=list)
+    token_groups: list[int] = field(default_factory=list)
+    text: str = ""
+    finish_reason: str = ""
+
+    @property
+    def log_prob(self) -> float:
+        return float(sum(self.token_log_probs))
+
+
+def _sample(scores: torch.Tensor, generators: Sequence[torch.Generator], greedy: bool) -> torch.Tensor:
+    """One id per row of `scores` [N, K], drawn with that row's generator → [N]."""
+    if greedy:
+        return scores.argmax(dim=-1)
+    probs = torch.softmax(scores.float(), dim=-1)
+    picks = [torch.multinomial(probs[i], 1, generator=g) for i, g in enumerate(generators)]
+    return torch.cat(picks)
+
+
+class VariantStream:
+    """Iterate for `TokenEvent`s; when iteration ends, `variants` holds the N results."""
+
+    def __init__(
+        self,
+        model: LanguageModel,
+        tokenizer: VariorumTokenizer,
+        prompt_ids: Sequence[int],
+        n: int,
+        settings: DecodeConfig,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> None:
+        if not 1 <= n <= 64:
+            raise ValueError(f"number of variants must be in [1, 64], got {n}")
+        self.model = model
+        self.tokenizer = tokenizer
+        self.prompt_ids = [tokenizer.eos_id, *prompt_ids]
+        self.settings = settings
+        self.should_stop = should_stop or (lambda: False)
+        base = settings.seed if settings.seed is not None else random.randrange(2**62)
+        self.variants = [
+            Variant(index=i, seed=base + i, settings=settings.with_seed(base + i).to_dict())
+            for i in range(n)
+        ]
+
+    def __iter__(self) -> Iterator[TokenEvent]:
+        was_training = self.model.training
+        self.model.eval()
+        try:
+            with torch.inference_mode():
+                yield from self._run()
+        finally:
+            self.model.train(was_training)
+
+    def _encode(self, ids: torch.Tensor) -> tuple[torch.Tensor, Cache | None]:
+        """Encode the context [N, T] (cropped to the block) → last hidden [N, D], cache."""
+        block = self.model.config.block_size
+        if ids.shape[1] > block:
+            ids = ids[:, -(block // 2) :]
+        hidden, past = self.model.hidden_states(ids, use_cache=True)
+        return hidden[:, -1], past
+
+    def _run(self) -> Iterator[TokenEvent]:
+        device = next(self.model.parameters()).device
+        n = len(self.variants)
+        generators = [torch.Generator(device=device).manual_seed(v.seed) for v in self.variants]
+        ids = torch.tensor([self.prompt_ids] * n, device=device)  # [N, P]
+        hidden, past = self._encode(ids)
+        active = torch.ones(n, dtype=torch.bool, device=device)
+        processors = self.settings.processors()
+        head = self.model.head
+        for step in range(1, self.settings.max_new_tokens + 1):
+            if self.should_stop():
+                self._finish(active, FINISH_CANCELLED)
+                return
+            steps = torch.full((n,), step, device=device)
+            groups = torch.zeros(n, dtype=torch.long, device=device)
+            if head.num_groups > 1:
+                groups = _sample(head.group_log_probs(hidden, steps), generators, self.settings.greedy)
+            in_group = head.token_log_probs_in_group(hidden, groups, steps)  # [N, V]
+            tokens = _sample(apply_processors(processors, ids, in_group), generators, self.settings.greedy)
+            marginal = in_group if head.num_groups == 1 else head.log_probs(hidden, steps)
+            log_probs = marginal.gather(-1, tokens[:, None])[:, 0]
+            tokens = torch.where(active, tokens, torch.full_like(tokens, self.tokenizer.pad_id))
+            yield from self._record(active, tokens, log_probs, groups)
+            active &= tokens != self.tokenizer.eos_id
+            if not bool(active.any()):
+                return
+            ids = torch.cat([ids, tokens[:, None]], dim=1)
+            if past is not None and past.get_seq_length() < self.model.config.block_size:
+                out, past = self.model.hidden_states(tokens[:, None], past=past, use_cache=True)
+                hidden = out[:, -1]
+            else:
+                hidden, past = self._encode(ids)
+        self._finish(active, FINISH_LENGTH)
+
+    def _record(
+        self, active: torch.Tensor, tokens: torch.Tensor, log_probs: torch.Tensor, groups: torch.Tensor
+    ) -> Iterator[TokenEvent]:
+        for i in active.nonzero()[:, 0].tolist():
+            variant, token = self.variants[i], int(tokens[i])
+            variant.token_ids.append(token)
+            variant.token_log_probs.append(float(log_probs[i]))
+            variant.token_groups.append(int(groups[i]))
+            delta = self._update_text(variant)
+            if token == self.tokenizer.eos_id:
+                variant.finish_reason = FINISH_EOS
+            yield TokenEvent(i, token, delta, float(log_probs[i]), int(groups[i]))
+
+    def _update_text(self, variant: Variant) -> str:
+        """Decode the variant so far; hold back an incomplete trailing character.
+
+        A variant that ends mid-character (length cap, cancellation) keeps the text up to
+        its last complete character, so `text` is always exactly the concatenated deltas.
+        """
+        text = self.tokenizer.decode(variant.token_ids)
+        if text.endswith(INCOMPLETE_CHAR):
+            return ""
+        delta = text.removeprefix(variant.text)
+        variant.text = text
+        return delta
+
+    def _finish(self, active: torch.Tensor, reason: str) -> None:
+        for i in active.nonzero()[:, 0].tolist():
+            self.variants[i].finish_reason = reason
+
+
+def generate_variants(
+    model: LanguageModel,
+    tokenizer: VariorumTokenizer,
+    prompt: str,
+    n: int,
+    settings: DecodeConfig,
+    on_token: Callable[[TokenEvent], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> list[Variant]:
+    """Generate `n` continuations of `prompt`, calling `on_token` for each streamed token."""
+    stream = VariantStream(model, tokenizer, tokenizer.encode(prompt), n, settings, should_stop)
+    for event in stream:
+        if on_token is not None:
+            on_token(event)
+    return stream.variants

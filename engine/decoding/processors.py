@@ -1,0 +1,104 @@
+"""Decoding processors: small classes that reshape next-token scores, composed in a list.
+
+Each processor is validated in `__init__` (bad settings fail before any token is generated)
+and returns a new tensor — the input scores are never modified in place. Scores are
+log-probabilities (or any log-domain scores): −inf means "forbidden".
+
+Shapes: `input_ids` [N, T] (prompt + generated so far), `scores` [N, V].
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+
+import torch
+
+NEG_INF = float("-inf")
+
+
+class DecodeSettingError(ValueError):
+    """A decoding setting is out of its valid range."""
+
+
+class ScoreProcessor(ABC):
+    """One step of score reshaping; see the module docstring."""
+
+    @abstractmethod
+    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor: ...
+
+
+class Temperature(ScoreProcessor):
+    """Divide scores by T: T < 1 sharpens, T > 1 flattens."""
+
+    def __init__(self, temperature: float) -> None:
+        if not (math.isfinite(temperature) and temperature > 0):
+            raise DecodeSettingError(f"temperature must be > 0, got {temperature}")
+        self.temperature = temperature
+
+    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+        return scores / self.temperature
+
+
+class TopK(ScoreProcessor):
+    """Keep the k best-scoring tokens (ties at the k-th score are all kept)."""
+
+    def __init__(self, k: int) -> None:
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise DecodeSettingError(f"top_k must be an integer >= 1, got {k!r}")
+        self.k = k
+
+    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+        k = min(self.k, scores.shape[-1])
+        kth = torch.topk(scores, k, dim=-1).values[..., -1:]  # [N, 1]
+        return scores.masked_fill(scores < kth, NEG_INF)
+
+
+class TopP(ScoreProcessor):
+    """Nucleus: keep the smallest set of best tokens whose probability reaches p.
+
+    Convention (used everywhere in Variorum): sort by probability, keep token i if the
+    cumulative mass *before* it is < p; so the top token is always kept and the kept mass is
+    the first to reach ≥ p.
+    """
+
+    def __init__(self, p: float) -> None:
+        if not (0.0 < p <= 1.0):
+            raise DecodeSettingError(f"top_p must be in (0, 1], got {p}")
+        self.p = p
+
+    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+        sorted_scores, order = torch.sort(scores, dim=-1, descending=True)
+        probs = torch.softmax(sorted_scores, dim=-1)
+        mass_before = torch.cumsum(probs, dim=-1) - probs  # [N, V]
+        drop_sorted = mass_before >= self.p
+        drop = torch.zeros_like(drop_sorted).scatter(-1, order, drop_sorted)
+        return scores.masked_fill(drop, NEG_INF)
+
+
+class RepetitionPenalty(ScoreProcessor):
+    """Penalise tokens already in the sequence (prompt included), CTRL-style.
+
+    On log-probabilities (all ≤ 0) the penalty multiplies the score of each seen token by
+    `penalty`, making it less likely; penalty 1 is a no-op.
+    """
+
+    def __init__(self, penalty: float) -> None:
+        if not (math.isfinite(penalty) and penalty >= 1.0):
+            raise DecodeSettingError(f"repetition_penalty must be >= 1, got {penalty}")
+        self.penalty = penalty
+
+    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+        seen = torch.gather(scores, -1, input_ids)  # [N, T]
+        penalised = torch.where(seen < 0, seen * self.penalty, seen / self.penalty)
+        return scores.scatter(-1, input_ids, penalised)
+
+
+def apply_processors(
+    processors: Sequence[ScoreProcessor], input_ids: torch.Tensor, scores: torch.Tensor
+) -> torch.Tensor:
+    """Run `processors` in order; the caller's `scores` stay untouched."""
+    for processor in processors:
+        scores = processor(input_ids, scores)
+    return scores

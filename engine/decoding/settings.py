@@ -1,0 +1,66 @@
+"""Decoding settings a writer (or the CLI) chooses, validated up front and saved with results."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from engine.config import config_from_dict
+from engine.decoding.processors import (
+    DecodeSettingError,
+    RepetitionPenalty,
+    ScoreProcessor,
+    Temperature,
+    TopK,
+    TopP,
+)
+
+MAX_NEW_TOKENS_LIMIT = 4096
+
+
+@dataclass(frozen=True)
+class DecodeConfig:
+    """How to pick tokens; 0 / 1.0 values switch a control off."""
+
+    max_new_tokens: int = 100
+    temperature: float = 1.0
+    top_k: int = 0  # 0 = no top-k truncation
+    top_p: float = 1.0  # 1.0 = no nucleus truncation
+    repetition_penalty: float = 1.0
+    greedy: bool = False  # argmax instead of sampling (processors still apply)
+    seed: int | None = None  # base seed; variant i uses seed + i; None = random
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.max_new_tokens <= MAX_NEW_TOKENS_LIMIT:
+            raise DecodeSettingError(
+                f"max_new_tokens must be in [1, {MAX_NEW_TOKENS_LIMIT}], got {self.max_new_tokens}"
+            )
+        if self.top_k < 0:
+            raise DecodeSettingError(f"top_k must be >= 0 (0 = off), got {self.top_k}")
+        if self.seed is not None and not 0 <= self.seed < 2**63 - 64:
+            raise DecodeSettingError(f"seed must be a non-negative 63-bit integer, got {self.seed}")
+        self.processors()  # validates the remaining ranges
+
+    def processors(self) -> list[ScoreProcessor]:
+        """The token-level processors, in the order they apply."""
+        chain: list[ScoreProcessor] = []
+        if self.repetition_penalty != 1.0:
+            chain.append(RepetitionPenalty(self.repetition_penalty))
+        if self.temperature != 1.0:
+            chain.append(Temperature(self.temperature))
+        if self.top_k:
+            chain.append(TopK(self.top_k))
+        if self.top_p != 1.0:
+            chain.append(TopP(self.top_p))
+        return chain
+
+    def with_seed(self, seed: int) -> DecodeConfig:
+        return dataclasses.replace(self, seed=seed)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> DecodeConfig:
+        return config_from_dict(cls, data)

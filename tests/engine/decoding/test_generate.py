@@ -1,0 +1,91 @@
+"""Batched streaming generation: seeds reproduce, streaming adds up, cancellation is prompt."""
+
+from __future__ import annotations
+
+import torch
+
+from engine.decoding import DecodeConfig, VariantStream, generate_variants
+from engine.decoding.generate import FINISH_CANCELLED, FINISH_EOS, FINISH_LENGTH
+from engine.model import LanguageModel
+from engine.tokenizer import VariorumTokenizer
+
+SETTINGS = DecodeConfig(max_new_tokens=24, seed=7, top_k=40, temperature=1.3)
+
+
+def test_fixed_seed_reproduces_variants_exactly(tiny_model: LanguageModel, tokenizer: VariorumTokenizer) -> None:
+    first = generate_variants(tiny_model, tokenizer, "Mara found", 3, SETTINGS)
+    second = generate_variants(tiny_model, tokenizer, "Mara found", 3, SETTINGS)
+    assert [v.token_ids for v in first] == [v.token_ids for v in second]
+    assert len({tuple(v.token_ids) for v in first}) == 3  # different seeds, different variants
+    assert [v.seed for v in first] == [7, 8, 9]
+
+
+def test_variant_seed_reproduces_alone(tiny_model: LanguageModel, tokenizer: VariorumTokenizer) -> None:
+    batch = generate_variants(tiny_model, tokenizer, "Tom wanted", 4, SETTINGS)
+    alone = generate_variants(tiny_model, tokenizer, "Tom wanted", 1, SETTINGS.with_seed(batch[2].seed))
+    assert alone[0].token_ids == batch[2].token_ids
+    assert alone[0].settings == batch[2].settings
+
+
+def test_streamed_deltas_add_up_to_final_text(tiny_model: LanguageModel, tokenizer: VariorumTokenizer) -> None:
+    stream = VariantStream(tiny_model, tokenizer, tokenizer.encode("The dog 🙂"), 3, SETTINGS)
+    texts = ["", "", ""]
+    counts = [0, 0, 0]
+    for event in stream:
+        texts[event.variant] += event.text_delta
+        counts[event.variant] += 1
+    for variant, text, count in zip(stream.variants, texts, counts, strict=True):
+        assert text == variant.text
+        assert tokenizer.decode(variant.token_ids).startswith(text)
+        assert count == len(variant.token_ids) == len(variant.token_log_probs)
+        assert variant.finish_reason in (FINISH_EOS, FINISH_LENGTH)
+
+
+def test_log_probs_are_the_models(tiny_model: LanguageModel, tokenizer: VariorumTokenizer) -> None:
+    (variant,) = generate_variants(tiny_model, tokenizer, "Lena", 1, DecodeConfig(max_new_tokens=5, seed=3))
+    context = [tokenizer.eos_id, *tokenizer.encode("Lena"), *variant.token_ids]
+    full = tiny_model.next_log_probs(torch.tensor([context]))[0]  # [T, V]
+    start = len(context) - len(variant.token_ids) - 1
+    expected = [float(full[start + i, t]) for i, t in enumerate(variant.token_ids)]
+    assert torch.allclose(torch.tensor(variant.token_log_probs), torch.tensor(expected), atol=1e-4)
+
+
+def test_cancellation_stops_within_one_step(tiny_model: LanguageModel, tokenizer: VariorumTokenizer) -> None:
+    produced = 0
+
+    def should_stop() -> bool:
+        return produced >= 3
+
+    stream = VariantStream(tiny_model, tokenizer, [], 2, DecodeConfig(max_new_tokens=200, seed=1), should_stop)
+    for event in stream:
+        if event.variant == 0:
+            produced += 1
+    assert all(v.finish_reason == FINISH_CANCELLED for v in stream.variants)
+    assert len(stream.variants[0].token_ids) == 3
+
+
+def test_greedy_is_argmax_and_deterministic(tiny_model: LanguageModel, tokenizer: VariorumTokenizer) -> None:
+    settings = DecodeConfig(max_new_tokens=6, greedy=True, seed=1)
+    a, b = generate_variants(tiny_model, tokenizer, "Ben", 2, settings)
+    assert a.token_ids == b.token_ids  # greedy ignores the seed
+    context = [tokenizer.eos_id, *tokenizer.encode("Ben")]
+    first = int(tiny_model.next_log_probs(torch.tensor([context]))[0, -1].argmax())
+    assert a.token_ids[0] == first
+
+
+def test_generation_past_block_size(tiny_model: LanguageModel, tokenizer: VariorumTokenizer) -> None:
+    settings = DecodeConfig(max_new_tokens=3 * tiny_model.config.block_size, seed=2)
+    long_prompt = " ".join(["story"] * 50)  # longer than the 32-token block
+    variants = generate_variants(tiny_model, tokenizer, long_prompt, 2, settings)
+    assert all(len(v.token_ids) >= 1 for v in variants)
+
+
+def test_eos_ends_a_variant(tiny_model: LanguageModel, tokenizer: VariorumTokenizer) -> None:
+    with torch.no_grad():  # make eos overwhelmingly likely
+        final_norm = tiny_model.backbone.transformer.ln_f
+        final_norm.weight.zero_()
+        final_norm.bias.fill_(1.0)  # every hidden state becomes all-ones
+        tiny_model.head.proj.weight[tokenizer.eos_id] = 10.0
+    (variant,) = generate_variants(tiny_model, tokenizer, "Ivy", 1, DecodeConfig(max_new_tokens=50, seed=0))
+    assert variant.finish_reason == FINISH_EOS
+    assert variant.token_ids[-1] == tokenizer.eos_id

@@ -1,0 +1,66 @@
+"""Training checkpoints: weights (safetensors), optimizer + RNG state, and the step, for exact resume.
+
+A checkpoint directory holds `model.safetensors`, `optimizer.pt` (loaded with
+`weights_only=True`, never unpickling code) and `state.json` (step and the configs). It is
+written to a temporary sibling and renamed, so a crash mid-save leaves the previous one intact.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import torch
+from safetensors.torch import load_model, save_model
+
+from engine.model import LanguageModel
+
+STATE_FILE = "state.json"
+OPTIMIZER_FILE = "optimizer.pt"
+WEIGHTS_FILE = "model.safetensors"
+
+
+def save_checkpoint(
+    directory: Path, model: LanguageModel, optimizer: torch.optim.Optimizer, step: int, meta: dict[str, Any]
+) -> None:
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{directory.name}-", dir=directory.parent))
+    try:
+        save_model(model, str(staging / WEIGHTS_FILE))
+        rng = {"cpu": torch.get_rng_state()}
+        if torch.cuda.is_available():
+            rng["cuda"] = torch.cuda.get_rng_state()
+        torch.save({"optimizer": optimizer.state_dict(), "rng": rng}, staging / OPTIMIZER_FILE)
+        (staging / STATE_FILE).write_text(json.dumps({"step": step, **meta}, indent=2))
+        if directory.exists():
+            shutil.rmtree(directory)
+        staging.rename(directory)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
+def read_checkpoint_state(directory: Path) -> dict[str, Any] | None:
+    """The checkpoint's `state.json`, or None when there is no complete checkpoint."""
+    path = directory / STATE_FILE
+    if not path.is_file():
+        return None
+    state: dict[str, Any] = json.loads(path.read_text())
+    return state
+
+
+def load_checkpoint(directory: Path, model: LanguageModel, optimizer: torch.optim.Optimizer) -> int:
+    """Restore weights, optimizer and RNG state; return the step to continue from."""
+    state = read_checkpoint_state(directory)
+    if state is None:
+        raise FileNotFoundError(f"no checkpoint in {directory}")
+    load_model(model, str(directory / WEIGHTS_FILE), device=str(next(model.parameters()).device))
+    saved = torch.load(directory / OPTIMIZER_FILE, map_location="cpu", weights_only=True)
+    optimizer.load_state_dict(saved["optimizer"])
+    torch.set_rng_state(saved["rng"]["cpu"])
+    if "cuda" in saved["rng"] and torch.cuda.is_available():
+        torch.cuda.set_rng_state(saved["rng"]["cuda"])
+    return int(state["step"])

@@ -1,0 +1,1 @@
+"""Data: corpus readers, deterministic train/valid splits and token-block datasets."""

@@ -1,0 +1,112 @@
+"""Corpus readers: text, JSON Lines and Story Cloze TSV files → a list of documents.
+
+- `.txt`: one document per non-empty line (the story and paragraph sets are line-based).
+- `.jsonl` / `.json` (one JSON value per line): a string, a list of strings (joined with a
+  space, as in Diffusion-LM's ROCStories), or an object with a string `"text"` field.
+- `.tsv` with the Story Cloze header: the four context sentences plus the right ending.
+
+Malformed lines raise `CorpusError` naming the file and line number. Splits are by a hash of
+each document's text, so they do not depend on file order and held-out stays held out.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+STORY_CLOZE_HEADER = "InputStoryid\tInputSentence1"
+
+
+class CorpusError(ValueError):
+    """A corpus file is missing, of an unknown kind, or has a malformed line."""
+
+
+def _read_lines(path: Path) -> list[str]:
+    if not path.is_file():
+        raise CorpusError(f"corpus file {path} does not exist")
+    try:
+        return path.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as error:
+        raise CorpusError(f"{path} is not UTF-8 text ({error})") from None
+
+
+def _json_document(value: object, path: Path, number: int) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return " ".join(value)
+    if isinstance(value, dict) and isinstance(value.get("text"), str):
+        return str(value["text"])
+    raise CorpusError(f"{path}:{number}: expected a string, a list of strings or {{'text': ...}}")
+
+
+def read_jsonl(path: Path) -> list[str]:
+    documents = []
+    for number, line in enumerate(_read_lines(path), start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise CorpusError(f"{path}:{number}: invalid JSON ({error.msg})") from None
+        documents.append(_json_document(value, path, number))
+    return documents
+
+
+def read_story_cloze(path: Path) -> list[str]:
+    """Story Cloze rows → five-sentence stories (context + the right ending)."""
+    lines = _read_lines(path)
+    documents = []
+    for number, line in enumerate(lines[1:], start=2):
+        if not line.strip():
+            continue
+        cells = line.split("\t")
+        if len(cells) != 8 or cells[7].strip() not in ("1", "2"):
+            raise CorpusError(f"{path}:{number}: expected 8 tab-separated cells ending in 1 or 2")
+        ending = cells[5] if cells[7].strip() == "1" else cells[6]
+        documents.append(" ".join([*cells[1:5], ending]))
+    return documents
+
+
+def read_documents(path: Path) -> list[str]:
+    """Documents of one corpus file, by its kind (see the module docstring)."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix in (".jsonl", ".json"):
+        return read_jsonl(path)
+    if suffix == ".tsv":
+        lines = _read_lines(path)
+        if lines and lines[0].startswith(STORY_CLOZE_HEADER):
+            return read_story_cloze(path)
+        raise CorpusError(f"{path}: unknown TSV layout (expected the Story Cloze header)")
+    if suffix in (".txt", ".tokens", ""):
+        return [line.strip() for line in _read_lines(path) if line.strip()]
+    raise CorpusError(f"{path}: unknown corpus kind {suffix!r}; use .txt, .jsonl/.json or .tsv")
+
+
+def read_corpus(paths: Iterable[Path]) -> list[str]:
+    documents: list[str] = []
+    for path in paths:
+        documents.extend(read_documents(Path(path)))
+    if not documents:
+        raise CorpusError("the corpus has no documents")
+    return documents
+
+
+def is_validation(document: str, valid_fraction: float) -> bool:
+    """Deterministic split: a document is held out if its text hash falls below the fraction."""
+    digest = hashlib.sha256(document.encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64 < valid_fraction
+
+
+def split_documents(documents: Sequence[str], valid_fraction: float) -> tuple[list[str], list[str]]:
+    """(train, valid) by `is_validation`; duplicate texts always land on the same side."""
+    train = [d for d in documents if not is_validation(d, valid_fraction)]
+    valid = [d for d in documents if is_validation(d, valid_fraction)]
+    return train, valid
+
+
+def file_sha256(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()

@@ -1,0 +1,64 @@
+"""Evaluation entry point for a bundle: `variorum perplexity --bundle B --files F …`.
+
+Perplexity is exp(mean NLL per BPE token) over all held-out blocks: the documents of the
+files that the deterministic hash split puts in validation (with the bundle's own
+`valid_fraction`), encoded and blocked exactly as in training.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+
+import torch
+
+from engine.bundle import load_bundle
+from engine.data.blocks import make_blocks
+from engine.data.corpus import read_corpus, split_documents
+from engine.model import LanguageModel
+
+
+@torch.no_grad()
+def block_perplexity(model: LanguageModel, blocks: torch.Tensor, batch_size: int = 16) -> tuple[float, float]:
+    """(mean NLL, perplexity) over every block [num_blocks, block_size + 1]."""
+    was_training = model.training
+    model.eval()
+    device = next(model.parameters()).device
+    total, count = 0.0, 0
+    for start in range(0, len(blocks), batch_size):
+        block = blocks[start : start + batch_size].to(device)
+        total += float(model(block[:, :-1], block[:, 1:])) * block[:, 1:].numel()
+        count += block[:, 1:].numel()
+    model.train(was_training)
+    if count == 0:
+        raise ValueError("no tokens to evaluate")
+    mean = total / count
+    return mean, math.exp(min(mean, 50))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="variorum perplexity", description=__doc__.splitlines()[0])
+    parser.add_argument("--bundle", type=Path, required=True)
+    parser.add_argument("--files", type=Path, nargs="+", required=True)
+    parser.add_argument("--valid-fraction", type=float, help="default: the bundle's training split")
+    parser.add_argument("--all", action="store_true", help="evaluate on every document, not the held-out split")
+    args = parser.parse_args(argv)
+    bundle = load_bundle(args.bundle)
+    fraction = args.valid_fraction
+    if fraction is None:
+        fraction = float(bundle.provenance.get("train", {}).get("valid_fraction", 0.05))
+    documents = read_corpus(args.files)
+    held_out = documents if args.all else split_documents(documents, fraction)[1]
+    tokenizer = bundle.tokenizer
+    blocks = make_blocks(tokenizer.encode_batch(held_out), tokenizer.eos_id, bundle.model.config.block_size)
+    loss, ppl = block_perplexity(bundle.model, blocks)
+    print(json.dumps({"documents": len(held_out), "tokens": int(blocks[:, 1:].numel()),
+                      "loss": round(loss, 4), "perplexity": round(ppl, 2)}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

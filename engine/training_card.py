@@ -1,0 +1,62 @@
+"""The model card (`card.md`) written into every trained bundle: data, steps, time, hardware, metrics."""
+
+from __future__ import annotations
+
+import os
+import platform
+from typing import Any
+
+import torch
+
+from engine.model import LanguageModel
+
+
+def hardware_description(device: torch.device, world: int) -> str:
+    if device.type == "cuda":
+        name = torch.cuda.get_device_name(device)
+    else:
+        name = f"CPU ({platform.processor() or platform.machine()}, {os.cpu_count()} cores)"
+    return f"{world} x {name}, torch {torch.__version__}"
+
+
+def render_card(model: LanguageModel, provenance: dict[str, Any], device: torch.device, world: int) -> str:
+    """Markdown card; every number in it comes from this run (the command is recorded)."""
+    train = provenance["train"]
+    summary = provenance["summary"]
+    config = model.config
+    data_lines = "\n".join(f"- `{d['path']}` (sha256 `{d['sha256'][:16]}…`)" for d in provenance["data"])
+    tokens = train["max_steps"] * train["batch_size"] * config.block_size
+    minutes = summary.get("train_seconds", 0.0) / 60
+    return f"""# Variorum language model
+
+**What it is.** A small GPT-2-style decoder ({model.num_parameters() / 1e6:.2f}M parameters:
+{config.n_layer} layers, {config.n_embd} wide, {config.n_head} heads, context {config.block_size} tokens,
+{config.vocab_size}-token byte-level BPE) with a `{config.head}` output head, trained with the
+`{train['objective']}` objective by Variorum's own pipeline. It is small: expect fluent-looking but
+often incoherent text, best on material like its training data.
+
+## Data
+{data_lines}
+
+Documents: {provenance['documents']['train']} for training, {provenance['documents']['valid']} held out
+for validation (split by a hash of each document's text, fraction {train['valid_fraction']}).
+
+## Training
+- Steps: {train['max_steps']} x batch {train['batch_size']} x {config.block_size} tokens = {tokens:,} tokens seen
+- Optimiser: AdamW, lr {train['lr']} (warmup {train['warmup_steps']}, cosine to {train['min_lr']}),
+  weight decay {train['weight_decay']}, grad clip {train['grad_clip']}, seed {train['seed']}
+- Time: {minutes:.1f} min on {hardware_description(device, world)}
+
+## Metrics
+- Validation loss {summary.get('valid_loss', float('nan')):.4f} nats/token, perplexity
+  **{summary.get('valid_ppl', float('nan')):.2f}** (per BPE token, at step {summary.get('step')}).
+
+Reproduce with:
+
+```
+{provenance['command']}
+```
+
+and re-measure the validation perplexity of this bundle with
+`variorum perplexity --bundle <this directory> --files <the data files above>`.
+"""

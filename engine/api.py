@@ -1,0 +1,135 @@
+"""The one small API the app and the CLI use: find bundles, load one, generate variants.
+
+    engine = Engine()
+    infos = engine.list_bundles()
+    model = engine.load(infos[0].path, device="auto")
+    variants = model.generate(GenerationRequest(prompt="Once", n=3), on_token, should_stop)
+
+`generate` is blocking and calls `on_token` from the calling thread for every streamed token;
+the app runs it in a worker thread and passes a `should_stop` that is checked every step.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import platformdirs
+import torch
+
+from engine.bundle import CONFIG_FILE, Bundle, BundleError, load_bundle
+from engine.decoding import DecodeConfig, TokenEvent, Variant, VariantStream
+from engine.devices import gpu_unavailable_reason, resolve_device
+
+TASKS = ("continue",)
+RESOURCES_MODELS = Path(__file__).resolve().parent.parent / "resources" / "models"
+
+
+def user_models_dir() -> Path:
+    """Where a user's own bundles live (platform user data dir)."""
+    return Path(platformdirs.user_data_dir("variorum", appauthor=False)) / "models"
+
+
+@dataclass(frozen=True)
+class BundleInfo:
+    """A bundle found on disk, described without loading its weights."""
+
+    path: Path
+    name: str
+    head: str
+    summary: str  # first paragraph of the card, for pickers
+    error: str = ""  # non-empty when the bundle looks unusable
+
+
+@dataclass(frozen=True)
+class GenerationRequest:
+    """What the writer asked for: task, inputs, number of variants and decoding settings."""
+
+    prompt: str = ""
+    n: int = 3
+    task: str = "continue"
+    decode: DecodeConfig = field(default_factory=DecodeConfig)
+
+    def __post_init__(self) -> None:
+        if self.task not in TASKS:
+            raise ValueError(f"task {self.task!r} is not available; this engine supports {list(TASKS)}")
+        if not 1 <= self.n <= 8:
+            raise ValueError(f"number of variants must be between 1 and 8, got {self.n}")
+
+
+def describe_bundle(path: Path) -> BundleInfo:
+    """Read only config.json and card.md; report problems instead of raising."""
+    try:
+        config = json.loads((path / CONFIG_FILE).read_text())
+        head = str(config["model"]["head"])
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        return BundleInfo(path, path.name, "?", "", f"unreadable {CONFIG_FILE}: {error}")
+    card = (path / "card.md").read_text(errors="replace") if (path / "card.md").is_file() else ""
+    paragraphs = [p.strip() for p in card.split("\n\n") if p.strip() and not p.startswith("#")]
+    return BundleInfo(path, path.name, head, paragraphs[0].replace("\n", " ") if paragraphs else "")
+
+
+class LoadedModel:
+    """A bundle loaded on a device, ready to generate."""
+
+    def __init__(self, bundle: Bundle, device: torch.device) -> None:
+        self.bundle = bundle
+        self.device = device
+
+    @property
+    def capabilities(self) -> dict[str, object]:
+        caps = self.bundle.model.head.capabilities()
+        caps["tasks"] = list(TASKS)
+        return caps
+
+    def stream(self, request: GenerationRequest, should_stop: Callable[[], bool] | None = None) -> VariantStream:
+        tokenizer = self.bundle.tokenizer
+        return VariantStream(
+            self.bundle.model, tokenizer, tokenizer.encode(request.prompt), request.n, request.decode, should_stop
+        )
+
+    def generate(
+        self,
+        request: GenerationRequest,
+        on_token: Callable[[TokenEvent], None] | None = None,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> list[Variant]:
+        stream = self.stream(request, should_stop)
+        for event in stream:
+            if on_token is not None:
+                on_token(event)
+        return stream.variants
+
+
+class Engine:
+    """Entry point for front ends: bundle discovery and loading."""
+
+    def __init__(self, search_dirs: list[Path] | None = None) -> None:
+        self.search_dirs = search_dirs if search_dirs is not None else [RESOURCES_MODELS, user_models_dir()]
+
+    def list_bundles(self) -> list[BundleInfo]:
+        return [describe_bundle(path) for path in self._bundle_dirs()]
+
+    def _bundle_dirs(self) -> Iterator[Path]:
+        for directory in self.search_dirs:
+            if directory.is_dir():
+                yield from sorted(p for p in directory.iterdir() if (p / CONFIG_FILE).is_file())
+
+    def load(self, path: Path, device: str = "auto") -> LoadedModel:
+        """Load and validate a bundle (raises BundleError with a specific message)."""
+        target = resolve_device(device)
+        return LoadedModel(load_bundle(Path(path), target), target)
+
+
+__all__ = [
+    "BundleError",
+    "BundleInfo",
+    "Engine",
+    "GenerationRequest",
+    "LoadedModel",
+    "TokenEvent",
+    "Variant",
+    "gpu_unavailable_reason",
+]

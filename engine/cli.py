@@ -1,0 +1,152 @@
+"""The `variorum` command line: generate, bundles, train, perplexity.
+
+`variorum generate` streams all N variants live in the terminal (one panel each, updated as
+tokens arrive); when stdout is not a terminal it prints each variant once it is finished.
+Ctrl+C stops generation at the next step and still prints what was produced.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from rich.console import Console, Group
+from rich.live import Live
+from rich.panel import Panel
+
+from engine.api import Engine, GenerationRequest
+from engine.bundle import BundleError
+from engine.config import ConfigError
+from engine.decoding import DecodeConfig, DecodeSettingError, Variant, VariantStream
+
+
+def _generate_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("generate", help="generate N variants continuing a prompt")
+    p.add_argument("--bundle", type=Path, help="bundle directory (default: the first bundled model)")
+    p.add_argument("--prompt", default="", help="text to continue (default: start a new text)")
+    p.add_argument("-n", "--num-variants", type=int, default=3, help="number of variants, 1-8")
+    p.add_argument("--max-new-tokens", type=int, default=80)
+    p.add_argument("--temperature", type=float, default=1.0)
+    p.add_argument("--top-k", type=int, default=0, help="0 = off")
+    p.add_argument("--top-p", type=float, default=0.9, help="nucleus mass, 1.0 = off")
+    p.add_argument("--repetition-penalty", type=float, default=1.0)
+    p.add_argument("--greedy", action="store_true")
+    p.add_argument("--seed", type=int, help="base seed; variant i uses seed + i")
+    p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="variorum", description="Variorum: many different drafts of a text.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    _generate_parser(sub)
+    sub.add_parser("bundles", help="list available model bundles")
+    sub.add_parser("train", help="train a model (see `variorum train --help`)", add_help=False)
+    sub.add_parser("perplexity", help="validation perplexity of a bundle", add_help=False)
+    return parser
+
+
+def _render(variants: list[Variant], texts: list[str], finished: set[int]) -> Group:
+    panels = []
+    for i, text in enumerate(texts):
+        state = f"done ({variants[i].finish_reason})" if i in finished else "writing…"
+        title = f"variant {i + 1} · seed {variants[i].seed} · {state}"
+        panels.append(Panel(text or "…", title=title, title_align="left"))
+    return Group(*panels)
+
+
+def _print_final(console: Console, variants: list[Variant]) -> None:
+    for v in variants:
+        console.print(
+            f"--- variant {v.index + 1} · seed {v.seed} · log-prob {v.log_prob:.1f} · {v.finish_reason} ---",
+            markup=False,
+            highlight=False,
+        )
+        console.print(v.text, markup=False, highlight=False)
+
+
+def run_generate(args: argparse.Namespace, console: Console) -> int:
+    engine = Engine()
+    path = args.bundle
+    if path is None:
+        usable = [b for b in engine.list_bundles() if not b.error]
+        if not usable:
+            console.print("no model bundle found; pass --bundle DIR or train one with `variorum train`")
+            return 2
+        path = usable[0].path
+    decode = DecodeConfig(
+        max_new_tokens=args.max_new_tokens,
+        temperature=args.temperature,
+        top_k=args.top_k,
+        top_p=args.top_p,
+        repetition_penalty=args.repetition_penalty,
+        greedy=args.greedy,
+        seed=args.seed,
+    )
+    request = GenerationRequest(prompt=args.prompt, n=args.num_variants, decode=decode)
+    model = engine.load(path, device=args.device)
+    stop = threading.Event()
+    stream = model.stream(request, should_stop=stop.is_set)
+    texts = [""] * request.n
+    finished: set[int] = set()
+    if console.is_terminal:
+        with Live(_render(stream.variants, texts, finished), console=console, refresh_per_second=12) as live:
+            _consume(stream, texts, finished, stop, lambda: live.update(_render(stream.variants, texts, finished)))
+    else:
+        _consume(stream, texts, finished, stop, lambda: None)
+    _print_final(console, stream.variants)
+    return 0
+
+
+def _consume(
+    stream: VariantStream, texts: list[str], finished: set[int], stop: threading.Event, redraw: Callable[[], None]
+) -> None:
+    """Drain the stream, keeping `texts` current; Ctrl+C asks the stream to stop."""
+    try:
+        for event in stream:
+            texts[event.variant] += event.text_delta
+            redraw()
+    except KeyboardInterrupt:
+        stop.set()
+        for _ in stream:
+            pass
+    finished.update(range(len(texts)))
+    redraw()
+
+
+def run_bundles(console: Console) -> int:
+    bundles = Engine().list_bundles()
+    if not bundles:
+        console.print("no bundles found")
+        return 1
+    for info in bundles:
+        status = f"UNUSABLE: {info.error}" if info.error else info.summary[:100]
+        console.print(f"{info.name}  [{info.head}]  {info.path}\n    {status}", markup=False, highlight=False)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "train":
+        from engine.train import main as train_main
+
+        return train_main(argv[1:])
+    if argv and argv[0] == "perplexity":
+        from engine.evaluate import main as perplexity_main
+
+        return perplexity_main(argv[1:])
+    args = build_parser().parse_args(argv)
+    console = Console()
+    try:
+        if args.command == "bundles":
+            return run_bundles(console)
+        return run_generate(args, console)
+    except (BundleError, ConfigError, DecodeSettingError, ValueError) as error:
+        console.print(f"error: {error}", markup=False, highlight=False, style="red")
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

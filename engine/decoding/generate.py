@@ -120,6 +120,7 @@ class VariantStream:
         hidden, past = self._encode(ids)
         active = torch.ones(n, dtype=torch.bool, device=device)
         processors = self.settings.processors()
+        group_processors = self.settings.group_processors()
         head = self.model.head
         for step in range(1, self.settings.max_new_tokens + 1):
             if self.should_stop():
@@ -128,7 +129,8 @@ class VariantStream:
             steps = torch.full((n,), step, device=device)
             groups = torch.zeros(n, dtype=torch.long, device=device)
             if head.num_groups > 1:
-                groups = _sample(head.group_log_probs(hidden, steps), generators, self.settings.greedy)
+                group_scores = apply_processors(group_processors, ids, head.group_log_probs(hidden, steps))
+                groups = _sample(group_scores, generators, self.settings.greedy)
             in_group = head.token_log_probs_in_group(hidden, groups, steps)  # [N, V]
             tokens = _sample(apply_processors(processors, ids, in_group), generators, self.settings.greedy)
             marginal = in_group if head.num_groups == 1 else head.log_probs(hidden, steps)

@@ -41,6 +41,7 @@ class DecodeConfig:
         if self.seed is not None and not 0 <= self.seed < 2**63 - 64:
             raise DecodeSettingError(f"seed must be a non-negative 63-bit integer, got {self.seed}")
         self.processors()  # validates the remaining ranges
+        self.group_processors()
 
     def processors(self) -> list[ScoreProcessor]:
         """The token-level processors, in the order they apply."""
@@ -53,6 +54,15 @@ class DecodeConfig:
             chain.append(TopK(self.top_k))
         if self.top_p != 1.0:
             chain.append(TopP(self.top_p))
+        return chain
+
+    def group_processors(self) -> list[ScoreProcessor]:
+        """Processors for the first sampling stage, over the head's G groups (scores [N, G]).
+
+        Group-level controls (F² class sampling, POSG POS bias) add their processors here;
+        with none, the group is drawn from the head's own group distribution.
+        """
+        chain: list[ScoreProcessor] = []
         return chain
 
     def with_seed(self, seed: int) -> DecodeConfig:

@@ -1,0 +1,24 @@
+"""Backend registry: build a Tagger by name ("spacy", the default, or "stanza")."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from engine.pos.spacy_backend import SPACY_BATCH_SIZE, SpacyTagger
+from engine.pos.stanza_backend import STANZA_BATCH_SIZE, StanzaTagger
+from engine.pos.tagger import Tagger
+
+BACKENDS = ("spacy", "stanza")
+DEFAULT_BACKEND = "spacy"
+
+
+def load_tagger(backend: str = DEFAULT_BACKEND, batch_size: int | None = None,
+                stanza_dir: Path | None = None) -> Tagger:
+    """A ready Tagger for `backend`; raises TaggerUnavailableError if it cannot run here, ValueError
+    for an unknown name. `batch_size` overrides the backend's default; `stanza_dir` is Stanza's
+    resources folder."""
+    if backend == "spacy":
+        return SpacyTagger(batch_size=batch_size or SPACY_BATCH_SIZE)
+    if backend == "stanza":
+        return StanzaTagger(model_dir=stanza_dir, batch_size=batch_size or STANZA_BATCH_SIZE)
+    raise ValueError(f"unknown POS backend {backend!r}; valid backends: {', '.join(BACKENDS)}")

@@ -107,6 +107,8 @@ def _consume(
     try:
         for event in stream:
             texts[event.variant] += event.text_delta
+            if stream.variants[event.variant].finish_reason:
+                finished.add(event.variant)
             redraw()
     except KeyboardInterrupt:
         stop.set()

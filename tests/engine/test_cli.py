@@ -1,0 +1,82 @@
+"""The `variorum` command line: generate (non-terminal output), bundles, and clear errors."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from engine import api
+from engine.cli import main
+
+
+@pytest.fixture
+def bundle_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tiny_bundle: Path) -> Path:
+    """Point bundle discovery at a temporary resources dir holding the tiny bundle."""
+    resources = tmp_path / "resources"
+    shutil.copytree(tiny_bundle, resources / "tiny")
+    monkeypatch.setattr(api, "RESOURCES_MODELS", resources)
+    monkeypatch.setattr(api, "user_models_dir", lambda: tmp_path / "user")
+    return resources
+
+
+def test_generate_prints_every_variant_with_seed(tiny_bundle: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["generate", "--bundle", str(tiny_bundle), "-n", "3", "--seed", "11", "--max-new-tokens", "6"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    for index, seed in ((1, 11), (2, 12), (3, 13)):
+        assert f"--- variant {index} · seed {seed} ·" in out
+    assert main(argv) == 0
+    assert capsys.readouterr().out == out  # same seed, same text
+
+
+def test_generate_uses_first_bundled_model_by_default(bundle_dirs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["generate", "-n", "1", "--max-new-tokens", "3", "--seed", "0"]) == 0
+    assert "--- variant 1 · seed 0" in capsys.readouterr().out
+
+
+def test_bundles_lists_usable_and_broken(bundle_dirs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    broken = bundle_dirs / "broken"
+    broken.mkdir()
+    (broken / "config.json").write_text("{not json")
+    assert main(["bundles"]) == 0
+    out = capsys.readouterr().out
+    assert "tiny  [softmax]" in out and "An untrained two-layer model" in out
+    assert "broken  [?]" in out and "UNUSABLE: unreadable config.json" in out
+
+
+def test_no_bundle_found_is_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(api, "RESOURCES_MODELS", tmp_path / "none")
+    monkeypatch.setattr(api, "user_models_dir", lambda: tmp_path / "none2")
+    assert main(["generate"]) == 2
+    assert "no model bundle found" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--top-p", "1.5"], "top_p"),
+        (["-n", "9"], "between 1 and 8"),
+        (["--max-new-tokens", "0"], "max_new_tokens"),
+    ],
+)
+def test_bad_settings_exit_2_with_message(
+    tiny_bundle: Path, capsys: pytest.CaptureFixture[str], extra: list[str], message: str
+) -> None:
+    assert main(["generate", "--bundle", str(tiny_bundle), *extra]) == 2
+    out = capsys.readouterr().out
+    assert out.startswith("error:") and message in out
+
+
+def test_corrupt_bundle_exit_2_without_traceback(
+    tiny_bundle: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    copy = tmp_path / "copy"
+    shutil.copytree(tiny_bundle, copy)
+    (copy / "model.safetensors").write_bytes(b"\x00" * 10)
+    assert main(["generate", "--bundle", str(copy)]) == 2
+    out = capsys.readouterr().out
+    assert out.startswith("error:") and "Traceback" not in out

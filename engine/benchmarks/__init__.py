@@ -1,0 +1,1 @@
+"""Benchmark scripts (not tests): each prints measurements taken side by side in one run."""

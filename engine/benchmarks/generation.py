@@ -12,13 +12,13 @@ Throughput counts the tokens actually generated (a variant that emits eos stops 
 from __future__ import annotations
 
 import argparse
+import logging
 import statistics
 import time
 from pathlib import Path
 
 import torch
 from transformers import GPT2LMHeadModel
-from transformers.utils import logging as hf_logging
 
 from engine.api import RESOURCES_MODELS
 from engine.backbones.gpt2 import hf_config
@@ -68,7 +68,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--new-tokens", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args(argv)
-    hf_logging.set_verbosity_error()  # its padding advice does not apply: every row has the same length
+    # transformers advises padding masks; every row here has the same length
+    logging.getLogger("transformers").setLevel(logging.ERROR)
     bundle = load_bundle(args.bundle, torch.device("cpu"))
     twin = hf_twin(bundle)
     time_ours(bundle, args.variants, args.new_tokens, 0)  # warm-up

@@ -11,6 +11,7 @@ the app runs it in a worker thread and passes a `should_stop` that is checked ev
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ import torch
 from engine.bundle import CONFIG_FILE, Bundle, BundleError, load_bundle
 from engine.decoding import DecodeConfig, TokenEvent, Variant, VariantStream
 from engine.devices import gpu_unavailable_reason, resolve_device
+from engine.pos.tagger import Tagger, TaggerUnavailableError
 
 TASKS = ("continue",)
 RESOURCES_MODELS = Path(__file__).resolve().parent.parent / "resources" / "models"
@@ -102,6 +104,37 @@ class LoadedModel:
                 on_token(event)
         return stream.variants
 
+    def group_names(self) -> list[str]:
+        """Labels of the head's sampling groups (POS tags, frequency classes, …) for colouring tokens."""
+        return self.bundle.model.head.group_names()
+
+    def token_counts(self) -> list[int]:
+        """Training-set count of every token id (the frequency classes the app colours by)."""
+        return [int(c) for c in self.bundle.tokenizer.counts]
+
+
+def pos_coarse_groups() -> list[str]:
+    """Names of the coarse POS groups (adjectives, nouns, …) that POS-bias controls act on."""
+    from engine.pos.tags import COARSE_GROUPS
+
+    return list(COARSE_GROUPS)
+
+
+def tag_words(texts: list[str]) -> list[list[tuple[int, int, str]]]:
+    """PTB-tag `texts` with the default tagger: per text, (start, end, tag) of each word.
+
+    Raises TaggerUnavailableError (with the install command) when no tagger can run here.
+    """
+    tagged = _default_tagger().tag_texts(texts, progress=False)
+    return [[(w.start, w.end, w.tag_) for w in words] for words in tagged]
+
+
+@functools.cache
+def _default_tagger() -> Tagger:
+    from engine.pos.backends import load_tagger
+
+    return load_tagger()
+
 
 class Engine:
     """Entry point for front ends: bundle discovery and loading."""
@@ -126,10 +159,14 @@ class Engine:
 __all__ = [
     "BundleError",
     "BundleInfo",
+    "DecodeConfig",
     "Engine",
     "GenerationRequest",
     "LoadedModel",
+    "TaggerUnavailableError",
     "TokenEvent",
     "Variant",
     "gpu_unavailable_reason",
+    "pos_coarse_groups",
+    "tag_words",
 ]

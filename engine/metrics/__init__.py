@@ -1,0 +1,8 @@
+"""Every metric of the five papers, one definition each (DESIGN §4); see each module's docstring.
+
+ngrams (vectorised counting) · bleu (Self-BLEU, pairwise Self-BLEU, sentence/corpus/oracle BLEU)
+· diversity (Distinct-n, Uniq, Entropy-n) · repetition (Rep, seq-rep-n) · similarity (KLD,
+MS-Jaccard) · frequency (AGG groups, shares, I(W)) · termination (r_nt(L), p(eos) curves) ·
+paraphrase (BLEU, ROUGE, Self-BLEU / Self-WER vs source) · perplexity (marginal log p) ·
+suite (the F² / POSG continuation table).
+"""

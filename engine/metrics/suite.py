@@ -1,0 +1,47 @@
+"""The continuation metric suite of F² Table 1 / POSG Table 2, computed from token ids.
+
+`continuation_metrics(generated, references)` returns every text metric of the table for a
+set of generated continuations; with `references=None` it returns the "human" row (the
+reference continuations scored on their own: no KLD / MS-Jaccard, which need both sets).
+Token-level: texts are BPE id sequences with eos removed, so Uniq counts BPE tokens as F² does.
+Percent-style metrics are returned as fractions in [0, 1].
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from engine.metrics.bleu import self_bleu_orders
+from engine.metrics.diversity import distinct_n_corpus, distinct_n_per_text, uniq
+from engine.metrics.repetition import rep, seq_rep_n
+from engine.metrics.similarity import ms_jaccard, unigram_kld
+
+ORDERS = (1, 2, 3)
+
+
+def continuation_metrics(
+    generated: Sequence[Sequence[int]],
+    references: Sequence[Sequence[int]] | None = None,
+    self_bleu_cap: int | None = None,
+    seed: int = 0,
+) -> dict[str, float | None]:
+    """Flat {metric name: value}; names are stable keys used by the reports."""
+    if not generated:
+        raise ValueError("no generated texts to score")
+    result: dict[str, float | None] = {}
+    if references is not None:
+        result["kld"] = unigram_kld(references, generated)
+        for n, value in ms_jaccard(references, generated, max(ORDERS)).items():
+            result[f"ms_jaccard_{n}"] = value
+    if len(generated) >= 2:
+        for n, value in self_bleu_orders(generated, 4, self_bleu_cap, seed).items():
+            result[f"self_bleu_{n}"] = value
+    else:
+        result.update({f"self_bleu_{n}": None for n in range(1, 5)})
+    for n in ORDERS:
+        result[f"distinct_{n}"] = distinct_n_per_text(generated, n)
+        result[f"distinct_corpus_{n}"] = distinct_n_corpus(generated, n)
+    result["rep"] = rep(generated)
+    result["seq_rep_4"] = seq_rep_n(generated, 4)
+    result["uniq"] = float(uniq(generated))
+    return result

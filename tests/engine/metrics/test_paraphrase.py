@@ -1,0 +1,28 @@
+"""Paraphrase metrics: BLEU/ROUGE vs reference, Self-BLEU/Self-WER vs source."""
+
+from __future__ import annotations
+
+import pytest
+import sacrebleu
+
+from engine.metrics.paraphrase import paraphrase_bleu, paraphrase_rouge, self_bleu_vs_source, self_wer
+
+
+def test_identical_outputs_and_hand_values() -> None:
+    sentences = ["the model writes many different drafts .", "a second sentence of the test set ."]
+    assert paraphrase_bleu(sentences, sentences) == pytest.approx(1.0)
+    assert paraphrase_rouge(sentences, sentences) == pytest.approx({"rouge1": 1.0, "rouge2": 1.0, "rougeL": 1.0})
+    assert self_wer(sentences, sentences) == 0.0
+    assert self_wer(["a x c d"], ["a b c d"]) == pytest.approx(0.25)
+    assert self_wer([""], [""]) == 0.0 and self_wer(["word"], [""]) == 1.0
+
+
+def test_bleu_vs_sacrebleu_and_source_direction() -> None:
+    outputs = ["the cat sat on a mat today", "we study diverse generation"]
+    refs = ["the cat sat on the mat", "we study diverse text generation"]
+    assert paraphrase_bleu(outputs, refs) == pytest.approx(sacrebleu.corpus_bleu(outputs, [refs]).score / 100)
+    assert self_bleu_vs_source(outputs, refs) == paraphrase_bleu(outputs, refs)
+    rouge = paraphrase_rouge(["the cat"], ["the dog"])
+    assert rouge["rouge1"] == pytest.approx(0.5) and rouge["rouge2"] == 0.0
+    with pytest.raises(ValueError, match="references"):
+        paraphrase_bleu(outputs, refs[:1])

@@ -57,6 +57,19 @@ class OutputHead(nn.Module, ABC):
     ) -> torch.Tensor:
         """log p(x | group): hidden [N, D], groups [N] → [N, V], −inf outside the group."""
 
+    # ----- optional hooks (defaults fit every head; POSG, issue 6, overrides them) -----------
+    def token_nll_given_groups(
+        self, hidden: torch.Tensor, targets: torch.Tensor, groups: torch.Tensor, steps: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """Training loss when each target's group is observed data (POSG: the tagged POS of x_t):
+        −log p(group_t) − log p(x_t | group_t); hidden [N, D], targets [N], groups [N] → [N].
+        Heads whose groups are not observed (a token's group is implied by the token) refuse."""
+        raise ValueError(f"the {self.name!r} head takes no observed target groups (only 'posg' does)")
+
+    def bundle_files(self) -> dict[str, str]:
+        """Extra text files a bundle of this head carries (name → content), e.g. POSG's pos_vocab.json."""
+        return {}
+
     def group_names(self) -> list[str]:
         """Human-readable group labels (shown by the app when colouring tokens)."""
         return [f"group {g}" for g in range(self.num_groups)]

@@ -81,6 +81,17 @@ class TrainConfig:
     device: str = "auto"
     objective: str = "mle"
     max_docs: int = 0  # 0 = all documents; cap for quick runs
+    # AGG and unlikelihood objectives (engine/objectives; validated when the objective is built)
+    agg_alpha: float = 0.03  # rare iff a_i / K < alpha
+    agg_window: int = 0  # K, steps in the token counter memory; 0 = steps per epoch
+    agg_static: bool = False  # Table 10 ablation: rare group frozen after the first epoch
+    agg_gate1: bool = True  # Table 9 ablation switch (--no-agg-gate1)
+    agg_gate2: bool = True  # Table 9 ablation switch (--no-agg-gate2)
+    ul_alpha: float = 1.0  # weight of the token-level unlikelihood term
+    ul_seq_rate: float = 0.5  # share of steps using sequence-level UL
+    ul_prefix: int = 50  # sequence-level UL: prefix tokens per rollout
+    ul_continuation: int = 100  # sequence-level UL: greedy continuation tokens
+    ul_ngram: int = 4  # sequence-level UL: repeated n-gram size
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.valid_fraction < 1.0:

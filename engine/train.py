@@ -37,6 +37,7 @@ from engine.data.corpus import file_sha256, read_corpus, split_documents
 from engine.devices import resolve_device
 from engine.evaluate import block_perplexity
 from engine.model import LanguageModel
+from engine.objectives import ObjectiveContext, ObjectiveModule, build_objective
 from engine.plots import plot_loss_curve
 from engine.tokenizer import VariorumTokenizer
 from engine.training_card import render_card
@@ -105,6 +106,9 @@ class Trainer:
         self.optimizer = build_optimizer(self.model, config)
         self.train_blocks, self.valid_blocks = self._blocks()
         self.order = BatchOrder(len(self.train_blocks), config.batch_size, config.seed)
+        steps_per_epoch = -(-len(self.train_blocks) // config.batch_size)
+        self.objective = build_objective(config, ObjectiveContext(
+            self.model_config.vocab_size, steps_per_epoch, self.model_config.block_size, self.device))
         self.seconds_before = 0.0  # training time spent in earlier chunks of a resumed run
 
     # ----- setup -------------------------------------------------------------------------
@@ -146,6 +150,7 @@ class Trainer:
         for group in self.optimizer.param_groups:
             group["lr"] = learning_rate(step, self.config)
         total = 0.0
+        self.objective.begin_step(step, self.train_blocks[ids][:, 1:].to(self.device))
         for index, micro in enumerate(micro_batches):
             block = self.train_blocks[micro].to(self.device)  # [b, block_size + 1]
             last = index == len(micro_batches) - 1
@@ -197,11 +202,13 @@ class Trainer:
         state = read_checkpoint_state(self.out / "checkpoint") if resume else None
         if state is not None:
             start = load_checkpoint(self.out / "checkpoint", self.model, self.optimizer)
+            self.objective.restore(  # e.g. AGG's token memory replays the earlier steps' targets
+                start, lambda s: self.train_blocks[self.order.global_batch(s)][:, 1:].to(self.device))
             self.seconds_before = float(state.get("train_seconds", 0.0))
-        ddp: torch.nn.Module = self.model
+        ddp: torch.nn.Module = ObjectiveModule(self.model, self.objective)
         if self.world > 1:
             device_ids = None if self.device.index is None else [self.device.index]
-            ddp = DistributedDataParallel(self.model, device_ids=device_ids)
+            ddp = DistributedDataParallel(ddp, device_ids=device_ids)
         self.model.train()
         tokens_per_step = self.config.batch_size * self.model.config.block_size
         bar = tqdm(total=self.config.max_steps, initial=start, disable=not self.show_progress or self.rank != 0,

@@ -1,0 +1,1 @@
+"""The controls panel: model picker, device, modes, sampling and method controls, presets."""

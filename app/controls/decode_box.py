@@ -1,0 +1,156 @@
+"""Variant count, seed, sampling sliders, and the method boxes (F², POSG, termination) built from the
+bundle's capabilities (see app.controls.spec for the visibility rule)."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.controls.spec import (
+    POS_BIAS_FIELD,
+    SAMPLING,
+    default_values,
+    pos_bias_groups,
+    visible_method_controls,
+)
+from app.controls.widgets import FactorSlider, ValueSlider
+
+MAX_SEED = 2**31 - 1
+TERMINATION_WORDS = {
+    "nmst": "NMST: every variant is guaranteed to end; the chance of ending grows with length.",
+    "st": "Self-terminating: the chance of ending never decreases, so every variant ends.",
+}
+
+
+class DecodeBox(QWidget):
+    """All decoding controls; `values()` / `set_values()` round-trip through presets and settings."""
+
+    changed = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.sliders: dict[str, ValueSlider] = {}
+        self.bias: dict[str, FactorSlider] = {}
+        self._stored: dict[str, Any] = default_values()  # values of controls not shown right now
+        self.n = QSpinBox(minimum=1, maximum=8, value=3)
+        self.n.setAccessibleName("Number of variants")
+        self.n.setToolTip("How many different versions to write at once (1–8).")
+        self.seed_fixed = QCheckBox("Fixed seed")
+        self.seed_fixed.setToolTip("Off: every Generate gives new variants. On: the same settings give the "
+                                   "same variants again (variant i uses seed + i).")
+        self.seed = QSpinBox(minimum=0, maximum=MAX_SEED, value=1234)
+        self.seed.setAccessibleName("Seed")
+        self.seed.setToolTip("The starting number of the random choices, when the seed is fixed.")
+        dice = QPushButton("New")
+        dice.setToolTip("Pick a new random seed.")
+        dice.clicked.connect(lambda: self.seed.setValue(random.randrange(MAX_SEED)))
+        seed_row = QHBoxLayout()
+        for widget in (self.seed_fixed, self.seed, dice):
+            seed_row.addWidget(widget)
+        basics = QGroupBox("Variants")
+        form = QFormLayout(basics)
+        form.addRow("Variants", self.n)
+        form.addRow("Seed", seed_row)
+        sampling = QGroupBox("Word choice")
+        sampling_form = QFormLayout(sampling)
+        for spec in SAMPLING:
+            sampling_form.addRow(spec.label, self._slider(spec))
+        self.f2_box = QGroupBox("Frequency classes (F²)")
+        self.posg_box = QGroupBox("Parts of speech (POS-guided)")
+        self.termination = QLabel(wordWrap=True)
+        self.layout_ = QVBoxLayout(self)
+        self.layout_.setContentsMargins(0, 0, 0, 0)
+        for widget in (basics, sampling, self.f2_box, self.posg_box, self.termination):
+            self.layout_.addWidget(widget)
+        self.seed_fixed.toggled.connect(self.seed.setEnabled)
+        self.seed.setEnabled(False)
+        for signal in (self.n.valueChanged, self.seed.valueChanged, self.seed_fixed.toggled):
+            signal.connect(lambda *_: self.changed.emit())
+        self.set_capabilities({})
+
+    def _slider(self, spec: Any) -> ValueSlider:
+        slider = ValueSlider(spec)
+        slider.changed.connect(lambda _: self.changed.emit())
+        self.sliders[spec.field] = slider
+        return slider
+
+    def set_capabilities(self, capabilities: dict[str, Any]) -> None:
+        """Rebuild the method boxes for this bundle; hidden controls keep their values for later."""
+        self._stored.update(self.values())
+        for spec in [s for s in self.sliders.values() if s.spec.group != "sampling"]:
+            del self.sliders[spec.spec.field]
+        self.bias = {}
+        for box in (self.f2_box, self.posg_box):
+            _clear(box)
+        method = visible_method_controls(capabilities)
+        forms = {"f2": QFormLayout(self.f2_box), "posg": QFormLayout(self.posg_box)}
+        for spec in method:
+            forms[spec.group].addRow(spec.label, self._slider(spec))
+        groups = pos_bias_groups(capabilities)
+        if groups:
+            forms["posg"].addRow(QLabel("<i>More or fewer of each kind of word (×0.1–×10):</i>"))
+        for group in groups:
+            slider = FactorSlider(group, f"Make {group.replace('_', ' ')} more (right) or less (left) likely; "
+                                         "the middle (×1) leaves them as the model wrote them.")
+            slider.changed.connect(lambda _: self.changed.emit())
+            self.bias[group] = slider
+            forms["posg"].addRow(group.replace("_", " ").capitalize(), slider)
+        self.f2_box.setVisible(any(s.group == "f2" for s in method))
+        self.posg_box.setVisible(any(s.group == "posg" for s in method) or bool(groups))
+        self.termination.setText(_termination_text(capabilities))
+        self.termination.setVisible(bool(self.termination.text()))
+        self.set_values(self._stored)
+
+    def values(self) -> dict[str, Any]:
+        values = dict(self._stored)
+        values.update({name: slider.value() for name, slider in self.sliders.items()})
+        if self.bias:
+            values[POS_BIAS_FIELD] = {g: s.value() for g, s in self.bias.items() if s.value() != 1.0}
+        values.update({"n": self.n.value(), "seed_fixed": self.seed_fixed.isChecked(), "seed": self.seed.value()})
+        return values
+
+    def set_values(self, values: dict[str, Any]) -> None:
+        """Apply values (unknown keys are kept for controls that may appear with another bundle)."""
+        self._stored.update(values)
+        for name, slider in self.sliders.items():
+            if name in values:
+                slider.set_value(float(values[name]))
+        bias = values.get(POS_BIAS_FIELD, {}) if isinstance(values.get(POS_BIAS_FIELD), dict) else {}
+        for group, slider in self.bias.items():
+            slider.set_value(float(bias.get(group, 1.0)))
+        self.n.setValue(int(values.get("n", self.n.value())))
+        self.seed_fixed.setChecked(bool(values.get("seed_fixed", False)))
+        self.seed.setValue(int(values.get("seed", self.seed.value())))
+
+
+def _termination_text(capabilities: dict[str, Any]) -> str:
+    kind = str(capabilities.get("termination", "")).lower()
+    if kind not in TERMINATION_WORDS:
+        return ""
+    epsilon = capabilities.get("epsilon")
+    extra = f" (ε = {epsilon})" if epsilon is not None else ""
+    return f"<b>Ending</b>: {TERMINATION_WORDS[kind]}{extra}"
+
+
+def _clear(box: QGroupBox) -> None:
+    layout = box.layout()
+    if layout is None:
+        return
+    while layout.count():
+        item = layout.takeAt(0)
+        if item.widget():
+            item.widget().deleteLater()
+    QWidget().setLayout(layout)  # reparent the old layout so a new one can be installed

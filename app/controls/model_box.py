@@ -1,0 +1,104 @@
+"""Model picker (bundles from resources and the user data dir, with their card summary) and device choice."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QLabel, QProgressBar, QWidget
+
+from engine.api import BundleInfo, gpu_unavailable_reason
+
+DEVICES = (("auto", "Automatic"), ("cpu", "CPU"), ("cuda", "GPU"))
+
+
+class ModelBox(QGroupBox):
+    """Emits `bundle_chosen(path)` when the writer picks a usable bundle, `device_chosen(name)` for devices."""
+
+    bundle_chosen = Signal(object)
+    device_chosen = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__("Model", parent)
+        self.picker = QComboBox()
+        self.picker.setAccessibleName("Model")
+        self.picker.setToolTip("Which trained model writes the variants. Models come with the app or "
+                               "from your own models folder.")
+        self.device = QComboBox()
+        self.device.setAccessibleName("Device")
+        self.device.setToolTip("Where the model runs. Automatic uses the graphics card when one is usable.")
+        self.gpu_reason = gpu_unavailable_reason()
+        for key, label in DEVICES:
+            self.device.addItem(label, key)
+        if self.gpu_reason:
+            index = self.device.findData("cuda")
+            item = self.device.model().item(index)  # type: ignore[attr-defined]
+            item.setEnabled(False)
+            item.setToolTip(f"GPU unavailable: {self.gpu_reason}")
+            self.device.setItemText(index, "GPU (unavailable)")
+        self.summary = QLabel(wordWrap=True)
+        self.summary.setAccessibleName("Model summary")
+        self.status = QLabel(wordWrap=True)
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 0)  # indeterminate: loading has no reliable fraction
+        self.progress.hide()
+        form = QFormLayout(self)
+        form.addRow("Model", self.picker)
+        form.addRow("Device", self.device)
+        if self.gpu_reason:
+            form.addRow(QLabel(f"<small>GPU unavailable: {self.gpu_reason}</small>", wordWrap=True))
+        form.addRow(self.summary)
+        form.addRow(self.progress)
+        form.addRow(self.status)
+        self.bundles: list[BundleInfo] = []
+        self.picker.activated.connect(self._on_pick)
+        self.device.activated.connect(lambda _: self.device_chosen.emit(self.device_name()))
+
+    def device_name(self) -> str:
+        return str(self.device.currentData())
+
+    def set_device(self, name: str) -> None:
+        index = self.device.findData(name)
+        if index >= 0 and self.device.model().item(index).isEnabled():  # type: ignore[attr-defined]
+            self.device.setCurrentIndex(index)
+
+    def set_bundles(self, bundles: list[BundleInfo], preferred: str = "") -> BundleInfo | None:
+        """Fill the picker; return the bundle to load first (preferred path, else the first usable)."""
+        self.bundles = bundles
+        self.picker.clear()
+        for info in bundles:
+            label = info.name if not info.error else f"{info.name} (unusable)"
+            self.picker.addItem(label, str(info.path))
+            self.picker.setItemData(self.picker.count() - 1, info.error or info.summary, 3)  # 3 = ToolTipRole
+        usable = [b for b in bundles if not b.error]
+        if not bundles:
+            self.summary.setText("")
+            self.set_status("No model found. Put a model folder in resources/models or in your models "
+                            "folder, then restart.", error=True)
+            return None
+        choice = next((b for b in usable if str(b.path) == preferred), usable[0] if usable else None)
+        if choice is None:
+            self.set_status("No usable model: " + "; ".join(f"{b.name}: {b.error}" for b in bundles), error=True)
+            return None
+        self.picker.setCurrentIndex(bundles.index(choice))
+        self.summary.setText(choice.summary)
+        return choice
+
+    def _on_pick(self, index: int) -> None:
+        info = self.bundles[index]
+        self.summary.setText(info.summary)
+        if info.error:
+            self.set_status(f"{info.name} cannot be used: {info.error}", error=True)
+            return
+        self.bundle_chosen.emit(Path(info.path))
+
+    def set_loading(self, loading: bool, name: str = "") -> None:
+        self.progress.setVisible(loading)
+        self.picker.setEnabled(not loading)
+        self.device.setEnabled(not loading)
+        if loading:
+            self.set_status(f"Loading {name}…")
+
+    def set_status(self, text: str, error: bool = False) -> None:
+        self.status.setText(text)
+        self.status.setStyleSheet("color: #c0392b;" if error else "")

@@ -1,0 +1,126 @@
+"""What each decoding control is, in a writer's words, and how control values become a DecodeConfig.
+
+A method control (F², POSG, …) is shown only when BOTH hold:
+1. the loaded bundle's capabilities announce it (`capabilities["controls"]` lists its field, or the
+   capabilities dict has the field as a key), and
+2. `DecodeConfig` has a field of that name, so the value really reaches the decoder.
+This is what guarantees "never a control that silently does nothing": a head that announces a
+control the decoder does not accept, or a decoder field no head uses, shows nothing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from engine.api import DecodeConfig
+
+
+@dataclass(frozen=True)
+class SliderSpec:
+    """A numeric control: `field` of DecodeConfig, its range, default and writer-facing help."""
+
+    field: str
+    label: str
+    minimum: float
+    maximum: float
+    default: float
+    help: str
+    integer: bool = False
+    log_scale: bool = False
+    group: str = "sampling"  # which box it goes in: sampling / f2 / posg
+
+
+SAMPLING = (
+    SliderSpec("temperature", "Temperature", 0.05, 3.0, 1.0,
+               "How adventurous the word choice is. Lower is safer and more predictable, higher is "
+               "more surprising (and, far up, less coherent)."),
+    SliderSpec("top_k", "Top-k", 0, 200, 0,
+               "Only consider the k likeliest next words. 0 means no limit. Small values keep text "
+               "on familiar ground.", integer=True),
+    SliderSpec("top_p", "Top-p (nucleus)", 0.05, 1.0, 0.95,
+               "Only consider the likeliest words that together make up this share of the probability. "
+               "1.0 means no limit; lower values trim unlikely words."),
+    SliderSpec("repetition_penalty", "Repetition penalty", 1.0, 2.0, 1.0,
+               "Discourage reusing words already in the text. 1.0 is off."),
+    SliderSpec("max_new_tokens", "Max length (tokens)", 1, 1000, 60,
+               "The most a variant may write before it is cut off (a token is roughly ¾ of a word).",
+               integer=True),
+)
+
+METHOD = (
+    SliderSpec("class_temperature", "Class temperature", 0.05, 3.0, 1.0,
+               "F²: how freely the model moves between common and rare word classes before picking a "
+               "word. Higher spreads choices across more classes.", group="f2"),
+    SliderSpec("class_top_k", "Class top-k", 0, 64, 0,
+               "F²: only the k likeliest frequency classes may be used at each step. 0 means no limit.",
+               integer=True, group="f2"),
+    SliderSpec("rarity_bias", "Rarity bias", -2.0, 2.0, 0.0,
+               "F²: push word choice toward rarer words (positive) or commoner ones (negative). "
+               "0 writes as trained.", group="f2"),
+    SliderSpec("pos_top_k", "POS top-k (k_POS)", 1, 50, 20,
+               "POS-guided: how many kinds of word (noun, verb, adjective, …) are considered at each step.",
+               integer=True, group="posg"),
+    SliderSpec("token_nucleus", "Word nucleus", 0.05, 1.0, 0.5,
+               "POS-guided: once the kind of word is chosen, keep the likeliest words making up this "
+               "share of its probability.", group="posg"),
+)
+
+POS_BIAS_FIELD = "pos_bias"  # DecodeConfig field: dict coarse group → factor in [0.1, 10]
+POS_BIAS_RANGE = (0.1, 10.0)
+
+
+def decode_fields() -> set[str]:
+    return {f.name for f in dataclasses.fields(DecodeConfig)}
+
+
+def announced(capabilities: dict[str, Any]) -> set[str]:
+    """Control names the head announces: `capabilities["controls"]` entries and top-level keys."""
+    controls = capabilities.get("controls", ())
+    names = set(controls) if isinstance(controls, list | tuple | set | dict) else set()
+    return names | set(capabilities)
+
+
+def visible_method_controls(capabilities: dict[str, Any]) -> list[SliderSpec]:
+    """The method sliders this bundle supports (rule in the module docstring)."""
+    usable = announced(capabilities) & decode_fields()
+    return [spec for spec in METHOD if spec.field in usable]
+
+
+def pos_bias_groups(capabilities: dict[str, Any]) -> list[str]:
+    """Coarse POS groups that get a bias slider ([] when the bundle or decoder has no POS bias)."""
+    if POS_BIAS_FIELD not in announced(capabilities) or POS_BIAS_FIELD not in decode_fields():
+        return []
+    groups = capabilities.get("pos_bias_groups") or capabilities.get(POS_BIAS_FIELD)
+    if isinstance(groups, list | tuple) and groups and all(isinstance(g, str) for g in groups):
+        return list(groups)
+    from engine.api import pos_coarse_groups
+
+    return pos_coarse_groups()
+
+
+def default_values() -> dict[str, Any]:
+    """Control values of a fresh start / the Reset button."""
+    values: dict[str, Any] = {spec.field: spec.default for spec in (*SAMPLING, *METHOD)}
+    values.update({"n": 3, "seed_fixed": False, "seed": 1234, POS_BIAS_FIELD: {}})
+    return values
+
+
+def decode_config(values: dict[str, Any], capabilities: dict[str, Any]) -> DecodeConfig:
+    """Build the DecodeConfig from control values; only shown method controls are passed on.
+
+    Raises the engine's DecodeSettingError (with its message) for out-of-range values.
+    """
+    kwargs: dict[str, Any] = {}
+    for spec in SAMPLING:
+        raw = values.get(spec.field, spec.default)
+        kwargs[spec.field] = int(raw) if spec.integer else float(raw)
+    for spec in visible_method_controls(capabilities):
+        raw = values.get(spec.field, spec.default)
+        kwargs[spec.field] = int(raw) if spec.integer else float(raw)
+    if pos_bias_groups(capabilities):
+        bias = {g: float(f) for g, f in dict(values.get(POS_BIAS_FIELD, {})).items() if float(f) != 1.0}
+        kwargs[POS_BIAS_FIELD] = bias
+    kwargs["seed"] = int(values["seed"]) if values.get("seed_fixed") else None
+    return DecodeConfig(**kwargs)

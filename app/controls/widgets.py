@@ -1,0 +1,91 @@
+"""Slider widgets: a labelled linear/integer slider and a log-scale factor slider (×0.1–×10)."""
+
+from __future__ import annotations
+
+import math
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QSlider, QWidget
+
+from app.controls.spec import SliderSpec
+
+STEPS = 1000  # resolution of float sliders
+
+
+class ValueSlider(QWidget):
+    """A slider for one SliderSpec, showing its value; `value()` is in the spec's units."""
+
+    changed = Signal(float)
+
+    def __init__(self, spec: SliderSpec, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.spec = spec
+        self.slider = QSlider(Qt.Orientation.Horizontal)
+        self.slider.setAccessibleName(spec.label)
+        self.slider.setToolTip(spec.help)
+        if spec.integer:
+            self.slider.setRange(int(spec.minimum), int(spec.maximum))
+        else:
+            self.slider.setRange(0, STEPS)
+        self.readout = QLabel()
+        self.readout.setMinimumWidth(44)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.slider, 1)
+        layout.addWidget(self.readout)
+        self.slider.valueChanged.connect(self._on_slider)
+        self.set_value(spec.default)
+
+    def value(self) -> float:
+        s, position = self.spec, self.slider.value()
+        if s.integer:
+            return float(position)
+        return round(s.minimum + (s.maximum - s.minimum) * position / STEPS, 3)
+
+    def set_value(self, value: float) -> None:
+        s = self.spec
+        value = min(max(float(value), s.minimum), s.maximum)
+        position = round(value) if s.integer else round((value - s.minimum) / (s.maximum - s.minimum) * STEPS)
+        self.slider.setValue(int(position))
+        self._show()
+
+    def _on_slider(self, _: int) -> None:
+        self._show()
+        self.changed.emit(self.value())
+
+    def _show(self) -> None:
+        v = self.value()
+        off = (self.spec.field in ("top_k", "class_top_k") and v == 0) or (self.spec.field == "top_p" and v >= 1.0)
+        self.readout.setText("off" if off else (f"{int(v)}" if self.spec.integer else f"{v:.2f}"))
+
+
+class FactorSlider(QWidget):
+    """A multiplicative factor on a log scale from ×0.1 to ×10 (centre ×1)."""
+
+    changed = Signal(float)
+
+    def __init__(self, name: str, tooltip: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.slider = QSlider(Qt.Orientation.Horizontal)
+        self.slider.setRange(-100, 100)  # 10 ** (position / 100)
+        self.slider.setAccessibleName(f"{name} bias")
+        self.slider.setToolTip(tooltip)
+        self.readout = QLabel("×1.00")
+        self.readout.setMinimumWidth(44)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.slider, 1)
+        layout.addWidget(self.readout)
+        self.slider.valueChanged.connect(self._on_slider)
+
+    def value(self) -> float:
+        return round(10 ** (self.slider.value() / 100), 3)
+
+    def set_value(self, factor: float) -> None:
+        factor = min(max(float(factor), 0.1), 10.0)
+        self.slider.setValue(round(100 * math.log10(factor)))
+        self.readout.setText(f"×{self.value():.2f}")
+
+    def _on_slider(self, _: int) -> None:
+        self.readout.setText(f"×{self.value():.2f}")
+        self.changed.emit(self.value())

@@ -1,0 +1,1 @@
+"""The editor: documents in tabs, files, undo, word count, find and per-document generation history."""

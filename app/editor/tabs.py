@@ -1,0 +1,91 @@
+"""Documents in tabs: new, open, save, save-as, close; titles show unsaved changes with a '•'."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QTabWidget, QWidget
+
+from app.editor.document import FILE_TYPES, DocumentEditor
+
+
+class DocumentError(ValueError):
+    """A file cannot be opened or saved; the message is for the writer."""
+
+
+class DocumentTabs(QTabWidget):
+    """The open documents. `changed(editor)` fires on every text change of any document."""
+
+    changed = Signal(object)
+    cursor_moved = Signal(object)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setTabsClosable(True)
+        self.setMovable(True)
+        self.setDocumentMode(True)
+        self.setAccessibleName("Documents")
+        self._untitled = 0
+
+    def editors(self) -> list[DocumentEditor]:
+        return [w for i in range(self.count()) if isinstance(w := self.widget(i), DocumentEditor)]
+
+    def current(self) -> DocumentEditor | None:
+        widget = self.currentWidget()
+        return widget if isinstance(widget, DocumentEditor) else None
+
+    def new_document(self, text: str = "", path: Path | None = None) -> DocumentEditor:
+        self._untitled += 1
+        editor = DocumentEditor(self._untitled, path)
+        editor.setPlainText(text)
+        editor.document().setModified(False)
+        editor.textChanged.connect(lambda: self._on_changed(editor))
+        editor.cursorPositionChanged.connect(lambda: self.cursor_moved.emit(editor))
+        editor.document().modificationChanged.connect(lambda _: self.refresh_title(editor))
+        self.setCurrentIndex(self.addTab(editor, editor.title))
+        return editor
+
+    def open_file(self, path: Path) -> DocumentEditor:
+        """Open `path` in a tab (or switch to it when already open)."""
+        path = path.resolve()
+        for editor in self.editors():
+            if editor.path == path:
+                self.setCurrentWidget(editor)
+                return editor
+        if path.suffix.lower() not in FILE_TYPES:
+            raise DocumentError(f"{path.name}: only plain text (.txt) and Markdown (.md) files can be opened.")
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError as error:
+            raise DocumentError(f"Could not open {path}: {error.strerror or error}") from error
+        editor = self.new_document(text, path)
+        self.refresh_title(editor)
+        return editor
+
+    def save(self, editor: DocumentEditor, path: Path | None = None) -> None:
+        target = path or editor.path
+        if target is None:
+            raise DocumentError("This document has no file yet; use Save As.")
+        if target.suffix.lower() not in FILE_TYPES:
+            target = target.with_suffix(".txt")
+        try:
+            editor.save_file(target.resolve())
+        except OSError as error:
+            raise DocumentError(f"Could not save {target}: {error.strerror or error}") from error
+        self.refresh_title(editor)
+
+    def refresh_title(self, editor: DocumentEditor) -> None:
+        index = self.indexOf(editor)
+        if index >= 0:
+            self.setTabText(index, ("• " if editor.modified else "") + editor.title)
+            self.setTabToolTip(index, str(editor.path) if editor.path else "Not saved to a file yet")
+
+    def close_editor(self, editor: DocumentEditor) -> None:
+        index = self.indexOf(editor)
+        if index >= 0:
+            self.removeTab(index)
+            editor.deleteLater()
+
+    def _on_changed(self, editor: DocumentEditor) -> None:
+        self.changed.emit(editor)

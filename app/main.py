@@ -1,0 +1,33 @@
+"""Start the app: `python -m app [--home DIR] [files…]` (or the `variorum-app` command)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from PySide6.QtWidgets import QApplication
+
+from app.paths import AppPaths
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="variorum-app", description="Variorum: draft many versions of a text.")
+    parser.add_argument("files", nargs="*", type=Path, help="text or Markdown files to open")
+    parser.add_argument("--home", type=Path, default=None,
+                        help="keep settings and autosaves under this folder instead of the user dirs")
+    parser.add_argument("--no-model", action="store_true", help="start without loading a model")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setApplicationName("Variorum")
+    from app.main_window import MainWindow  # after QApplication: widgets need it
+
+    window = MainWindow(AppPaths.default(args.home), load_model=not args.no_model)
+    for path in args.files:
+        window.open_path(path)
+    window.show()
+    return int(app.exec())

@@ -1,0 +1,249 @@
+"""The main window: editor tabs | variants and history | controls, with menus, shortcuts and status bar."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QAction, QCloseEvent, QFont, QKeySequence
+from PySide6.QtWidgets import (
+    QApplication,
+    QLabel,
+    QListWidget,
+    QMainWindow,
+    QPushButton,
+    QSplitter,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.controls.panel import ControlsPanel
+from app.editor.document import DocumentEditor
+from app.editor.find_bar import FindBar
+from app.editor.tabs import DocumentTabs
+from app.message_bar import MessageBar
+from app.paths import AppPaths
+from app.persistence.autosave import AutosaveSession
+from app.persistence.autosaver import DEBOUNCE_MS, Autosaver
+from app.persistence.presets import PresetStore
+from app.persistence.settings import load_settings, save_settings
+from app.theme import apply_theme
+from app.variants.labels import LabelSource
+from app.variants.panel import VariantsPanel
+from app.window_files import FilesMixin
+from app.window_generation import GenerationMixin
+from app.worker import BackgroundCall, GenerationController
+from engine.api import Engine, LoadedModel
+
+
+class MainWindow(QMainWindow, FilesMixin, GenerationMixin):
+    """Everything a writer sees. `engine` is injectable so UI tests can use a fake one."""
+
+    def __init__(self, paths: AppPaths, engine: Engine | None = None, load_model: bool = True,
+                 autosave_ms: int = DEBOUNCE_MS) -> None:
+        super().__init__()
+        self.paths = paths
+        self.engine = engine or Engine()
+        self.model: LoadedModel | None = None
+        self.labels: LabelSource | None = None
+        self._loader: BackgroundCall | None = None
+        self._batch_editor: DocumentEditor | None = None
+        self.settings, settings_notice = load_settings(paths.settings_file)
+        self.presets = PresetStore(paths.presets_file)
+        self.autosave_session = AutosaveSession(paths.autosave_dir)
+        self.autosaver = Autosaver(self.autosave_session, self.show_error, self, autosave_ms)
+        self.generator = GenerationController(self)
+        self.setWindowTitle("Variorum")
+        self.resize(1400, 860)
+        self._build()
+        self._build_menus()
+        self._connect()
+        self.new_document()
+        self.controls.decode.set_values(self.settings.controls)
+        self.controls.model.set_device(self.settings.device)
+        self.apply_look()
+        notices = [n for n in (settings_notice, self.presets.notice) if n]
+        if notices:
+            self.messages.show_message(" ".join(notices), "error")
+        self.offer_recovery()
+        if load_model:
+            self.refresh_bundles()
+
+    # --- layout ------------------------------------------------------------------------------------
+    def _build(self) -> None:
+        self.messages = MessageBar()
+        self.tabs = DocumentTabs()
+        self.find_bar = FindBar(self.tabs.current)
+        editor_side = QWidget()
+        editor_layout = QVBoxLayout(editor_side)
+        editor_layout.setContentsMargins(0, 0, 0, 0)
+        editor_layout.addWidget(self.tabs, 1)
+        editor_layout.addWidget(self.find_bar)
+        self.variants = VariantsPanel()
+        self.history_list = QListWidget()
+        self.history_list.setAccessibleName("Generation history")
+        self.history_list.setToolTip("Every batch generated for this document. Double-click to show it again.")
+        restore = QPushButton("Restore selected batch")
+        restore.clicked.connect(lambda: self.restore_batch(self.history_list.currentRow()))
+        history = QWidget()
+        history_layout = QVBoxLayout(history)
+        history_layout.addWidget(self.history_list, 1)
+        history_layout.addWidget(restore)
+        self.side_tabs = QTabWidget()
+        self.side_tabs.addTab(self.variants, "Variants")
+        self.side_tabs.addTab(history, "History")
+        self.controls = ControlsPanel(self.presets)
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        for widget, stretch in ((editor_side, 4), (self.side_tabs, 5), (self.controls, 2)):
+            splitter.addWidget(widget)
+            splitter.setStretchFactor(splitter.count() - 1, stretch)
+        self.controls.setMinimumWidth(400)
+        splitter.setSizes([440, 540, 420])
+        central = QWidget()
+        layout = QVBoxLayout(central)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.messages)
+        layout.addWidget(splitter, 1)
+        self.setCentralWidget(central)
+        self.words_label = QLabel()
+        self.model_label = QLabel("No model loaded")
+        self.statusBar().addPermanentWidget(self.words_label)
+        self.statusBar().addPermanentWidget(self.model_label)
+        self._word_timer = QTimer(self, singleShot=True, interval=250)
+        self._word_timer.timeout.connect(self._update_words)
+
+    def _action(self, menu_name: str, text: str, slot: object, shortcut: str | QKeySequence = "") -> QAction:
+        action = QAction(text, self)
+        if shortcut:
+            action.setShortcut(QKeySequence(shortcut))
+        action.triggered.connect(slot)
+        self.menus[menu_name].addAction(action)
+        self.addAction(action)
+        return action
+
+    def _build_menus(self) -> None:
+        bar = self.menuBar()
+        self.menus = {name: bar.addMenu(name) for name in ("&File", "&Edit", "&Generate", "&View")}
+        self._action("&File", "New", self.new_document, QKeySequence.StandardKey.New)
+        self._action("&File", "Open…", self.open_dialog, QKeySequence.StandardKey.Open)
+        self.recent_menu = self.menus["&File"].addMenu("Open Recent")
+        self._action("&File", "Save", self.save_current, QKeySequence.StandardKey.Save)
+        self._action("&File", "Save As…", self.save_as_dialog, "Ctrl+Shift+S")
+        self._action("&File", "Close Tab", lambda: self.close_tab(self.tabs.currentIndex()), "Ctrl+W")
+        self._action("&File", "Quit", self.close, QKeySequence.StandardKey.Quit)
+        self._action("&Edit", "Undo", lambda: self._on_editor("undo"), QKeySequence.StandardKey.Undo)
+        self._action("&Edit", "Redo", lambda: self._on_editor("redo"), QKeySequence.StandardKey.Redo)
+        self._action("&Edit", "Find…", self.find_bar.open, QKeySequence.StandardKey.Find)
+        self._action("&Generate", "Generate", self.generate, "Ctrl+Return")
+        self.addAction(self._shortcut("Ctrl+Enter", self.generate))
+        self._action("&Generate", "Stop", self.stop, "Esc")
+        for n in range(1, 9):
+            self._action("&Generate", f"Insert variant {n}", lambda _=False, k=n: self.insert_variant(k), f"Ctrl+{n}")
+        self.dark_action = self._action("&View", "Dark theme", self._toggle_theme)
+        self.dark_action.setCheckable(True)
+        self._action("&View", "Larger text", lambda: self.set_font_size(self.settings.font_size + 1), "Ctrl+=")
+        self._action("&View", "Smaller text", lambda: self.set_font_size(self.settings.font_size - 1), "Ctrl+-")
+        self._refresh_recent()
+
+    def _shortcut(self, keys: str, slot: object) -> QAction:
+        action = QAction(self)
+        action.setShortcut(QKeySequence(keys))
+        action.triggered.connect(slot)
+        return action
+
+    def _connect(self) -> None:
+        self.tabs.tabCloseRequested.connect(self.close_tab)
+        self.tabs.changed.connect(self._on_text_changed)
+        self.tabs.currentChanged.connect(lambda _: (self._update_words(), self.refresh_history()))
+        self.controls.generate_clicked.connect(self.generate)
+        self.controls.stop_clicked.connect(self.stop)
+        self.controls.preset_message.connect(lambda m: self.statusBar().showMessage(m, 5000))
+        self.controls.model.bundle_chosen.connect(self.load_bundle)
+        self.controls.model.device_chosen.connect(self._on_device)
+        self.generator.tokens.connect(self._on_tokens)
+        self.generator.finished.connect(self._on_finished)
+        self.variants.insert_requested.connect(self.insert_text)
+        self.variants.replace_requested.connect(self.replace_text)
+        self.variants.regenerate_requested.connect(self.regenerate)
+        self.variants.colour_mode_changed.connect(lambda _: self.recolour())
+        self.history_list.itemDoubleClicked.connect(lambda _: self.restore_batch(self.history_list.currentRow()))
+
+    # --- behaviour ---------------------------------------------------------------------------------
+    def refresh_bundles(self) -> None:
+        choice = self.controls.model.set_bundles(self.engine.list_bundles(), self.settings.last_bundle)
+        if choice is None:
+            self.show_error(self.controls.model.status.text())
+        else:
+            self.load_bundle(Path(choice.path))
+
+    def _on_device(self, name: str) -> None:
+        self.settings.device = name
+        index = self.controls.model.picker.currentIndex()
+        bundles = self.controls.model.bundles
+        if 0 <= index < len(bundles) and not bundles[index].error:
+            self.load_bundle(Path(bundles[index].path))
+
+    def show_error(self, text: str) -> None:
+        self.messages.show_message(text, "error")
+
+    def _on_text_changed(self, editor: DocumentEditor) -> None:
+        self.autosaver.touch(editor)
+        self._word_timer.start()
+
+    def _update_words(self) -> None:
+        editor = self.tabs.current()
+        self.words_label.setText(f"{editor.word_count()} words" if editor else "")
+
+    def _on_editor(self, action: str) -> None:
+        editor = self.tabs.current()
+        if editor is not None:
+            getattr(editor, action)()
+
+    def insert_text(self, text: str) -> None:
+        editor = self.tabs.current()
+        if editor is not None and text:
+            editor.insert_variant(text)
+            editor.setFocus()
+
+    def replace_text(self, text: str) -> None:
+        editor = self.tabs.current()
+        if editor is not None and not editor.replace_selection(text):
+            self.show_error("Select the text to replace in the document first.")
+
+    def insert_variant(self, number: int) -> None:
+        if 1 <= number <= len(self.variants.panes):
+            self.insert_text(self.variants.panes[number - 1].state.text)
+
+    def _toggle_theme(self) -> None:
+        self.settings.theme = "dark" if self.dark_action.isChecked() else "light"
+        self.apply_look()
+
+    def set_font_size(self, size: int) -> None:
+        self.settings.font_size = min(max(size, 8), 32)
+        self.apply_look()
+
+    def apply_look(self) -> None:
+        app = QApplication.instance()
+        if isinstance(app, QApplication):
+            apply_theme(app, self.settings.theme)
+        self.dark_action.setChecked(self.settings.theme == "dark")
+        font = QFont(self.font())
+        font.setPointSize(self.settings.font_size)
+        for editor in self.tabs.editors():
+            editor.setFont(font)
+        self.variants.setFont(font)
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        for editor in list(self.tabs.editors()):
+            if editor.modified and not self.close_tab(self.tabs.indexOf(editor)):
+                event.ignore()
+                return
+        self.generator.stop()
+        self.settings.controls = self.controls.decode.values()
+        try:
+            save_settings(self.paths.settings_file, self.settings)
+        except OSError as error:
+            print(f"variorum: could not save settings: {error}")
+        self.autosave_session.close()
+        event.accept()

@@ -1,0 +1,54 @@
+"""A bar at the top of the window for errors, notices and offers (e.g. recovering unsaved work).
+
+Messages never block the window (no modal dialogs), so the app keeps running and tests can read them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QWidget
+
+STYLES = {
+    "error": "background: #fdecea; color: #611a15; border: 1px solid #f5c6cb;",
+    "info": "background: #e8f4fd; color: #0c3c60; border: 1px solid #b8daff;",
+    "offer": "background: #fff8e1; color: #5d4200; border: 1px solid #ffe08a;",
+}
+
+
+class MessageBar(QFrame):
+    """Shows one message at a time with optional action buttons and a close button."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.label = QLabel(wordWrap=True)
+        self.label.setAccessibleName("Message")
+        self.kind = ""
+        self._layout = QHBoxLayout(self)
+        self._layout.setContentsMargins(8, 4, 8, 4)
+        self._layout.addWidget(self.label, 1)
+        self._buttons: list[QPushButton] = []
+        self.hide()
+
+    def show_message(self, text: str, kind: str = "info", actions: list[tuple[str, Callable[[], None]]] | None = None
+                     ) -> None:
+        for button in self._buttons:
+            button.deleteLater()
+        self._buttons = []
+        self.kind = kind
+        self.label.setText(text)
+        self.setStyleSheet(f"MessageBar {{{STYLES.get(kind, '')}}}")
+        for label, callback in [*(actions or []), ("Dismiss", self.dismiss)]:
+            button = QPushButton(label)
+            button.clicked.connect(callback)
+            self._layout.addWidget(button)
+            self._buttons.append(button)
+        self.show()
+
+    def dismiss(self) -> None:
+        self.kind = ""
+        self.label.setText("")
+        self.hide()
+
+    def button(self, label: str) -> QPushButton:
+        return next(b for b in self._buttons if b.text() == label)

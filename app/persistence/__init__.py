@@ -1,0 +1,1 @@
+"""What keeps a writer's work safe: atomic writes, autosave + recovery, settings and presets."""

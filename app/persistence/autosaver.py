@@ -1,0 +1,59 @@
+"""Debounced autosave of every open document into this run's AutosaveSession (Qt side).
+
+A document is written `DEBOUNCE_MS` after the writer stops typing, and at least every `MAX_DELAY_S`
+while they keep typing. Unmodified documents (just saved, or never changed) have no autosave file.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from PySide6.QtCore import QObject, QTimer
+
+from app.editor.document import DocumentEditor
+from app.persistence.autosave import AutosaveSession
+
+DEBOUNCE_MS = 1000
+MAX_DELAY_S = 10.0
+
+
+class Autosaver(QObject):
+    """Call `touch(editor)` on every change; `flush()` writes now; `forget(editor)` after save/close."""
+
+    def __init__(self, session: AutosaveSession, on_error: Callable[[str], None], parent: QObject | None = None,
+                 debounce_ms: int = DEBOUNCE_MS) -> None:
+        super().__init__(parent)
+        self.session = session
+        self._on_error = on_error
+        self._dirty: dict[str, DocumentEditor] = {}
+        self._first_dirty = 0.0
+        self._timer = QTimer(self, singleShot=True, interval=debounce_ms)
+        self._timer.timeout.connect(self.flush)
+
+    def touch(self, editor: DocumentEditor) -> None:
+        if not self._dirty:
+            self._first_dirty = time.monotonic()
+        self._dirty[editor.doc_id] = editor
+        if time.monotonic() - self._first_dirty > MAX_DELAY_S:
+            self.flush()
+        else:
+            self._timer.start()  # restart = debounce
+
+    def flush(self) -> None:
+        self._timer.stop()
+        dirty, self._dirty = self._dirty, {}
+        for editor in dirty.values():
+            try:
+                if editor.modified:
+                    self.session.write(editor.doc_id, editor.title, str(editor.path or ""), editor.toPlainText())
+                else:
+                    self.session.remove(editor.doc_id)
+            except OSError as error:
+                self._on_error(f"Autosave failed for {editor.title}: {error}")
+            except RuntimeError:
+                continue  # the editor was closed and deleted meanwhile
+
+    def forget(self, editor: DocumentEditor) -> None:
+        self._dirty.pop(editor.doc_id, None)
+        self.session.remove(editor.doc_id)

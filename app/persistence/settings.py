@@ -1,0 +1,69 @@
+"""App settings persisted as JSON in the user config dir; a corrupt file falls back to defaults with a notice."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from app.persistence.atomic import write_text_atomic
+
+THEMES = ("light", "dark")
+MAX_RECENT = 10
+FONT_SIZES = range(8, 33)
+
+
+@dataclass
+class AppSettings:
+    """Everything the app remembers between runs."""
+
+    theme: str = "light"
+    font_size: int = 12
+    recent_files: list[str] = field(default_factory=list)
+    last_bundle: str = ""
+    device: str = "auto"
+    controls: dict[str, Any] = field(default_factory=dict)  # last-used control values
+
+    def add_recent(self, path: str) -> None:
+        self.recent_files = [path, *[p for p in self.recent_files if p != path]][:MAX_RECENT]
+
+    def validate(self) -> None:
+        """Raise ValueError naming the first field with a wrong value."""
+        if self.theme not in THEMES:
+            raise ValueError(f"theme must be one of {THEMES}, got {self.theme!r}")
+        if not isinstance(self.font_size, int) or self.font_size not in FONT_SIZES:
+            raise ValueError(f"font_size must be an integer in 8..32, got {self.font_size!r}")
+        if not isinstance(self.recent_files, list) or not all(isinstance(p, str) for p in self.recent_files):
+            raise ValueError("recent_files must be a list of paths")
+        if not isinstance(self.last_bundle, str) or self.device not in ("auto", "cpu", "cuda"):
+            raise ValueError(f"last_bundle must be a path and device auto/cpu/cuda, got {self.device!r}")
+        if not isinstance(self.controls, dict):
+            raise ValueError("controls must be an object")
+
+
+def load_settings(path: Path) -> tuple[AppSettings, str]:
+    """Read settings; on any problem return defaults and a notice for the writer (else "")."""
+    if not path.exists():
+        return AppSettings(), ""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(data, dict):
+            raise ValueError("the file does not hold a JSON object")
+        known = {f.name for f in dataclasses.fields(AppSettings)}
+        settings = AppSettings(**{k: v for k, v in data.items() if k in known})
+        settings.validate()
+    except (OSError, ValueError, TypeError) as error:
+        backup = path.with_suffix(".corrupt.json")
+        try:
+            path.replace(backup)
+            kept = f" The unreadable file was kept as {backup.name}."
+        except OSError:
+            kept = ""
+        return AppSettings(), f"Your settings could not be read ({error}); defaults are used instead.{kept}"
+    return settings, ""
+
+
+def save_settings(path: Path, settings: AppSettings) -> None:
+    write_text_atomic(path, json.dumps(dataclasses.asdict(settings), indent=2))

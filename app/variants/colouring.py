@@ -1,0 +1,51 @@
+"""Token classes for colouring variants: frequency class, POS tag, or the head's own sampling group.
+
+Frequency classes follow DESIGN §3 (AGG report): rank the vocabulary by training count, the top
+30% of token types are "frequent", the next 50% "medium", the last 20% "rare"; tokens never seen
+in training are "unseen". POS colouring uses the model's sampled tag when its head is POS-guided
+(groups are PTB tags), else the tagger's tag of the word a token falls in, shown by coarse group.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from app.variants.state import TokenSpan
+
+COLOUR_MODES = {"none": "No colours", "frequency": "Frequency class", "pos": "POS tag", "group": "Model group"}
+FREQUENCY_SHARES = (("frequent", 0.3), ("medium", 0.5), ("rare", 0.2))
+PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
+           "#9c755f", "#bab0ac", "#86bcb6", "#d37295")
+FREQUENCY_COLOURS = {"frequent": "#4e79a7", "medium": "#59a14f", "rare": "#f28e2b", "unseen": "#e15759"}
+
+
+def frequency_classes(counts: Sequence[int]) -> list[str]:
+    """Class name of every token id from its training count (rule in the module docstring)."""
+    order = sorted(range(len(counts)), key=lambda i: -counts[i])
+    classes = ["unseen"] * len(counts)
+    start = 0
+    for k, (name, share) in enumerate(FREQUENCY_SHARES):
+        end = len(order) if k == len(FREQUENCY_SHARES) - 1 else start + round(share * len(order))
+        for token in order[start:end]:
+            classes[token] = name if counts[token] > 0 else "unseen"
+        start = end
+    return classes
+
+
+def colour_for(label: str) -> str:
+    """A stable colour per class label; for "tag · group" labels the colour follows the coarse group."""
+    label = label.rsplit(" · ", 1)[-1]
+    if label in FREQUENCY_COLOURS:
+        return FREQUENCY_COLOURS[label]
+    return PALETTE[sum(map(ord, label)) % len(PALETTE)]
+
+
+def span_tags(spans: Sequence[TokenSpan], words: Sequence[tuple[int, int, str]]) -> list[str]:
+    """Tag of each span: the tag of the first word it overlaps ("" when it overlaps none, e.g. spaces)."""
+    tags: list[str] = []
+    w = 0
+    for span in spans:
+        while w < len(words) and words[w][1] <= span.start:
+            w += 1
+        tags.append(words[w][2] if w < len(words) and words[w][0] < span.end else "")
+    return tags

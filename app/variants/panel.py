@@ -1,0 +1,132 @@
+"""The variants panel: a grid of panes filled concurrently as tokens stream, plus the diversity readout
+and the colour toggle. Pinned panes stay (first) when a new batch is generated."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QResizeEvent
+from PySide6.QtWidgets import (
+    QComboBox,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QScrollArea,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.variants.colouring import COLOUR_MODES
+from app.variants.diversity import readout
+from app.variants.pane import VariantPane
+from app.variants.state import VariantState
+
+PANE_MIN_WIDTH = 380  # below this per column the panes go into one column
+
+
+class VariantsPanel(QWidget):
+    """Owns the panes; the main window connects its signals to the editor and the generator."""
+
+    insert_requested = Signal(str)
+    replace_requested = Signal(str)
+    regenerate_requested = Signal(object)  # pane
+    colour_mode_changed = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.panes: list[VariantPane] = []
+        self.diversity = QLabel("Self-BLEU – · Distinct-2 –")
+        self.diversity.setToolTip(
+            "How different the shown variants are from each other. Self-BLEU: overlap of each variant "
+            "with the others (0–100, lower = more different). Distinct-2: share of word pairs that are "
+            "unique (0–1, higher = more varied).")
+        self.colour_mode = QComboBox()
+        self.colour_mode.setAccessibleName("Colour tokens by")
+        self.colour_mode.setToolTip("Colour each word by how common it is or by its part of speech; "
+                                    "hover a word to see its class and how likely the model found it.")
+        for key, label in COLOUR_MODES.items():
+            self.colour_mode.addItem(label, key)
+        self.colour_mode.currentIndexChanged.connect(lambda _: self.colour_mode_changed.emit(self.mode()))
+        top = QHBoxLayout()
+        top.addWidget(self.diversity, 1)
+        top.addWidget(QLabel("Colour:"))
+        top.addWidget(self.colour_mode)
+        self.grid = QGridLayout()
+        holder = QWidget()
+        holder.setLayout(self.grid)
+        scroll = QScrollArea(widgetResizable=True)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll.setWidget(holder)
+        self.columns = 2
+        layout = QVBoxLayout(self)
+        layout.addLayout(top)
+        layout.addWidget(scroll, 1)
+        self.empty_hint = QLabel("Variants appear here. Press Ctrl+Enter to generate.")
+        self.grid.addWidget(self.empty_hint, 0, 0)
+
+    def mode(self) -> str:
+        return str(self.colour_mode.currentData())
+
+    def set_group_mode_available(self, available: bool) -> None:
+        """'Model group' only makes sense for heads with more than one group."""
+        index = self.colour_mode.findData("group")
+        view = self.colour_mode.view()
+        view.setRowHidden(index, not available)
+        if not available and self.mode() == "group":
+            self.colour_mode.setCurrentIndex(0)
+
+    def prepare(self, n: int) -> list[int]:
+        """Keep pinned panes, add `n` fresh panes after them; return the fresh panes' indices."""
+        kept = [p for p in self.panes if p.state.pinned]
+        for pane in self.panes:
+            if not pane.state.pinned:
+                pane.setParent(None)
+                pane.deleteLater()
+        self.panes = kept
+        for _ in range(n):
+            self.panes.append(self._new_pane())
+        self._relayout()
+        return list(range(len(self.panes) - n, len(self.panes)))
+
+    def show_states(self, states: list[VariantState]) -> None:
+        """Show a stored batch (history): replaces unpinned panes."""
+        indices = self.prepare(len(states))
+        for index, state in zip(indices, states, strict=True):
+            self.panes[index].reset(state)
+        self.update_diversity()
+
+    def _new_pane(self) -> VariantPane:
+        pane = VariantPane(len(self.panes) + 1)
+        pane.insert_requested.connect(self.insert_requested)
+        pane.replace_requested.connect(self.replace_requested)
+        pane.regenerate_requested.connect(self.regenerate_requested)
+        pane.pin_toggled.connect(lambda _: self.update_diversity())
+        return pane
+
+    def _relayout(self) -> None:
+        self.empty_hint.setVisible(not self.panes)
+        for i, pane in enumerate(self.panes):
+            pane.set_number(i + 1)
+            self.grid.addWidget(pane, 1 + i // self.columns, i % self.columns)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        columns = max(1, min(2, self.width() // PANE_MIN_WIDTH))
+        if columns != self.columns:
+            self.columns = columns
+            self._relayout()
+
+    def set_busy(self, busy: bool, indices: list[int] | None = None) -> None:
+        for i, pane in enumerate(self.panes):
+            pane.set_busy(busy and (indices is None or i in indices))
+
+    def texts(self) -> list[str]:
+        return [p.state.text for p in self.panes]
+
+    def update_diversity(self) -> None:
+        self.diversity.setText(readout(self.texts()))
+
+    def each(self, fn: Callable[[VariantPane], None]) -> None:
+        for pane in self.panes:
+            fn(pane)

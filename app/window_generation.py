@@ -1,0 +1,213 @@
+"""Main-window behaviour for generating: load a model, Generate/Stop/Regenerate, stream into panes,
+history, token colouring."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import random
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from app.controls.modes import ModeError, build_request
+from app.controls.spec import decode_config
+from app.editor.document import DocumentEditor
+from app.editor.history import Batch
+from app.variants.labels import LabelSource
+from app.variants.pane import VariantPane
+from app.worker import BackgroundCall, GenerationOutcome
+from engine.api import GenerationRequest, LoadedModel, TokenEvent, tag_words
+
+if TYPE_CHECKING:
+    from app.main_window import MainWindow
+
+SUMMARY_CHARS = 40
+
+
+class GenerationMixin:
+    """Mixed into MainWindow; `self` is the window."""
+
+    # --- model -------------------------------------------------------------------------------------
+    def load_bundle(self: MainWindow, path: Path) -> None:
+        if self.generator.running:
+            self.generator.stop()
+        device = self.controls.model.device_name()
+        self.controls.model.set_loading(True, path.name)
+        self._loader = BackgroundCall(lambda: self.engine.load(path, device), self)
+        self._loader.done.connect(lambda model: self._on_loaded(path, model))
+        self._loader.failed.connect(lambda message: self._on_load_failed(path, message))
+        self._loader.start()
+
+    def _on_loaded(self: MainWindow, path: Path, model: LoadedModel) -> None:
+        self.model = model
+        self.labels = LabelSource(model)
+        capabilities = model.capabilities
+        self.controls.model.set_loading(False)
+        self.controls.model.set_status(f"Loaded {path.name} on {model.device.type.upper()}.")
+        self.controls.mode.set_capabilities(capabilities)
+        self.controls.decode.set_capabilities(capabilities)
+        self.variants.set_group_mode_available(int(str(capabilities.get("groups", 1))) > 1)
+        self.settings.last_bundle = str(path)
+        self.model_label.setText(f"Model: {path.name} ({model.device.type})")
+
+    def _on_load_failed(self: MainWindow, path: Path, message: str) -> None:
+        self.controls.model.set_loading(False)
+        self.controls.model.set_status(f"Could not load {path.name}.", error=True)
+        self.show_error(f"Could not load the model {path.name}: {message}")
+
+    # --- generate ----------------------------------------------------------------------------------
+    def generate(self: MainWindow) -> bool:
+        """Start a batch for the current mode; False (with a message) when it cannot start."""
+        request = self._request()
+        if request is None:
+            return False
+        editor = self.tabs.current()
+        targets = self.variants.prepare(request.n)
+        return self._start(request, targets, editor, new_batch=True)
+
+    def regenerate(self: MainWindow, pane: VariantPane) -> bool:
+        """Write one pane again with a fresh random seed and the current settings."""
+        if pane not in self.variants.panes:
+            return False
+        request = self._request(n=1)
+        if request is None:
+            return False
+        fresh = dataclasses.replace(request.decode, seed=random.randrange(2**31))
+        request = dataclasses.replace(request, decode=fresh)
+        pane.reset()
+        return self._start(request, [self.variants.panes.index(pane)], self.tabs.current(), new_batch=False)
+
+    def _request(self: MainWindow, n: int | None = None) -> GenerationRequest | None:
+        if self.generator.running:
+            self.show_error("Variants are still being written; press Stop (Esc) first.")
+            return None
+        if self.model is None:
+            self.show_error("No model is loaded yet. Pick a model in the Model box (it may still be loading).")
+            return None
+        values = self.controls.decode.values()
+        capabilities = self.model.capabilities
+        editor = self.tabs.current()
+        inputs = self.controls.mode.inputs()
+        if editor is not None:
+            inputs.text_before_cursor = editor.text_before_cursor()
+            inputs.selection = editor.selection_text()
+        try:
+            decode = decode_config(values, capabilities)
+            return build_request(self.controls.mode.mode(), inputs, n or int(values["n"]), decode, capabilities)
+        except (ModeError, ValueError) as error:
+            self.show_error(str(error))
+            return None
+
+    def _start(self: MainWindow, request: GenerationRequest, targets: list[int], editor: DocumentEditor | None,
+               new_batch: bool) -> bool:
+        self._batch_editor = editor
+        self._new_batch = new_batch
+        self._gen_started = time.perf_counter()
+        self._first_token_at: float | None = None
+        self.generator.start(self.model, request, targets)  # type: ignore[arg-type]
+        self.controls.set_running(True)
+        self.variants.set_busy(True, targets)
+        self.statusBar().showMessage(f"Writing {len(targets)} variant(s)…")
+        return True
+
+    def stop(self: MainWindow) -> None:
+        if self.generator.running:
+            self.generator.stop()
+            self.statusBar().showMessage("Stopping…")
+        elif self.find_bar.isVisible():
+            self.find_bar.hide()
+
+    def _on_tokens(self: MainWindow, batch: list[tuple[int, TokenEvent]]) -> None:
+        if self._first_token_at is None:
+            self._first_token_at = time.perf_counter()
+        pending: dict[int, list[str]] = {}
+        for index, event in batch:
+            if index < len(self.variants.panes):
+                pending.setdefault(index, []).append(self.variants.panes[index].state.add(event))
+        for index, deltas in pending.items():
+            pane = self.variants.panes[index]
+            pane.append("".join(deltas))
+            pane.refresh_header()
+        rate = self.generator.tokens_per_second()
+        self.statusBar().showMessage(f"Writing… {rate:.0f} tokens/s")
+
+    def _on_finished(self: MainWindow, outcome: GenerationOutcome) -> None:
+        panes = self.variants.panes
+        for variant in outcome.variants:
+            index = outcome.targets[variant.index]
+            if index < len(panes):
+                panes[index].state.complete(variant)
+                panes[index].refresh_header()
+        self.controls.set_running(False)
+        self.variants.set_busy(False)
+        self.variants.update_diversity()
+        if outcome.error:
+            self.show_error(f"Generation failed: {outcome.error}. Your text is unchanged; try other settings.")
+        word = "Stopped" if outcome.stopped else "Done"
+        rate = outcome.tokens / outcome.seconds if outcome.seconds else 0.0
+        self.statusBar().showMessage(f"{word}: {outcome.tokens} tokens in {outcome.seconds:.1f} s "
+                                     f"({rate:.0f} tokens/s)", 8000)
+        self._record_batch(outcome)
+        self.recolour()
+
+    def _record_batch(self: MainWindow, outcome: GenerationOutcome) -> None:
+        editor = self._batch_editor
+        if editor is None or not outcome.variants:
+            return
+        states = [copy.deepcopy(self.variants.panes[i].state) for i in outcome.targets
+                  if i < len(self.variants.panes)]
+        request = outcome.request
+        summary = (request.prompt or getattr(request, "title", ""))[-SUMMARY_CHARS:].replace("\n", " ")
+        settings: dict[str, Any] = {"task": request.task, "n": request.n, **request.decode.to_dict()}
+        if self._new_batch:
+            editor.history.add(Batch(request.task, summary, settings, states))
+        elif editor.history.batches:  # a regenerated pane updates the latest batch
+            latest = editor.history.batches[-1]
+            latest.variants.append(states[0])
+        self.refresh_history()
+
+    def restore_batch(self: MainWindow, index: int) -> None:
+        editor = self.tabs.current()
+        if editor is None or not 0 <= index < len(editor.history.batches):
+            return
+        batch = editor.history.batches[index]
+        self.variants.show_states([copy.deepcopy(s) for s in batch.variants])
+        self.controls.decode.set_values({k: v for k, v in batch.settings.items() if k != "seed"})
+        self.recolour()
+        self.statusBar().showMessage(f"Restored batch from {batch.label()}", 5000)
+
+    def refresh_history(self: MainWindow) -> None:
+        self.history_list.clear()
+        editor = self.tabs.current()
+        if editor is not None:
+            self.history_list.addItems([b.label() for b in editor.history.batches])
+
+    # --- colouring ---------------------------------------------------------------------------------
+    def recolour(self: MainWindow) -> None:
+        mode = self.variants.mode()
+        if self.labels is None or mode == "none":
+            self.variants.each(lambda p: p.apply_colours([]))
+            return
+        if self.labels.needs_tagger(mode):
+            self._tag_and_colour()
+            return
+        source = self.labels
+        self.variants.each(lambda p: p.apply_colours(source.labels(mode, p.state)))
+
+    def _tag_and_colour(self: MainWindow) -> None:
+        panes = list(self.variants.panes)
+        texts = [p.state.text for p in panes]
+        self.statusBar().showMessage("Tagging parts of speech…")
+        self._tagger_call = BackgroundCall(lambda: tag_words(texts), self)
+        self._tagger_call.done.connect(lambda tagged: self._apply_tags(panes, texts, tagged))
+        self._tagger_call.failed.connect(lambda m: self.show_error(f"Cannot colour by part of speech: {m}"))
+        self._tagger_call.start()
+
+    def _apply_tags(self: MainWindow, panes: list[VariantPane], texts: list[str], tagged: list[Any]) -> None:
+        if self.labels is None or self.variants.mode() != "pos":
+            return
+        for pane, text, words in zip(panes, texts, tagged, strict=True):
+            if pane in self.variants.panes and pane.state.text == text:
+                pane.apply_colours(self.labels.labels("pos", pane.state, words))
+        self.statusBar().clearMessage()

@@ -1,0 +1,93 @@
+"""A fake engine for UI-only tests: deterministic words, a per-step delay, and should_stop checked each step."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from engine.api import BundleError, BundleInfo, GenerationRequest, TokenEvent, Variant
+
+WORDS = ["the", " cat", " sat", " on", " a", " warm", " mat", ".", " It", " purred", " softly", "!"]
+
+
+class FakeStream:
+    """Yields one token per variant per step, like VariantStream; `variants` is filled as it goes."""
+
+    def __init__(self, request: GenerationRequest, should_stop: Callable[[], bool], step_s: float, length: int,
+                 fail_at: int | None) -> None:
+        self.request = request
+        self.should_stop = should_stop
+        self.step_s = step_s
+        self.length = min(length, request.decode.max_new_tokens)
+        self.fail_at = fail_at
+        base = request.decode.seed if request.decode.seed is not None else 7
+        self.variants = [Variant(i, base + i, request.decode.with_seed(base + i).to_dict()) for i in range(request.n)]
+
+    def __iter__(self) -> Iterator[TokenEvent]:
+        for step in range(self.length):
+            if self.should_stop():
+                for v in self.variants:
+                    v.finish_reason = "cancelled"
+                return
+            if self.fail_at is not None and step == self.fail_at:
+                raise RuntimeError("the fake model broke")
+            time.sleep(self.step_s)
+            for v in self.variants:
+                token = (step + 3 * v.index) % len(WORDS)
+                text = WORDS[token]
+                v.token_ids.append(token)
+                v.token_log_probs.append(-1.0 - 0.1 * v.index)
+                v.token_groups.append(token % 2)
+                v.text += text
+                yield TokenEvent(v.index, token, text, -1.0 - 0.1 * v.index, token % 2)
+        for v in self.variants:
+            v.finish_reason = "length"
+
+
+class FakeModel:
+    """Stands in for LoadedModel."""
+
+    def __init__(self, capabilities: dict[str, Any], step_s: float = 0.002, length: int = 12) -> None:
+        self._capabilities = capabilities
+        self.step_s = step_s
+        self.length = length
+        self.fail_at: int | None = None
+        self.device = torch.device("cpu")
+        self.requests: list[GenerationRequest] = []
+
+    @property
+    def capabilities(self) -> dict[str, Any]:
+        return dict(self._capabilities)
+
+    def stream(self, request: GenerationRequest, should_stop: Callable[[], bool] | None = None) -> FakeStream:
+        self.requests.append(request)
+        return FakeStream(request, should_stop or (lambda: False), self.step_s, self.length, self.fail_at)
+
+    def group_names(self) -> list[str]:
+        return ["even", "odd"]
+
+    def token_counts(self) -> list[int]:
+        return [100 - 5 * i for i in range(len(WORDS))]
+
+
+class FakeEngine:
+    """Stands in for Engine: one bundle (or none / a broken one)."""
+
+    def __init__(self, model: FakeModel | None = None, bundles: list[BundleInfo] | None = None,
+                 load_error: str = "") -> None:
+        self.model = model or FakeModel({"head": "softmax", "groups": 1, "tasks": ["continue"]})
+        self.bundles = bundles if bundles is not None else [BundleInfo(Path("/fake/tiny"), "tiny", "softmax",
+                                                                       "A fake model for UI tests.")]
+        self.load_error = load_error
+
+    def list_bundles(self) -> list[BundleInfo]:
+        return list(self.bundles)
+
+    def load(self, path: Path, device: str = "auto") -> FakeModel:
+        if self.load_error:
+            raise BundleError(self.load_error)
+        return self.model

@@ -76,6 +76,8 @@ def save_bundle(
         save_model(model, str(staging / WEIGHTS_FILE))  # de-duplicates tied weights
         tokenizer.save(staging)
         (staging / CARD_FILE).write_text(card)
+        for name, content in model.head.bundle_files().items():  # head-specific files (POSG: pos_vocab.json)
+            (staging / name).write_text(content)
         if directory.exists():
             shutil.rmtree(directory)
         staging.rename(directory)

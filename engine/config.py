@@ -16,6 +16,9 @@ T = TypeVar("T")
 # Bumped whenever the on-disk bundle layout or config meaning changes incompatibly.
 BUNDLE_FORMAT_VERSION = 1
 
+# How the F² head's frequency classes are made (engine/heads/frequency_classes.py).
+F2_CLASS_METHODS = ("mefmax", "fixed-eq-token", "fixed-eq-freq")
+
 
 class ConfigError(ValueError):
     """A configuration value is missing, unknown or out of range."""
@@ -43,6 +46,9 @@ class ModelConfig:
     backbone: str = "gpt2"
     head: str = "softmax"
     tie_embeddings: bool = True
+    # F² head (head="f2"): frequency classes fitted from the tokenizer's training counts.
+    f2_class_method: str = "mefmax"  # or the §4.4.1 ablations "fixed-eq-token" / "fixed-eq-freq"
+    f2_classes: int = 0  # K; 0 = MefMax chooses (the fitted K is then saved here)
 
     def __post_init__(self) -> None:
         if self.n_embd % self.n_head:
@@ -52,6 +58,11 @@ class ModelConfig:
                 raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)}")
         if not 0.0 <= self.dropout < 1.0:
             raise ConfigError(f"dropout must be in [0, 1), got {self.dropout}")
+        method = self.f2_class_method
+        if method not in F2_CLASS_METHODS:
+            raise ConfigError(f"f2_class_method must be one of {list(F2_CLASS_METHODS)}, got {method!r}")
+        if self.f2_classes < 0 or (self.head == "f2" and method != "mefmax" and not self.f2_classes):
+            raise ConfigError(f"f2_classes must be >= 0, and >= 1 for {method!r}; got {self.f2_classes}")
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -36,6 +36,7 @@ from engine.data.blocks import BatchOrder, make_blocks
 from engine.data.corpus import file_sha256, read_corpus, split_documents
 from engine.devices import resolve_device
 from engine.evaluate import block_perplexity
+from engine.heads.registry import fit_head, load_fitted_head
 from engine.model import LanguageModel
 from engine.objectives import ObjectiveContext, ObjectiveModule, build_objective
 from engine.plots import plot_loss_curve
@@ -93,6 +94,7 @@ class Trainer:
         self.train_docs, self.valid_docs = self._documents()
         self.tokenizer = self._tokenizer(tokenizer_dir, model_config.vocab_size)
         model_config.vocab_size = self.tokenizer.vocab_size
+        model_config, head_state = fit_head(model_config, self.tokenizer)  # F²: classes from the token counts
         self.model_config = model_config
         torch.manual_seed(config.seed)  # identical initial weights on every rank
         backbone = load_hf_gpt2_backbone(init_from_hf) if init_from_hf else None
@@ -102,6 +104,7 @@ class Trainer:
                 f"the tokenizer has {model_config.vocab_size}"
             )
         self.model = LanguageModel(backbone.config if backbone else model_config, backbone).to(self.device)
+        load_fitted_head(self.model.head, head_state)
         self.model_config = self.model.config
         self.optimizer = build_optimizer(self.model, config)
         self.train_blocks, self.valid_blocks = self._blocks()

@@ -20,6 +20,7 @@ from typing import Any
 import torch
 from transformers.cache_utils import Cache
 
+from engine.decoding.class_sampling import check_group_controls, most_likely_groups
 from engine.decoding.processors import apply_processors
 from engine.decoding.settings import DecodeConfig
 from engine.model import LanguageModel
@@ -84,6 +85,7 @@ class VariantStream:
     ) -> None:
         if not 1 <= n <= 64:
             raise ValueError(f"number of variants must be in [1, 64], got {n}")
+        check_group_controls(settings.active_class_controls(), model.head)  # F² controls need an F² head
         self.model = model
         self.tokenizer = tokenizer
         self.prompt_ids = [tokenizer.eos_id, *prompt_ids]
@@ -128,12 +130,15 @@ class VariantStream:
                 return
             steps = torch.full((n,), step, device=device)
             groups = torch.zeros(n, dtype=torch.long, device=device)
-            if head.num_groups > 1:
+            flat = head.num_groups > 1 and self.settings.flat_sampling  # ablation: token from the marginal
+            if head.num_groups > 1 and not flat:
                 group_scores = apply_processors(group_processors, ids, head.group_log_probs(hidden, steps))
                 groups = _sample(group_scores, generators, self.settings.greedy)
-            in_group = head.token_log_probs_in_group(hidden, groups, steps)  # [N, V]
+            in_group = head.log_probs(hidden, steps) if flat else head.token_log_probs_in_group(hidden, groups, steps)
             tokens = _sample(apply_processors(processors, ids, in_group), generators, self.settings.greedy)
-            marginal = in_group if head.num_groups == 1 else head.log_probs(hidden, steps)
+            if flat:
+                groups = most_likely_groups(head, hidden, tokens, steps)
+            marginal = in_group if head.num_groups == 1 or flat else head.log_probs(hidden, steps)
             log_probs = marginal.gather(-1, tokens[:, None])[:, 0]
             tokens = torch.where(active, tokens, torch.full_like(tokens, self.tokenizer.pad_id))
             yield from self._record(active, tokens, log_probs, groups)

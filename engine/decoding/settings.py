@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.config import config_from_dict
+from engine.decoding.class_sampling import ClassTemperature, ClassTopK, RarityBias
 from engine.decoding.processors import (
     DecodeSettingError,
     RepetitionPenalty,
@@ -30,6 +31,11 @@ class DecodeConfig:
     repetition_penalty: float = 1.0
     greedy: bool = False  # argmax instead of sampling (processors still apply)
     seed: int | None = None  # base seed; variant i uses seed + i; None = random
+    # --- F² class sampling (issue 3; engine/decoding/class_sampling.py): group stage, F² heads only ---
+    class_temperature: float = 1.0  # divides log p(class): < 1 sharper, > 1 flatter
+    class_top_k: int = 0  # keep the k most probable classes; 0 = off
+    class_rarity_bias: float = 0.0  # in [-10, 10]: > 0 favours rarer classes, < 0 frequent ones; 0 = as trained
+    flat_sampling: bool = False  # ablation (F² Table 3): sample from the marginal p(x), not class then token
 
     def __post_init__(self) -> None:
         if not 1 <= self.max_new_tokens <= MAX_NEW_TOKENS_LIMIT:
@@ -38,6 +44,10 @@ class DecodeConfig:
             )
         if self.top_k < 0:
             raise DecodeSettingError(f"top_k must be >= 0 (0 = off), got {self.top_k}")
+        if self.class_top_k < 0:
+            raise DecodeSettingError(f"class_top_k must be >= 0 (0 = off), got {self.class_top_k}")
+        if self.flat_sampling and self.active_class_controls():
+            raise DecodeSettingError("class controls act on the class stage, which flat_sampling skips; use one")
         if self.seed is not None and not 0 <= self.seed < 2**63 - 64:
             raise DecodeSettingError(f"seed must be a non-negative 63-bit integer, got {self.seed}")
         self.processors()  # validates the remaining ranges
@@ -63,7 +73,19 @@ class DecodeConfig:
         with none, the group is drawn from the head's own group distribution.
         """
         chain: list[ScoreProcessor] = []
+        # F² class controls (issue 3): bias first, then temperature and top-k on the biased scores.
+        if self.class_rarity_bias != 0.0:
+            chain.append(RarityBias(self.class_rarity_bias))
+        if self.class_temperature != 1.0:
+            chain.append(ClassTemperature(self.class_temperature))
+        if self.class_top_k:
+            chain.append(ClassTopK(self.class_top_k))
         return chain
+
+    def active_class_controls(self) -> list[str]:
+        """Names of the F² class controls set away from their defaults (issue 3)."""
+        defaults = {"class_temperature": 1.0, "class_top_k": 0, "class_rarity_bias": 0.0}
+        return [name for name, off in defaults.items() if getattr(self, name) != off]
 
     def with_seed(self, seed: int) -> DecodeConfig:
         return dataclasses.replace(self, seed=seed)

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import torch
 from torch import nn
 
 from engine.config import ConfigError, ModelConfig
 from engine.heads.base import OutputHead
 from engine.heads.softmax import SoftmaxHead
+from engine.tokenizer import VariorumTokenizer
 
 HeadFactory = Callable[[ModelConfig, nn.Embedding], OutputHead]
 
@@ -19,6 +21,45 @@ def _softmax(config: ModelConfig, embedding: nn.Embedding) -> OutputHead:
 
 
 HEADS: dict[str, HeadFactory] = {"softmax": _softmax}
+
+
+# F² (issue 3): K frequency classes fitted from the tokenizer's counts (`fit_head`); the class map
+# itself is a set of head buffers saved with the weights, so a loaded bundle has its own classes.
+def _f2(config: ModelConfig, embedding: nn.Embedding) -> OutputHead:
+    from engine.heads.f2 import F2Head
+
+    if config.f2_classes < 1:
+        raise ConfigError(
+            "the f2 head needs its number of frequency classes (model config `f2_classes`); "
+            "`variorum train --head f2` fits them from the tokenizer's counts (engine.heads.registry.fit_head)"
+        )
+    tied = embedding if config.tie_embeddings else None
+    return F2Head(config.vocab_size, config.n_embd, config.f2_classes, tied, config.f2_class_method)
+
+
+HEADS["f2"] = _f2
+
+
+def fit_head(config: ModelConfig, tokenizer: VariorumTokenizer) -> tuple[ModelConfig, dict[str, torch.Tensor]]:
+    """What a head learns from the tokenizer's training counts, before the model is built.
+
+    Returns the completed config and head state to give the built head (`load_fitted_head`).
+    F²: frequency classes (config `f2_classes` = K, class buffers); other heads: unchanged, {}.
+    """
+    if config.head != "f2":
+        return config, {}
+    from engine.heads.frequency_classes import fit_f2_config
+
+    return fit_f2_config(config, tokenizer.counts)
+
+
+def load_fitted_head(head: OutputHead, state: dict[str, torch.Tensor]) -> None:
+    """Give a freshly built head the state `fit_head` returned (no-op for an empty state)."""
+    if not state:
+        return
+    result = head.load_state_dict(state, strict=False)
+    if result.unexpected_keys:
+        raise ConfigError(f"fitted head state {sorted(state)} does not fit the model's {head.name!r} head")
 
 
 def build_head(config: ModelConfig, embedding: nn.Embedding) -> OutputHead:

@@ -1,0 +1,101 @@
+"""Group-stage controls for frequency classes (F², DESIGN §3) and the flat-sampling ablation.
+
+These processors act on the first sampling stage, scores = log p(class) [N, K] (see
+`DecodeConfig.group_processors`). Like every processor they are validated in `__init__` and
+return new tensors. Class ids follow frequency (class 0 = most frequent, K−1 = rarest), which is
+what gives `RarityBias` its meaning.
+
+- `RarityBias(β)`: adds β·c/(K−1) to class c's score, i.e. multiplies p(c) by exp(β·c/(K−1))
+  and renormalises. β > 0 moves mass toward rarer classes (the expected class index rises
+  monotonically with β), β < 0 toward frequent ones, 0 leaves the model's p(c).
+- `ClassTemperature(T)`: p(c)^(1/T), renormalised; T < 1 sharpens, T > 1 flattens.
+- `ClassTopK(k)`: keep the k most probable classes (ties at the k-th are kept).
+Applied in that order: the bias reshapes the distribution, the temperature and the top-k then
+act on the reshaped one.
+
+`check_group_controls` refuses class controls on a head that does not list them (a softmax
+head has no classes; silently ignoring the setting would mislead the writer).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from engine.decoding.processors import NEG_INF, DecodeSettingError, ScoreProcessor
+from engine.heads.base import OutputHead
+
+RARITY_BIAS_LIMIT = 10.0  # |β| ≤ 10: at the limit the rarest class gains a factor e^10 ≈ 22000
+
+
+class RarityBias(ScoreProcessor):
+    """Tilt the class distribution toward rarer (β > 0) or more frequent (β < 0) classes."""
+
+    def __init__(self, bias: float) -> None:
+        if not (math.isfinite(bias) and abs(bias) <= RARITY_BIAS_LIMIT):
+            limit = f"{RARITY_BIAS_LIMIT:g}"
+            raise DecodeSettingError(f"class_rarity_bias must be in [-{limit}, {limit}], got {bias}")
+        self.bias = bias
+
+    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+        k = scores.shape[-1]
+        if k == 1:
+            return scores.clone()
+        rarity = torch.arange(k, device=scores.device, dtype=scores.dtype) / (k - 1)  # [K], 0 … 1
+        return scores + self.bias * rarity
+
+
+class ClassTemperature(ScoreProcessor):
+    """Divide class scores by T: T < 1 sharpens p(class), T > 1 flattens it."""
+
+    def __init__(self, temperature: float) -> None:
+        if not (math.isfinite(temperature) and temperature > 0):
+            raise DecodeSettingError(f"class_temperature must be > 0, got {temperature}")
+        self.temperature = temperature
+
+    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+        return scores / self.temperature
+
+
+class ClassTopK(ScoreProcessor):
+    """Keep the k most probable classes; the others get −inf (ties at the k-th are kept)."""
+
+    def __init__(self, k: int) -> None:
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise DecodeSettingError(f"class_top_k must be an integer >= 1 (0 = off in settings), got {k!r}")
+        self.k = k
+
+    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+        k = min(self.k, scores.shape[-1])
+        kth = torch.topk(scores, k, dim=-1).values[..., -1:]  # [N, 1]
+        return scores.masked_fill(scores < kth, NEG_INF)
+
+
+def check_group_controls(active: list[str], head: OutputHead) -> None:
+    """Raise if a set group control (by settings name) is not supported by `head`."""
+    supported = head.capabilities().get("group_controls", [])
+    missing = [name for name in active if not isinstance(supported, list) or name not in supported]
+    if missing:
+        raise DecodeSettingError(
+            f"{', '.join(missing)} need(s) a head with frequency classes (F²); this model's head is "
+            f"{head.name!r}. Reset them to their defaults or load an F² model."
+        )
+
+
+def most_likely_groups(
+    head: OutputHead, hidden: torch.Tensor, tokens: torch.Tensor, steps: torch.Tensor | None
+) -> torch.Tensor:
+    """The group each token came from, for flat sampling: argmax_g p(g)·p(x | g) → [N].
+
+    For heads whose groups partition the vocabulary (F²) that is the token's only group.
+    """
+    token_groups = getattr(head, "token_groups", None)
+    if callable(token_groups):
+        groups: torch.Tensor = token_groups(tokens)
+        return groups
+    joint = head.group_log_probs(hidden, steps).clone()  # [N, G]
+    for g in range(head.num_groups):
+        in_group = head.token_log_probs_in_group(hidden, torch.full_like(tokens, g), steps)  # [N, V]
+        joint[:, g] += in_group.gather(1, tokens[:, None])[:, 0]
+    return joint.argmax(dim=-1)

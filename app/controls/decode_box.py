@@ -100,6 +100,9 @@ class DecodeBox(QWidget):
         for spec in method:
             forms[spec.group].addRow(spec.label, self._slider(spec))
         groups = pos_bias_groups(capabilities)
+        if any(s.group == "posg" for s in method) or groups:
+            forms["posg"].addRow(QLabel("<i>Top-p above then picks the word within the chosen kind.</i>",
+                                        wordWrap=True))
         if groups:
             forms["posg"].addRow(QLabel("<i>More or fewer of each kind of word (×0.1–×10):</i>"))
         for group in groups:
@@ -140,7 +143,7 @@ def _termination_text(capabilities: dict[str, Any]) -> str:
     kind = str(capabilities.get("termination", "")).lower()
     if kind not in TERMINATION_WORDS:
         return ""
-    epsilon = capabilities.get("epsilon")
+    epsilon = capabilities.get("eps", capabilities.get("epsilon"))
     extra = f" (ε = {epsilon})" if epsilon is not None else ""
     return f"<b>Ending</b>: {TERMINATION_WORDS[kind]}{extra}"
 

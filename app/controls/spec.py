@@ -56,15 +56,13 @@ METHOD = (
     SliderSpec("class_top_k", "Class top-k", 0, 64, 0,
                "F²: only the k likeliest frequency classes may be used at each step. 0 means no limit.",
                integer=True, group="f2"),
-    SliderSpec("rarity_bias", "Rarity bias", -2.0, 2.0, 0.0,
-               "F²: push word choice toward rarer words (positive) or commoner ones (negative). "
+    SliderSpec("class_rarity_bias", "Rarity bias", -5.0, 5.0, 0.0,
+               "F²: push word choice toward rarer words (right) or commoner ones (left). "
                "0 writes as trained.", group="f2"),
-    SliderSpec("pos_top_k", "POS top-k (k_POS)", 1, 50, 20,
-               "POS-guided: how many kinds of word (noun, verb, adjective, …) are considered at each step.",
+    SliderSpec("pos_top_k", "Kinds of word (k_POS)", 0, 45, 20,
+               "POS-guided: how many kinds of word (noun, past-tense verb, adjective, …) may be considered "
+               "at each step; fewer keeps grammar tidy, more gives freer structure. 0 means no limit.",
                integer=True, group="posg"),
-    SliderSpec("token_nucleus", "Word nucleus", 0.05, 1.0, 0.5,
-               "POS-guided: once the kind of word is chosen, keep the likeliest words making up this "
-               "share of its probability.", group="posg"),
 )
 
 POS_BIAS_FIELD = "pos_bias"  # DecodeConfig field: dict coarse group → factor in [0.1, 10]
@@ -76,10 +74,13 @@ def decode_fields() -> set[str]:
 
 
 def announced(capabilities: dict[str, Any]) -> set[str]:
-    """Control names the head announces: `capabilities["controls"]` entries and top-level keys."""
-    controls = capabilities.get("controls", ())
-    names = set(controls) if isinstance(controls, list | tuple | set | dict) else set()
-    return names | set(capabilities)
+    """Control names the head announces: `controls` / `group_controls` entries and top-level keys."""
+    names = set(capabilities)
+    for key in ("controls", "group_controls"):
+        listed = capabilities.get(key, ())
+        if isinstance(listed, list | tuple | set | dict):
+            names |= {str(name) for name in listed}
+    return names
 
 
 def visible_method_controls(capabilities: dict[str, Any]) -> list[SliderSpec]:
@@ -92,9 +93,9 @@ def pos_bias_groups(capabilities: dict[str, Any]) -> list[str]:
     """Coarse POS groups that get a bias slider ([] when the bundle or decoder has no POS bias)."""
     if POS_BIAS_FIELD not in announced(capabilities) or POS_BIAS_FIELD not in decode_fields():
         return []
-    groups = capabilities.get("pos_bias_groups") or capabilities.get(POS_BIAS_FIELD)
-    if isinstance(groups, list | tuple) and groups and all(isinstance(g, str) for g in groups):
-        return list(groups)
+    groups = capabilities.get("coarse_groups")  # POSG: coarse group → the tags the head has
+    if isinstance(groups, dict | list | tuple) and groups:
+        return [str(g) for g in groups]
     from engine.api import pos_coarse_groups
 
     return pos_coarse_groups()

@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QSlider, QWidget
 
 from app.controls.spec import SliderSpec
 
-STEPS = 1000  # resolution of float sliders
+STEP = 0.01  # resolution of float sliders (every float control is meaningful to two decimals)
 
 
 class ValueSlider(QWidget):
@@ -26,7 +26,7 @@ class ValueSlider(QWidget):
         if spec.integer:
             self.slider.setRange(int(spec.minimum), int(spec.maximum))
         else:
-            self.slider.setRange(0, STEPS)
+            self.slider.setRange(0, round((spec.maximum - spec.minimum) / STEP))
         self.readout = QLabel()
         self.readout.setMinimumWidth(44)
         layout = QHBoxLayout(self)
@@ -40,12 +40,12 @@ class ValueSlider(QWidget):
         s, position = self.spec, self.slider.value()
         if s.integer:
             return float(position)
-        return round(s.minimum + (s.maximum - s.minimum) * position / STEPS, 3)
+        return round(s.minimum + position * STEP, 2)
 
     def set_value(self, value: float) -> None:
         s = self.spec
         value = min(max(float(value), s.minimum), s.maximum)
-        position = round(value) if s.integer else round((value - s.minimum) / (s.maximum - s.minimum) * STEPS)
+        position = round(value) if s.integer else round((value - s.minimum) / STEP)
         self.slider.setValue(int(position))
         self._show()
 

@@ -1,0 +1,168 @@
+"""Controls shown match the bundle's capabilities; modes' validation and errors; presets round-trip."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+from PySide6.QtGui import QTextCursor
+from pytestqt.qtbot import QtBot
+
+from app.controls import modes, spec
+from app.controls.modes import ModeError, ModeInputs, build_request, sentence_order
+from app.persistence.presets import PresetError, PresetStore
+from engine.api import DecodeConfig
+from tests.app.conftest import MakeWindow
+from tests.app.fakes import FakeEngine, FakeModel
+
+SOFTMAX = {"head": "softmax", "groups": 1, "tasks": ["continue"]}
+F2 = {"head": "f2", "groups": 4, "tasks": ["continue"],
+      "group_controls": ["class_temperature", "class_top_k", "class_rarity_bias"]}
+POSG = {"head": "posg", "groups": 3, "tasks": ["continue"], "pos_top_k": True, "pos_bias": True,
+        "coarse_groups": {"adjectives": ["JJ"], "nouns": ["NN"]}}
+NMST = {"head": "softmax+nmst", "groups": 2, "tasks": ["continue"], "termination": "nmst", "eps": 1e-5}
+
+
+def _shown(window) -> set[str]:  # type: ignore[no-untyped-def]
+    box = window.controls.decode
+    return {name for name, slider in box.sliders.items() if slider.spec.group != "sampling"} | set(box.bias)
+
+
+@pytest.mark.parametrize(
+    ("caps", "expected", "f2_box", "posg_box"),
+    [
+        (SOFTMAX, set(), False, False),
+        (F2, {"class_temperature", "class_top_k", "class_rarity_bias"}, True, False),
+        (POSG, {"pos_top_k", "adjectives", "nouns"}, False, True),
+        (NMST, set(), False, False),
+    ],
+)
+def test_controls_shown_match_capabilities(make_window: MakeWindow, caps: dict, expected: set[str],
+                                           f2_box: bool, posg_box: bool) -> None:
+    window = make_window(FakeEngine(FakeModel(caps)))
+    box = window.controls.decode
+    assert _shown(window) == expected
+    assert box.f2_box.isVisible() == f2_box and box.posg_box.isVisible() == posg_box
+    assert box.termination.isVisible() == ("termination" in caps)
+    if "termination" in caps:
+        assert "NMST" in box.termination.text() and "1e-05" in box.termination.text()
+
+
+def test_shown_controls_reach_the_decoder(make_window: MakeWindow, qtbot: QtBot) -> None:
+    window = make_window(FakeEngine(FakeModel(POSG)))
+    window.controls.decode.set_values({"pos_top_k": 7, "pos_bias": {"adjectives": 10.0}})
+    window.generate()
+    qtbot.waitUntil(lambda: not window.generator.running, timeout=5000)
+    decode = window.engine.model.requests[-1].decode  # type: ignore[attr-defined]
+    assert decode.pos_top_k == 7 and decode.pos_bias == {"adjectives": 10.0}
+    assert decode.class_top_k == 0  # F² controls are not shown for a POSG head and stay off
+
+
+def test_announced_control_missing_from_decoder_is_hidden(monkeypatch: pytest.MonkeyPatch) -> None:
+    caps = {"head": "x", "group_controls": ["class_temperature", "wobble"]}
+    assert [s.field for s in spec.visible_method_controls(caps)] == ["class_temperature"]  # no "wobble" field
+    monkeypatch.setattr(spec, "decode_fields", lambda: {"temperature"})  # a decoder without F² fields
+    assert spec.visible_method_controls(caps) == []
+    assert spec.pos_bias_groups(POSG) == []
+
+
+def test_decode_config_from_values() -> None:
+    values = spec.default_values() | {"temperature": 0.7, "top_k": 40, "seed_fixed": True, "seed": 9,
+                                      "class_top_k": 3}
+    config = spec.decode_config(values, SOFTMAX)
+    assert (config.temperature, config.top_k, config.seed, config.class_top_k) == (0.7, 40, 9, 0)
+    assert spec.decode_config(values, F2).class_top_k == 3
+    assert spec.decode_config(values | {"seed_fixed": False}, SOFTMAX).seed is None
+
+
+@dataclasses.dataclass(frozen=True)
+class PlannedRequest:
+    """A stand-in for a future GenerationRequest with the PermGen fields (issue 8)."""
+
+    prompt: str = ""
+    n: int = 3
+    task: str = "continue"
+    decode: DecodeConfig = dataclasses.field(default_factory=DecodeConfig)
+    title: str = ""
+    keywords: list[str] = dataclasses.field(default_factory=list)
+    num_sentences: int = 5
+    sentence_order: list[int] | None = None
+
+
+def test_modes_disabled_with_reason_without_capability() -> None:
+    reason = modes.mode_unavailable_reason("story", SOFTMAX)
+    assert "Story needs a model trained for it" in reason and "Continue" in reason
+    with pytest.raises(ModeError, match="Paraphrase needs a model"):
+        build_request("paraphrase", ModeInputs(selection="x"), 2, DecodeConfig(), SOFTMAX)
+    assert modes.mode_unavailable_reason("continue", SOFTMAX) == ""
+
+
+def test_story_request_validation(monkeypatch: pytest.MonkeyPatch) -> None:
+    caps = {"tasks": ["continue", "story", "abstract", "paraphrase"]}
+    # with today's GenerationRequest (no title field) the mode says the engine cannot do it yet
+    assert "request lacks title" in modes.mode_unavailable_reason("story", caps)
+    monkeypatch.setattr(modes, "GenerationRequest", PlannedRequest)
+    with pytest.raises(ModeError, match="needs a title"):
+        build_request("story", ModeInputs(title="  "), 2, DecodeConfig(), caps)
+    request = build_request("abstract", ModeInputs(title="Graph nets", keywords="nodes; edges, ", num_sentences=3,
+                                                   order="full", full_order="3 1 2"), 2, DecodeConfig(), caps)
+    assert (request.title, request.keywords, request.sentence_order) == ("Graph nets", ["nodes", "edges"], [3, 1, 2])
+    with pytest.raises(ModeError, match="Select the passage"):
+        build_request("paraphrase", ModeInputs(selection="  "), 2, DecodeConfig(), caps)
+    assert build_request("paraphrase", ModeInputs(selection="A b."), 4, DecodeConfig(), caps).prompt == "A b."
+
+
+def test_sentence_order_control() -> None:
+    assert sentence_order(ModeInputs(order="model")) is None
+    assert sentence_order(ModeInputs(order="first", first_sentence=3, num_sentences=4)) == [3]
+    with pytest.raises(ModeError, match="from 1 to 4"):
+        sentence_order(ModeInputs(order="first", first_sentence=5, num_sentences=4))
+    with pytest.raises(ModeError, match="exactly once"):
+        sentence_order(ModeInputs(order="full", full_order="1, 1, 2", num_sentences=3))
+    with pytest.raises(ModeError, match="as numbers"):
+        sentence_order(ModeInputs(order="full", full_order="one two", num_sentences=2))
+
+
+def test_mode_errors_show_in_window_and_app_keeps_running(make_window: MakeWindow, qtbot: QtBot,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    caps = {"head": "softmax", "groups": 1, "tasks": ["continue", "story", "paraphrase"]}
+    monkeypatch.setattr(modes, "GenerationRequest", PlannedRequest)
+    window = make_window(FakeEngine(FakeModel(caps)))
+    window.controls.mode.set_mode("paraphrase")
+    assert not window.generate()
+    assert window.messages.kind == "error" and "Select the passage" in window.messages.label.text()
+    window.controls.mode.set_mode("story")
+    assert not window.generate()
+    assert "needs a title" in window.messages.label.text()
+    window.controls.mode.set_mode("abstract")  # not in this bundle's tasks
+    assert not window.controls.mode.reason.isHidden() and "Abstract needs a model" in window.controls.mode.reason.text()
+    assert not window.generate() and "Abstract needs a model" in window.messages.label.text()
+    window.controls.mode.set_mode("paraphrase")
+    editor = window.tabs.current()
+    editor.setPlainText("The cat sat.")
+    editor.moveCursor(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
+    editor.selectAll()
+    assert window.generate()
+    qtbot.waitUntil(lambda: not window.generator.running, timeout=5000)
+    assert window.engine.model.requests[-1].prompt == "The cat sat."  # type: ignore[attr-defined]
+
+
+def test_presets_round_trip(make_window: MakeWindow, home) -> None:  # type: ignore[no-untyped-def]
+    window = make_window(FakeEngine(FakeModel(POSG)))
+    controls = window.controls
+    controls.decode.set_values({"temperature": 0.6, "top_k": 25, "n": 5, "pos_bias": {"nouns": 0.1},
+                                "seed_fixed": True, "seed": 77})
+    saved = controls.decode.values()
+    controls.save_preset("Sparse nouns")
+    controls.reset_controls()
+    assert controls.decode.values()["temperature"] == 1.0 and controls.decode.values()["pos_bias"] == {}
+    controls.load_preset("Sparse nouns")
+    assert controls.decode.values() == saved
+    again = PresetStore(Path(home.presets_file))  # persisted on disk
+    assert again.names() == ["Sparse nouns"] and again.load("Sparse nouns") == saved
+    with pytest.raises(PresetError):
+        again.load("nope")
+    controls.preset_picker.setCurrentText("")
+    controls._save_clicked()
+    assert window.statusBar().currentMessage() == "a preset needs a name"

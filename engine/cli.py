@@ -46,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("train", help="train a model (see `variorum train --help`)", add_help=False)
     sub.add_parser("perplexity", help="validation perplexity of a bundle", add_help=False)
     sub.add_parser("diagnose", help="embedding I(W), group cosine, PPL/Uniq per frequency group", add_help=False)
+    sub.add_parser("eval", help="evaluate bundles on a split: the papers' tables and plots", add_help=False)
     return parser
 
 
@@ -144,6 +145,10 @@ def main(argv: list[str] | None = None) -> int:
         from engine.diagnostics.cli import main as diagnose_main
 
         return diagnose_main(argv[1:])
+    if argv and argv[0] == "eval":
+        from engine.evaluation.run import main as eval_main
+
+        return eval_main(argv[1:])
     args = build_parser().parse_args(argv)
     console = Console()
     try:

@@ -6,8 +6,9 @@ overlapping groups (POSG) is the joint −log p(group) − log p(x | group), not
 are positions 1..T within each block, exactly as in training.
 
 `score_blocks` returns, for every scored position, the target, its NLL and the model's argmax
-next-token prediction; PPL, per-frequency-group PPL and AGG's "Uniq" (distinct next-token
-predictions, Welleck et al. 2020) all derive from it.
+next-token prediction. Per-frequency-group PPL and AGG's "Uniq" (distinct argmax next-token
+predictions) have their one definition in `engine.diagnostics.predictions` (same marginal
+log-probs), which the evaluation's AGG table uses.
 """
 
 from __future__ import annotations
@@ -61,18 +62,3 @@ def perplexity(nll: np.ndarray) -> float:
     if nll.size == 0:
         raise ValueError("no tokens to compute perplexity over")
     return math.exp(min(float(nll.mean()), 700.0))
-
-
-def group_perplexity(scored: ScoredTokens, groups: np.ndarray, num_groups: int) -> list[float | None]:
-    """PPL over the positions whose target is in each group (None for a group with no targets)."""
-    target_groups = groups[scored.targets]
-    return [
-        perplexity(scored.nll[target_groups == g]) if (target_groups == g).any() else None
-        for g in range(num_groups)
-    ]
-
-
-def prediction_uniq(scored: ScoredTokens, groups: np.ndarray, num_groups: int) -> list[int]:
-    """Distinct argmax next-token predictions in each group (AGG's per-group Uniq)."""
-    distinct = np.unique(scored.predictions)
-    return [int(x) for x in np.bincount(groups[distinct], minlength=num_groups)]

@@ -43,5 +43,5 @@ def continuation_metrics(
         result[f"distinct_corpus_{n}"] = distinct_n_corpus(generated, n)
     result["rep"] = rep(generated)
     result["seq_rep_4"] = seq_rep_n(generated, 4)
-    result["uniq"] = float(uniq(generated))
+    result["uniq"] = uniq(generated)
     return result

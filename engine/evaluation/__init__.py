@@ -1,0 +1,1 @@
+"""`variorum eval`: evaluation splits, the papers' protocols, and Markdown/JSON/PNG reports."""

@@ -1,0 +1,182 @@
+"""The papers' evaluation protocols for one bundle on one split, from the head interface only.
+
+- LM table (F² Table 1, POSG Table 2): for each decoder, continuations of the split's windows →
+  KLD, MS-Jaccard-1..3, Self-BLEU-1..4, Distinct-1..3, Rep, seq-rep-4, Uniq; plus PPL of the
+  split's reference text (marginal log p, `engine.metrics.perplexity`). Also the share of
+  generated tokens per frequency group and the mean p(eos_t) per step.
+- AGG table (AGG Table 3): PPL and Uniq (distinct argmax next-token predictions) per frequency
+  group (frequent 30% / medium 50% / rare 20% of the vocabulary by the bundle's training token
+  counts), and I(W) of the output embedding — computed by `engine.diagnostics` (one definition).
+- NMST table (NMST §4): for each decoder, sequences from short prefixes (default 10 tokens)
+  decoded up to L_max tokens → r_nt(L) at the requested L's and the whole curve.
+Nothing here depends on a particular head: groups, p(eos) and log p(x) all come from
+`OutputHead` (group_log_probs / token_log_probs_in_group / log_probs).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.bundle import Bundle
+from engine.data.blocks import make_blocks
+from engine.decoding.settings import DecodeConfig
+from engine.diagnostics.embedding import frequency_groups as _diagnostic_groups
+from engine.diagnostics.embedding import output_embedding
+from engine.diagnostics.predictions import group_prediction_stats
+from engine.evaluation.continuation import Window, continue_prefixes, make_windows
+from engine.evaluation.splits import EvalSplit
+from engine.metrics.frequency import GROUP_NAMES, frequency_groups, group_shares, group_uniq, isotropy
+from engine.metrics.suite import continuation_metrics
+from engine.metrics.termination import mean_by_step, non_termination_curve
+
+DECODER_KEYS = {"topk": "top_k", "topp": "top_p", "temp": "temperature", "rep": "repetition_penalty"}
+
+
+def parse_decoder(spec: str, max_new_tokens: int) -> DecodeConfig:
+    """'greedy', 'sample' or comma-separated key=value with keys topk, topp, temp, rep."""
+    settings: dict[str, Any] = {"max_new_tokens": max_new_tokens}
+    for part in filter(None, (p.strip() for p in spec.split(","))):
+        if part == "greedy":
+            settings["greedy"] = True
+        elif part == "sample":
+            continue
+        elif "=" in part and part.split("=", 1)[0] in DECODER_KEYS:
+            key, value = part.split("=", 1)
+            try:
+                settings[DECODER_KEYS[key]] = int(value) if key == "topk" else float(value)
+            except ValueError:
+                raise ValueError(f"decoder {spec!r}: {key} needs a number, got {value!r}") from None
+        else:
+            raise ValueError(f"decoder {spec!r}: unknown part {part!r}; use greedy, sample, {sorted(DECODER_KEYS)}=…")
+    return DecodeConfig(**settings)
+
+
+@dataclass(frozen=True)
+class ProtocolConfig:
+    """Protocol settings; every field is written to the report."""
+
+    prefix_len: int = 50
+    continuation_len: int = 100
+    max_windows: int | None = 200
+    decoders: tuple[str, ...] = ("topp=0.9",)
+    nmst_decoders: tuple[str, ...] = ("greedy",)
+    nmst_prefix_len: int = 10
+    nmst_max_length: int = 200
+    nmst_windows: int = 64
+    nmst_lengths: tuple[int, ...] = (50, 100, 200)
+    self_bleu_cap: int | None = None
+    batch_size: int = 32
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if any(length > self.nmst_max_length or length < 1 for length in self.nmst_lengths):
+            raise ValueError(f"every r_nt length must be in [1, nmst_max_length={self.nmst_max_length}]")
+        for spec in self.decoders + self.nmst_decoders:
+            parse_decoder(spec, 1)  # fail before any model runs
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+Progress = Callable[[int], None]
+
+
+@dataclass
+class BundleResult:
+    """Everything measured for one bundle (JSON-ready after `to_dict`)."""
+
+    lm: dict[str, dict[str, float | None]] = field(default_factory=dict)  # decoder → metrics
+    shares: dict[str, list[float]] = field(default_factory=dict)  # decoder → frequency-group shares
+    eos_curves: dict[str, list[float]] = field(default_factory=dict)  # decoder → mean p(eos_t)
+    agg: dict[str, Any] = field(default_factory=dict)
+    nmst: dict[str, dict[str, Any]] = field(default_factory=dict)  # decoder → r_nt values and curve
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def windows_for(bundle: Bundle, split: EvalSplit, config: ProtocolConfig) -> list[Window]:
+    tokenizer = bundle.tokenizer
+    encoded = tokenizer.encode_batch(split.documents)
+    return make_windows(encoded, tokenizer.eos_id, config.prefix_len, config.continuation_len, config.max_windows)
+
+
+def work_units(config: ProtocolConfig, windows: int) -> int:
+    """Prefixes one bundle will decode (for the progress bar)."""
+    return windows * len(config.decoders) + min(windows, config.nmst_windows) * len(config.nmst_decoders)
+
+
+def evaluate_bundle(bundle: Bundle, split: EvalSplit, config: ProtocolConfig, progress: Progress) -> BundleResult:
+    """Run the three protocols for one bundle."""
+    result = BundleResult()
+    windows = windows_for(bundle, split, config)
+    groups = frequency_groups(bundle.tokenizer.counts)
+    references = [w.reference for w in windows]
+    model, eos = bundle.model, bundle.tokenizer.eos_id
+    for spec in config.decoders:
+        settings = parse_decoder(spec, config.continuation_len)
+        outs = continue_prefixes(model, [w.prefix for w in windows], settings, eos, config.seed,
+                                 config.batch_size, progress)
+        generated = [c.token_ids for c in outs]
+        result.lm[spec] = continuation_metrics(generated, references, config.self_bleu_cap, config.seed)
+        result.shares[spec] = group_shares(generated, groups)
+        result.eos_curves[spec] = mean_by_step([c.eos_probs for c in outs])
+    result.agg = agg_metrics(bundle, split)
+    for spec in config.decoders:
+        result.lm[spec]["ppl"] = result.agg["ppl_total"]
+    prefixes = [w.prefix[: config.nmst_prefix_len] for w in windows[: config.nmst_windows]]
+    for spec in config.nmst_decoders:
+        settings = parse_decoder(spec, config.nmst_max_length)
+        outs = continue_prefixes(model, prefixes, settings, eos, config.seed, config.batch_size, progress)
+        curve = non_termination_curve([c.length for c in outs], config.nmst_max_length)
+        result.nmst[spec] = {
+            "r_nt": {str(length): curve[length - 1] for length in config.nmst_lengths},
+            "curve": curve,
+            "eos_curve": mean_by_step([c.eos_probs for c in outs]),
+        }
+    return result
+
+
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None  # a group with no targets has no PPL
+
+
+def agg_metrics(bundle: Bundle, split: EvalSplit) -> dict[str, Any]:
+    """AGG Table 3 for one bundle: PPL and prediction Uniq per group and total, and I(W).
+
+    Uses the one definition in `engine.diagnostics` (marginal log-probs, same groups, I(W) of
+    the matrix AGG acts on: the head's output embedding).
+    """
+    tokenizer, model = bundle.tokenizer, bundle.model
+    blocks = make_blocks(tokenizer.encode_batch(split.documents), tokenizer.eos_id, model.config.block_size)
+    groups = _diagnostic_groups(tokenizer.counts)
+    stats = group_prediction_stats(model, blocks, groups)
+    names = [*GROUP_NAMES, "total"]
+    weight, _ = output_embedding(model)
+    return {
+        **{f"ppl_{name}": _finite(stats["ppl"][name]) for name in names},
+        **{f"uniq_{name}": int(stats["uniq"][name]) for name in names},
+        "isotropy": isotropy(weight),
+        "tokens": int(stats["tokens"]["total"]),
+    }
+
+
+def human_metrics(bundle: Bundle, split: EvalSplit, config: ProtocolConfig) -> dict[str, Any]:
+    """The human rows, measured in the first bundle's tokenization (as the papers do with one BPE)."""
+    windows = windows_for(bundle, split, config)
+    references = [w.reference for w in windows]
+    groups = frequency_groups(bundle.tokenizer.counts)
+    blocks = make_blocks(bundle.tokenizer.encode_batch(split.documents), bundle.tokenizer.eos_id,
+                         bundle.model.config.block_size)
+    targets = [blocks[:, 1:].reshape(-1).tolist()]
+    uniq = group_uniq(targets, groups)
+    return {
+        "lm": continuation_metrics(references, None, config.self_bleu_cap, config.seed),
+        "shares": group_shares(references, groups),
+        "agg": {**{f"uniq_{n}": u for n, u in zip(GROUP_NAMES, uniq, strict=True)}, "uniq_total": sum(uniq)},
+        "windows": len(windows),
+    }

@@ -1,0 +1,119 @@
+"""Report writers: `report.json` (everything, with command, seeds and hashes) and `report.md` (tables).
+
+Tables put several bundles side by side, one row per bundle × decoder, with the human row
+where the metric has one. Percent-style metrics (MS-Jaccard, Self-BLEU, Distinct, Rep) are
+printed ×100 like the papers; KLD in nats; Uniq as counts.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from engine.metrics.frequency import GROUP_NAMES
+
+LM_COLUMNS = [
+    ("PPL", "ppl", 1.0), ("KLD", "kld", 1.0),
+    ("MSJ-1", "ms_jaccard_1", 100.0), ("MSJ-2", "ms_jaccard_2", 100.0), ("MSJ-3", "ms_jaccard_3", 100.0),
+    ("SB-1", "self_bleu_1", 100.0), ("SB-2", "self_bleu_2", 100.0), ("SB-3", "self_bleu_3", 100.0),
+    ("SB-4", "self_bleu_4", 100.0),
+    ("Dist-1", "distinct_1", 100.0), ("Dist-2", "distinct_2", 100.0), ("Dist-3", "distinct_3", 100.0),
+    ("Rep", "rep", 100.0), ("seq-rep-4", "seq_rep_4", 100.0), ("Uniq", "uniq", 1.0),
+]
+
+
+def _fmt(value: Any, scale: float = 1.0) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    number = float(value) * scale
+    return f"{number:.0f}" if abs(number) >= 1000 else f"{number:.3g}" if abs(number) < 10 else f"{number:.1f}"
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return lines + ["| " + " | ".join(row) + " |" for row in rows]
+
+
+def lm_table(report: dict[str, Any]) -> list[str]:
+    rows = []
+    for bundle in report["bundles"]:
+        for decoder, metrics in bundle["result"]["lm"].items():
+            rows.append([bundle["name"], decoder] + [_fmt(metrics.get(key), s) for _, key, s in LM_COLUMNS])
+    human = report["human"]["lm"]
+    rows.append(["Human", "–"] + [_fmt(human.get(key), s) for _, key, s in LM_COLUMNS])
+    return _table(["Model", "Decoder"] + [c for c, _, _ in LM_COLUMNS], rows)
+
+
+def agg_table(report: dict[str, Any]) -> list[str]:
+    names = [*GROUP_NAMES, "total"]
+    header = ["Model"] + [f"PPL {n}" for n in names] + [f"Uniq {n}" for n in names] + ["I(W)"]
+    rows = []
+    for bundle in report["bundles"]:
+        agg = bundle["result"]["agg"]
+        rows.append([bundle["name"]] + [_fmt(agg[f"ppl_{n}"]) for n in names]
+                    + [_fmt(agg[f"uniq_{n}"]) for n in names] + [_fmt(agg["isotropy"])])
+    human = report["human"]["agg"]
+    rows.append(["Human"] + ["–"] * len(names) + [_fmt(human[f"uniq_{n}"]) for n in names] + ["–"])
+    return _table(header, rows)
+
+
+def nmst_table(report: dict[str, Any]) -> list[str]:
+    lengths = [str(n) for n in report["settings"]["nmst_lengths"]]
+    rows = []
+    for bundle in report["bundles"]:
+        for decoder, values in bundle["result"]["nmst"].items():
+            ppl = _fmt(bundle["result"]["agg"]["ppl_total"])
+            rows.append([bundle["name"], decoder, ppl] + [_fmt(values["r_nt"][n]) for n in lengths])
+    return _table(["Model", "Decoder", "PPL"] + [f"r_nt({n})" for n in lengths], rows)
+
+
+def shares_table(report: dict[str, Any]) -> list[str]:
+    rows = []
+    for bundle in report["bundles"]:
+        for decoder, shares in bundle["result"]["shares"].items():
+            rows.append([bundle["name"], decoder] + [_fmt(s, 100.0) for s in shares])
+    rows.append(["Human", "–"] + [_fmt(s, 100.0) for s in report["human"]["shares"]])
+    return _table(["Model", "Decoder"] + [f"% {n}" for n in GROUP_NAMES], rows)
+
+
+def render_markdown(report: dict[str, Any]) -> str:
+    split, settings = report["split"], report["settings"]
+    lines = [
+        f"# Evaluation on `{split['name']}`", "",
+        f"Command: `{report['command']}`", "",
+        f"Split: {split['documents']} documents (hash fraction {split['fraction']}, sha256 "
+        f"`{split['sha256'][:16]}…`), {report['human']['windows']} windows of {settings['prefix_len']} + "
+        f"{settings['continuation_len']} tokens; seed {settings['seed']} (window i uses seed + i).", "",
+    ]
+    for bundle in report["bundles"]:
+        note = "" if bundle["held_out"] else " — **warning: split not held out of this bundle's training**"
+        lines.append(f"- `{bundle['name']}` ({bundle['head']} head): `{bundle['path']}`, "
+                     f"weights sha256 `{bundle['sha256'][:16]}…`{note}")
+    sections = [
+        ("Continuations (F² Table 1 / POSG Table 2)", lm_table,
+         "PPL of the split's reference text from the head's marginal log p(x); MSJ = MS-Jaccard, "
+         "SB = Self-BLEU (each text vs all others, never itself), Dist = Distinct per text; ×100."),
+        ("Frequency groups (AGG Table 3)", agg_table,
+         "Groups: frequent 30% / medium 50% / rare 20% of the vocabulary by training count; Uniq = "
+         "distinct argmax next-token predictions (human: distinct reference tokens)."),
+        ("Share of generated tokens per frequency group", shares_table, ""),
+        ("Termination (NMST)", nmst_table,
+         f"r_nt(L) = share without eos in the first L tokens, from {settings['nmst_prefix_len']}-token prefixes."),
+    ]
+    for title, table, note in sections:
+        lines += ["", f"## {title}", "", *table(report)]
+        if note:
+            lines += ["", note]
+    lines += ["", "Plots: " + ", ".join(f"`{p}`" for p in report["plots"])]
+    return "\n".join(lines) + "\n"
+
+
+def write_reports(report: dict[str, Any], out_dir: Path) -> tuple[Path, Path]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    json_path, md_path = out_dir / "report.json", out_dir / "report.md"
+    json_path.write_text(json.dumps(report, indent=2))
+    md_path.write_text(render_markdown(report))
+    return json_path, md_path

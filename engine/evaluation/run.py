@@ -1,0 +1,134 @@
+"""`variorum eval`: run the papers' protocols for several bundles on one split and write the report.
+
+    variorum eval --bundles runs/a/bundle runs/b/bundle --split rocstories --out runs/eval/roc \\
+        --decoders topp=0.9 topk=20 greedy --nmst-decoders greedy topk=4
+
+Writes report.json (all numbers, the exact command, seeds, split and bundle hashes),
+report.md (tables, bundles side by side, human row) and four PNG plots, with a progress bar.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from engine.bundle import Bundle, BundleError, load_bundle
+from engine.config import ConfigError
+from engine.data.corpus import CorpusError, file_sha256
+from engine.decoding import DecodeSettingError
+from engine.evaluation.figures import write_plots
+from engine.evaluation.protocols import (
+    ProtocolConfig,
+    evaluate_bundle,
+    human_metrics,
+    windows_for,
+    work_units,
+)
+from engine.evaluation.report import write_reports
+from engine.evaluation.splits import DEFAULT_FRACTION, SPLIT_FILES, EvalSplit, load_split, split_from_file
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="variorum eval", description=__doc__.splitlines()[0])
+    p.add_argument("--bundles", type=Path, nargs="+", required=True, help="bundle directories, side by side")
+    where = p.add_mutually_exclusive_group(required=True)
+    where.add_argument("--split", choices=sorted(SPLIT_FILES), help="a fixed evaluation split of ../shared/data")
+    where.add_argument("--split-file", type=Path, help="any corpus file our readers know (all its documents)")
+    p.add_argument("--data-root", type=Path, help="default: $VARIORUM_DATA or ../shared/data")
+    p.add_argument("--split-fraction", type=float, default=DEFAULT_FRACTION)
+    p.add_argument("--max-documents", type=int)
+    p.add_argument("--out", type=Path, help="report directory (default: runs/eval/<split>)")
+    p.add_argument("--device", default="cpu", help="cpu, cuda or auto")
+    d = ProtocolConfig()
+    p.add_argument("--prefix-len", type=int, default=d.prefix_len)
+    p.add_argument("--continuation-len", type=int, default=d.continuation_len)
+    p.add_argument("--max-windows", type=int, default=d.max_windows, help="0 = every window of the split")
+    p.add_argument("--decoders", nargs="+", default=list(d.decoders),
+                   help="each: greedy | sample | comma-separated topk=K,topp=P,temp=T,rep=R")
+    p.add_argument("--nmst-decoders", nargs="+", default=list(d.nmst_decoders))
+    p.add_argument("--nmst-prefix-len", type=int, default=d.nmst_prefix_len)
+    p.add_argument("--nmst-max-length", type=int, default=d.nmst_max_length, help="decoding cap L_max")
+    p.add_argument("--nmst-windows", type=int, default=d.nmst_windows)
+    p.add_argument("--nmst-lengths", type=int, nargs="+", default=list(d.nmst_lengths), help="L values for r_nt(L)")
+    p.add_argument("--self-bleu-cap", type=int, help="hypotheses for Self-BLEU (default: all)")
+    p.add_argument("--batch-size", type=int, default=d.batch_size)
+    p.add_argument("--seed", type=int, default=d.seed)
+    return p
+
+
+def protocol_from_args(args: argparse.Namespace) -> ProtocolConfig:
+    return ProtocolConfig(
+        prefix_len=args.prefix_len, continuation_len=args.continuation_len,
+        max_windows=args.max_windows or None, decoders=tuple(args.decoders),
+        nmst_decoders=tuple(args.nmst_decoders), nmst_prefix_len=args.nmst_prefix_len,
+        nmst_max_length=args.nmst_max_length, nmst_windows=args.nmst_windows,
+        nmst_lengths=tuple(args.nmst_lengths), self_bleu_cap=args.self_bleu_cap,
+        batch_size=args.batch_size, seed=args.seed,
+    )
+
+
+def held_out(bundle: Bundle, split: EvalSplit) -> bool | None:
+    """True if the bundle's training split held every split document out (None: unknown)."""
+    fraction = bundle.provenance.get("train", {}).get("valid_fraction")
+    return None if fraction is None else float(fraction) >= split.fraction
+
+
+def bundle_entry(bundle: Bundle, split: EvalSplit, result: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "name": bundle.name, "path": str(bundle.path), "head": bundle.model.config.head,
+        "sha256": file_sha256(bundle.path / "model.safetensors"),
+        "config_sha256": file_sha256(bundle.path / "config.json"),
+        "held_out": held_out(bundle, split), "result": result,
+    }
+
+
+def run(args: argparse.Namespace, argv: list[str]) -> Path:
+    config = protocol_from_args(args)
+    if args.split:
+        split = load_split(args.split, args.data_root, args.split_fraction, args.max_documents)
+    else:
+        split = split_from_file(args.split_file, 1.0, args.max_documents)
+    bundles = [load_bundle(path, args.device) for path in args.bundles]
+    total = sum(work_units(config, len(windows_for(b, split, config))) for b in bundles)
+    entries = []
+    with tqdm(total=total, desc="eval", unit="prefix", file=sys.stderr) as bar:
+        for bundle in bundles:
+            bar.set_postfix_str(bundle.name)
+            result = evaluate_bundle(bundle, split, config, bar.update)
+            entries.append(bundle_entry(bundle, split, result.to_dict()))
+    out = args.out or Path("runs") / "eval" / split.name
+    report: dict[str, Any] = {
+        "command": "variorum eval " + shlex.join(argv),
+        "created": time.strftime("%Y-%m-%d %H:%M:%S %z"),
+        "split": {"name": split.name, "sha256": split.sha256, "fraction": split.fraction,
+                  "documents": len(split.documents), "files": split.files},
+        "settings": config.to_dict(),
+        "bundles": entries,
+        "human": human_metrics(bundles[0], split, config),
+        "plots": [],
+    }
+    report["plots"] = write_plots(report, out)
+    write_reports(report, out)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser().parse_args(argv)
+    try:
+        out = run(args, argv)
+    except (BundleError, ConfigError, CorpusError, DecodeSettingError, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    print(f"report written to {out / 'report.md'} and {out / 'report.json'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,154 @@
+"""Small, fixed evaluation splits of the datasets in ../shared/data (deterministic, comparable over time).
+
+Rule, the same for every dataset: read the files with our corpus readers, keep the documents
+(or pairs) whose text hash falls in the held-out range, `is_validation(text, fraction)` — the
+test used by training's `split_documents` — and, if `max_documents` is set, the first ones in
+hash order. So a split never depends on file order, and any bundle trained on these files
+with `valid_fraction >= fraction` never saw a split document (the report checks this).
+
+| name | files | documents |
+|---|---|---|
+| wikitext2 | tokenized valid + test (headings ` = … = ` dropped) | paragraphs |
+| rocstories | Diffusion-LM valid + Story Cloze val/test (right ending) | 5-sentence stories |
+| brown | the 500 Brown files, `word/tag` → words | whole files (coherent ~2k-word texts) |
+| agenda | AGENDA val + test, the abstract field | abstracts |
+| parasci | ParaSCI-ACL test, source/target lines | paraphrase pairs |
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from engine.data.corpus import CorpusError, file_sha256, is_validation, read_documents
+
+DEFAULT_FRACTION = 0.05  # = TrainConfig.valid_fraction's default: held out by default bundles
+
+
+def default_data_root() -> Path:
+    """$VARIORUM_DATA, else ../shared/data next to the repository."""
+    env = os.environ.get("VARIORUM_DATA")
+    return Path(env) if env else Path(__file__).resolve().parents[3] / "shared" / "data"
+
+
+@dataclass(frozen=True)
+class EvalSplit:
+    """A loaded split: its documents (or source/target pairs) and where they came from."""
+
+    name: str
+    documents: list[str]
+    files: list[dict[str, str]]
+    fraction: float
+    pairs: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def sha256(self) -> str:
+        """Hash of the split's content, so reports can tell when a split changed."""
+        digest = hashlib.sha256()
+        for text in self.documents or [f"{s}\t{t}" for s, t in self.pairs]:
+            digest.update(text.encode("utf-8") + b"\n")
+        return digest.hexdigest()
+
+
+def _wikitext(root: Path) -> list[Path]:
+    return [root / "wikitext2" / "tokenized" / f"wiki.{part}.tokens.txt" for part in ("valid", "test")]
+
+
+def _rocstories(root: Path) -> list[Path]:
+    cloze = root / "rocstories" / "story_cloze_2016"
+    return [root / "rocstories" / "diffusion_lm" / "roc_valid.json", *sorted(cloze.glob("*.tsv"))]
+
+
+def _brown(root: Path) -> list[Path]:
+    return sorted((root / "brown" / "corpus").glob("c[a-r][0-9][0-9].txt"))
+
+
+def _agenda(root: Path) -> list[Path]:
+    return [root / "agenda" / f"preprocessed.{part}.tsv" for part in ("val", "test")]
+
+
+def _parasci(root: Path) -> list[Path]:
+    base = root / "paraphrase" / "parasci" / "ParaSCI-ACL"
+    return [base / "test.src.txt", base / "test.tgt.txt"]
+
+
+def read_brown(path: Path) -> list[str]:
+    """One Brown file as one document: `word/tag` tokens → words (the tag follows the last /).
+
+    Whole files, not sentences, so that continuation prefixes are coherent running text.
+    """
+    lines = path.read_text(encoding="utf-8").splitlines()
+    sentences = [" ".join(tok.rsplit("/", 1)[0] for tok in line.split()) for line in lines if line.strip()]
+    return [" ".join(sentences)] if sentences else []
+
+
+def _read_agenda(path: Path) -> list[str]:
+    rows = [line.split("\t") for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    for number, cells in enumerate(rows, start=1):
+        if len(cells) != 6:
+            raise CorpusError(f"{path}:{number}: expected 6 tab-separated AGENDA fields, got {len(cells)}")
+    return [cells[4] for cells in rows]
+
+
+def _read_lm(files: list[Path], name: str) -> list[str]:
+    documents: list[str] = []
+    for path in files:
+        if name == "brown":
+            documents.extend(read_brown(path))
+        elif name == "agenda":
+            documents.extend(_read_agenda(path))
+        else:
+            documents.extend(read_documents(path))
+    if name == "wikitext2":
+        documents = [d for d in documents if not (d.startswith("=") and d.endswith("="))]
+    return documents
+
+
+SPLIT_FILES: dict[str, Callable[[Path], list[Path]]] = {
+    "wikitext2": _wikitext, "rocstories": _rocstories, "brown": _brown, "agenda": _agenda, "parasci": _parasci,
+}
+PAIR_SPLITS = ("parasci",)
+
+
+def _select(texts: list[str], fraction: float, max_documents: int | None) -> list[str]:
+    held = sorted(
+        {t for t in texts if is_validation(t, fraction)}, key=lambda t: hashlib.sha256(t.encode()).hexdigest()
+    )
+    return held[:max_documents] if max_documents else held
+
+
+def load_split(
+    name: str, root: Path | None = None, fraction: float = DEFAULT_FRACTION, max_documents: int | None = None
+) -> EvalSplit:
+    """The evaluation split `name` (see the module table); raises CorpusError naming what is missing."""
+    if name not in SPLIT_FILES:
+        raise CorpusError(f"unknown evaluation split {name!r}; available: {sorted(SPLIT_FILES)}")
+    if not 0 < fraction < 1:
+        raise CorpusError(f"split fraction must be in (0, 1), got {fraction}")
+    files = SPLIT_FILES[name](root or default_data_root())
+    missing = [str(p) for p in files if not p.is_file()]
+    if missing or not files:
+        raise CorpusError(f"split {name!r}: missing data files {missing or 'none found'} (set VARIORUM_DATA)")
+    provenance = [{"path": str(p), "sha256": file_sha256(p)} for p in files]
+    if name in PAIR_SPLITS:
+        sources, targets = (p.read_text(encoding="utf-8").splitlines() for p in files)
+        if len(sources) != len(targets):
+            raise CorpusError(f"split {name!r}: {len(sources)} sources but {len(targets)} targets")
+        joined = _select([f"{s}\t{t}" for s, t in zip(sources, targets, strict=True)], fraction, max_documents)
+        pairs = [(j.split("\t", 1)[0], j.split("\t", 1)[1]) for j in joined]
+        return EvalSplit(name, [], provenance, fraction, pairs)
+    documents = _select(_read_lm(files, name), fraction, max_documents)
+    return EvalSplit(name, documents, provenance, fraction)
+
+
+def split_from_file(path: Path, fraction: float = 1.0, max_documents: int | None = None) -> EvalSplit:
+    """A split from any corpus file our readers know; fraction 1.0 keeps every document."""
+    documents = read_documents(path)
+    chosen = documents if fraction >= 1.0 else _select(documents, fraction, None)
+    chosen = chosen[:max_documents] if max_documents else chosen
+    if not chosen:
+        raise CorpusError(f"{path}: no documents in the split")
+    return EvalSplit(path.stem, chosen, [{"path": str(path), "sha256": file_sha256(path)}], fraction)

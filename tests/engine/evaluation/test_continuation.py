@@ -1,0 +1,71 @@
+"""Windows and batched continuation: same tokens as VariantStream, eos handled, p(eos) recorded."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from engine.decoding import DecodeConfig, VariantStream
+from engine.evaluation.continuation import continue_prefixes, make_windows
+from engine.evaluation.protocols import parse_decoder
+from engine.model import LanguageModel
+from engine.tokenizer import VariorumTokenizer
+from tests.conftest import story_lines
+
+
+def test_windows_cut_the_eos_separated_stream() -> None:
+    windows = make_windows([[5, 6, 7], [8, 9]], eos_id=0, prefix_len=2, continuation_len=2, max_windows=None)
+    # stream: 0 5 6 7 0 8 9 → windows (0 5 | 6 7) ; the rest is shorter than a window
+    assert [(w.prefix, w.reference) for w in windows] == [([0, 5], [6, 7])]
+    windows = make_windows([[5, 6, 7], [8, 9, 10]], 0, 2, 2, None)
+    assert windows[1].prefix == [0, 8] and windows[1].reference == [9, 10]
+    assert make_windows([[5, 6, 7, 8, 9, 1, 2, 3]], 0, 2, 1, 2)[-1].prefix == [7, 8]
+    with pytest.raises(ValueError, match="fewer than one window"):
+        make_windows([[1]], 0, 5, 5, None)
+
+
+@pytest.mark.parametrize("spec", ["topk=5", "greedy", "topp=0.8,temp=1.3"])
+def test_batched_continuations_equal_variant_stream(
+    tiny_model: LanguageModel, tokenizer: VariorumTokenizer, spec: str
+) -> None:
+    windows = make_windows(tokenizer.encode_batch(story_lines()), tokenizer.eos_id, 20, 30, 5)
+    settings = parse_decoder(spec, 30)  # 21-token context + 30 new > block 32: exercises the window
+    outs = continue_prefixes(tiny_model, [w.prefix for w in windows], settings, tokenizer.eos_id, seed=7, batch_size=3)
+    for i, window in enumerate(windows):
+        stream = VariantStream(tiny_model, tokenizer, window.prefix, 1, settings.with_seed(7 + i))
+        for _ in stream:
+            pass
+        assert outs[i].token_ids == [t for t in stream.variants[0].token_ids if t != tokenizer.eos_id]
+        assert len(outs[i].eos_probs) == (outs[i].length or 30) and all(0 < p < 1 for p in outs[i].eos_probs)
+
+
+def test_eos_ends_a_continuation_and_sets_its_length(
+    tiny_model: LanguageModel, tokenizer: VariorumTokenizer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    head = tiny_model.head
+    original = head.log_probs
+
+    def eos_from_step_three(hidden: torch.Tensor, steps: torch.Tensor | None = None) -> torch.Tensor:
+        scores = original(hidden, steps).clone()
+        assert steps is not None
+        scores[:, tokenizer.eos_id] = torch.where(steps >= 3, 50.0, -50.0)
+        return torch.log_softmax(scores, dim=-1)
+
+    monkeypatch.setattr(head, "log_probs", eos_from_step_three)
+    outs = continue_prefixes(tiny_model, [[5, 6], [7, 8]], DecodeConfig(max_new_tokens=10, greedy=True),
+                             tokenizer.eos_id)
+    for out in outs:
+        assert out.length == 3 and len(out.token_ids) == 2
+        assert out.eos_probs[2] == pytest.approx(1.0) and out.eos_probs[0] < 1e-10
+
+
+def test_decoder_specs_and_errors() -> None:
+    assert parse_decoder("greedy", 5).greedy
+    settings = parse_decoder("topk=20,temp=0.7", 9)
+    assert (settings.top_k, settings.temperature, settings.max_new_tokens) == (20, 0.7, 9)
+    with pytest.raises(ValueError, match="unknown part"):
+        parse_decoder("beam=4", 5)
+    with pytest.raises(ValueError, match="needs a number"):
+        parse_decoder("topk=many", 5)
+    with pytest.raises(ValueError, match="same length"):
+        continue_prefixes(None, [[1], [1, 2]], DecodeConfig(), 0)  # type: ignore[arg-type]

@@ -1,0 +1,49 @@
+"""Evaluation splits: deterministic, independent of file order, held out of training, clear errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engine.data.corpus import CorpusError, is_validation, split_documents
+from engine.evaluation.splits import load_split, read_brown, split_from_file
+from tests.engine.evaluation.conftest import TINY_SPLIT
+
+
+def fake_root(tmp_path: Path, lines: list[str]) -> Path:
+    folder = tmp_path / "wikitext2" / "tokenized"
+    folder.mkdir(parents=True)
+    (folder / "wiki.valid.tokens.txt").write_text("\n".join(lines[: len(lines) // 2]) + "\n")
+    (folder / "wiki.test.tokens.txt").write_text(" = Heading = \n" + "\n".join(lines[len(lines) // 2 :]) + "\n")
+    return tmp_path
+
+
+def test_split_is_deterministic_held_out_and_order_free(tmp_path: Path) -> None:
+    lines = [f"paragraph number {i} of the fake wiki ." for i in range(400)]
+    split = load_split("wikitext2", fake_root(tmp_path / "a", lines), fraction=0.1)
+    assert split.documents and all(is_validation(d, 0.1) for d in split.documents)
+    assert not any(d.startswith("=") for d in split.documents)
+    _, valid = split_documents(lines, 0.1)
+    assert sorted(split.documents) == sorted(valid)  # exactly training's held-out documents
+    again = load_split("wikitext2", fake_root(tmp_path / "b", lines[::-1]), fraction=0.1)
+    assert again.documents == split.documents and again.sha256 == split.sha256
+    assert load_split("wikitext2", tmp_path / "a", fraction=0.1, max_documents=3).documents == split.documents[:3]
+
+
+def test_missing_and_unknown_splits_are_clear_errors(tmp_path: Path) -> None:
+    with pytest.raises(CorpusError, match="missing data files"):
+        load_split("rocstories", tmp_path)
+    with pytest.raises(CorpusError, match="unknown evaluation split"):
+        load_split("imdb", tmp_path)
+
+
+def test_brown_reader_strips_tags(tmp_path: Path) -> None:
+    path = tmp_path / "ca01.txt"
+    path.write_text("\n\n\tThe/at jury/nn said/vbd ./.\n\n\n\tIt/pps was/bedz A/B/np ./.\n")
+    assert read_brown(path) == ["The jury said . It was A/B ."]
+
+
+def test_split_from_file_keeps_every_document() -> None:
+    split = split_from_file(TINY_SPLIT)
+    assert len(split.documents) == 5 and split.fraction == 1.0

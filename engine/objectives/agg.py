@@ -10,7 +10,9 @@ Two implementations of the same loss:
   z0 = H·W̃ᵀ, z1 / z2 = g ⊙ H̃·Wᵀ + (1 − g) ⊙ H̃·W̃ᵀ, and Eq. 10's
   L_i = −log p0(y_i) − 1(y_i ∉ V_r) log p1(y_i) − 1(y_i ∈ V_r) log p2(y_i).
 - `agg_loss_fused`: one logit pass through `GatedLogits`, whose backward returns the ungated
-  dH = dZ·W and the gated dW = (G ⊙ dZ)ᵀ·H (DESIGN §3). Eq. 10's value is exactly twice the
+  dH = dZ·W and the gated dW = (G ⊙ dZ)ᵀ·H (DESIGN §3), computed without materialising G:
+  the MLE matmul with its rows scaled by g1, plus a small matmul over the rare-target rows
+  (`gated_weight_grad`). Eq. 10's value is exactly twice the
   NLL (all three logits have the same value); its gradient is that of one NLL term with the
   gated backward, so `agg_loss_fused` = nll + nll.detach().
 
@@ -24,6 +26,10 @@ Heads: the plain softmax head works as is. Any other head can be trained with AG
 token distribution is built from logits H·Wᵀ and it exposes `output_weight` (W, [V, D]) and
 `nll_from_logits(hidden, logits, targets, steps) -> [N]` (e.g. a termination head computing
 p(eos_t) from h and the rest from the logits); other heads are refused with a clear error.
+For such a head the fused form is the definition: W gets the gated gradient, every other
+parameter (h, the eos gate u) exactly its NLL gradient. The reference passes h̃ to the z1/z2
+terms, so h and W agree with the fused form, but the head's own extra parameters (u) get
+their gradient from all three terms — the paper only defines Eq. 9–10 for a plain softmax.
 """
 
 from __future__ import annotations
@@ -42,16 +48,20 @@ from engine.model import IGNORE_INDEX, LanguageModel
 from engine.objectives.base import Objective, positions
 from engine.objectives.token_memory import TokenCounterMemory, count_targets
 
-NllFromLogits = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]  # (logits [N, V], targets [N]) → [N]
+# (hidden [N, D], logits [N, V], targets [N]) → NLL [N]; hidden feeds any non-logit part of a head
+NllFromLogits = Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
 
 
-def cross_entropy(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+def cross_entropy(hidden: torch.Tensor, logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     """Per-row −log softmax(logits)[target], at least in float32 (half precision is promoted) → [N]."""
     return F.cross_entropy(logits.float() if logits.element_size() < 4 else logits, targets, reduction="none")
 
 
 def gate_rows(targets: torch.Tensor, rare: torch.Tensor, gate1: torch.Tensor, gate2: torch.Tensor) -> torch.Tensor:
-    """The gate matrix G [N, V]: g1 or g2 by whether y_i is rare, 1 at each row's own target."""
+    """The gate matrix G [N, V]: g1 or g2 by whether y_i is rare, 1 at each row's own target.
+
+    The definition, for tests and documentation; the fused backward never materialises it.
+    """
     table = torch.stack((gate1, gate2))  # [2, V]
     gates = table[rare[targets].long()]  # [N, V]
     return gates.scatter_(1, targets[:, None], 1.0)
@@ -85,10 +95,30 @@ class GatedLogits(torch.autograd.Function):
         if ctx.needs_input_grad[0]:
             grad_hidden = (grad_logits @ weight.to(grad_logits.dtype)).to(hidden.dtype)  # ungated, [N, D]
         if ctx.needs_input_grad[1]:
-            gated = gate_rows(targets, rare, gate1.to(grad_logits.dtype), gate2.to(grad_logits.dtype))
-            gated.mul_(grad_logits)  # G ⊙ dZ, in place on the fresh gate matrix
-            grad_weight = (gated.t() @ hidden.to(gated.dtype)).to(weight.dtype)  # [V, D]
+            grad_weight = gated_weight_grad(grad_logits, hidden.to(grad_logits.dtype), targets, rare,
+                                            gate1.to(grad_logits.dtype), gate2.to(grad_logits.dtype))
+            grad_weight = grad_weight.to(weight.dtype)
         return grad_hidden, grad_weight, None, None, None, None
+
+
+def gated_weight_grad(
+    grad_logits: torch.Tensor, hidden: torch.Tensor, targets: torch.Tensor, rare: torch.Tensor,
+    gate1: torch.Tensor, gate2: torch.Tensor,
+) -> torch.Tensor:
+    """(G ⊙ dZ)ᵀ·H [V, D] without building G [N, V].
+
+    Every row gated by g1 is a column scaling of the plain dZᵀ·H (the MLE matmul). Rows whose
+    target is rare (few, by definition) then add (g2 − g1) ⊙ their own dZᵀ·H, and open their
+    target column: + (1 − g2[y_i]) dZ[i, y_i] h_i. Non-rare targets need no such fix: g1 = 1 there.
+    """
+    grad = (grad_logits.t() @ hidden).mul_(gate1[:, None])  # [V, D]
+    rows = torch.nonzero(rare[targets]).squeeze(1)  # positions with a rare target, [R]
+    if rows.numel():
+        dz_rare, h_rare, y_rare = grad_logits[rows], hidden[rows], targets[rows]  # [R, V], [R, D], [R]
+        grad.add_((dz_rare.t() @ h_rare).mul_((gate2 - gate1)[:, None]))
+        opened = (1 - gate2[y_rare]) * dz_rare.gather(1, y_rare[:, None]).squeeze(1)  # [R]
+        grad.index_add_(0, y_rare, opened[:, None] * h_rare)
+    return grad
 
 
 @dataclass(frozen=True)
@@ -113,7 +143,7 @@ def agg_nll(
     logits: torch.Tensor = GatedLogits.apply(  # type: ignore[no-untyped-call]
         hidden, weight, targets, gates.rare, gates.gate1, gates.gate2
     )  # [N, V]
-    return nll_from_logits(logits, targets)
+    return nll_from_logits(hidden, logits, targets)
 
 
 def agg_loss_fused(
@@ -143,7 +173,8 @@ def agg_loss_reference(
     g2 = gates.gate2.expand(shape).clone().scatter_(1, targets[:, None], 1.0)
     z1, z2 = _gated(z_emb, z_const, g1), _gated(z_emb, z_const, g2)
     target_rare = gates.rare[targets]  # 1(y_i ∈ V_r), [N]
-    nll0, nll1, nll2 = (nll_from_logits(z, targets) for z in (z0, z1, z2))
+    nll0 = nll_from_logits(hidden, z0, targets)
+    nll1, nll2 = (nll_from_logits(hidden_c, z, targets) for z in (z1, z2))  # gradient to W only
     return nll0 + torch.where(target_rare, nll2, nll1)
 
 
@@ -155,14 +186,14 @@ class LogitAdapter:
     nll_from_logits: NllFromLogits
 
 
-def logit_adapter(head: OutputHead, hidden: torch.Tensor, steps: torch.Tensor) -> LogitAdapter:
-    """The adapter for `head` at these positions (hidden [N, D], steps [N]), or a ConfigError."""
+def logit_adapter(head: OutputHead, steps: torch.Tensor) -> LogitAdapter:
+    """The adapter for `head` at positions with termination steps `steps` [N], or a ConfigError."""
     if isinstance(head, SoftmaxHead):
         return LogitAdapter(head.proj.weight, cross_entropy)
     weight = getattr(head, "output_weight", None)
     method = getattr(head, "nll_from_logits", None)
     if isinstance(weight, torch.Tensor) and callable(method):
-        return LogitAdapter(weight, lambda logits, targets: method(hidden, logits, targets, steps))
+        return LogitAdapter(weight, lambda h, logits, targets: method(h, logits, targets, steps))
     raise ConfigError(
         f"AGG gates the gradient of the output embedding W in softmax(h·Wᵀ); head {head.name!r} does not "
         "expose `output_weight` and `nll_from_logits(hidden, logits, targets, steps)` (see engine/objectives/agg.py)"
@@ -199,7 +230,7 @@ class AggObjective(Objective):
         batch, length = targets.shape
         flat_hidden = hidden.reshape(batch * length, -1)  # [N, D]
         safe = targets.clamp(min=0).reshape(-1)  # ignored rows: any id; their loss is masked below
-        adapter = logit_adapter(model.head, flat_hidden, positions(targets).reshape(-1))
+        adapter = logit_adapter(model.head, positions(targets).reshape(-1))
         gates = self.current_gates()
         if self.fused:
             nll = agg_nll(flat_hidden, adapter.weight, safe, gates, adapter.nll_from_logits)

@@ -17,12 +17,22 @@ from torch import nn
 
 from engine.config import ConfigError
 from engine.model import IGNORE_INDEX, LanguageModel
+from engine.tokenizer import EOS, SPECIAL_TOKENS
 
 
 def positions(targets: torch.Tensor) -> torch.Tensor:
-    """Termination step t of every position, 1-based, as `LanguageModel.token_nll` uses: [B, T]."""
-    batch, length = targets.shape
-    return torch.arange(1, length + 1, device=targets.device).expand(batch, length)
+    """Termination step t of every position, 1-based, as `LanguageModel.token_nll` uses: [B, T].
+
+    With the termination heads (issue 5) t restarts after each eos (their `document_steps`);
+    without that module every head ignores t and the plain position count is used.
+    """
+    try:
+        from engine.heads.termination import document_steps
+    except ImportError:
+        batch, length = targets.shape
+        return torch.arange(1, length + 1, device=targets.device).expand(batch, length)
+    steps: torch.Tensor = document_steps(targets, SPECIAL_TOKENS.index(EOS))
+    return steps
 
 
 class Objective(ABC):

@@ -32,6 +32,7 @@ import torch
 from engine.config import ConfigError
 from engine.model import IGNORE_INDEX, LanguageModel
 from engine.objectives.base import MleObjective, Objective, positions
+from engine.tokenizer import EOS, SPECIAL_TOKENS
 
 ONE_MINUS_FLOOR_TOKEN = 1e-5  # reference code's clamp for token-level UL
 ONE_MINUS_FLOOR_SEQ = 1e-20  # reference code's clamp for sequence-level UL
@@ -111,17 +112,26 @@ def repeated_ngram_mask(tokens: torch.Tensor, n: int = 4) -> torch.Tensor:
     return mask.to(tokens.device)
 
 
+def next_step(prefix: torch.Tensor) -> torch.Tensor:
+    """Termination step t of the position after prefix [B, P], under the training convention: [B]."""
+    eos = SPECIAL_TOKENS.index(EOS)
+    if prefix.shape[1] < 2:
+        return torch.ones(prefix.shape[0], dtype=torch.long, device=prefix.device)
+    before = positions(prefix[:, 1:])[:, -1]
+    return torch.where(prefix[:, -1] == eos, torch.ones_like(before), before + 1)
+
+
 @torch.no_grad()
 def greedy_rollout(model: LanguageModel, prefix: torch.Tensor, length: int) -> torch.Tensor:
     """Greedy (argmax of the marginal) continuation [B, length] of prefix [B, P], KV-cached."""
     hidden, past = model.hidden_states(prefix, use_cache=True)
+    steps = next_step(prefix)  # [B]; restarts at 1 after a generated eos, as in training
+    eos = SPECIAL_TOKENS.index(EOS)
     out = []
-    position = prefix.shape[1]
     for _ in range(length):
-        steps = torch.full((prefix.shape[0],), position, device=prefix.device)
         token = model.head.log_probs(hidden[:, -1], steps).argmax(-1)  # [B]
         out.append(token)
-        position += 1
+        steps = torch.where(token == eos, torch.ones_like(steps), steps + 1)
         hidden, past = model.hidden_states(token[:, None], past=past, use_cache=True)
     return torch.stack(out, dim=1)
 
@@ -177,7 +187,7 @@ class SequenceUnlikelihood(Objective):
         hidden, _ = model.hidden_states(sequence[:, :-1])
         batch, _, dim = hidden.shape
         tail = hidden[:, prefix.shape[1] - 1 :]  # positions predicting the rollout, [B, C, D]
-        steps = torch.arange(prefix.shape[1], sequence.shape[1], device=prefix.device).repeat(batch)
+        steps = positions(sequence[:, 1:])[:, prefix.shape[1] - 1 :].reshape(-1)
         log_probs = model.head.log_probs(tail.reshape(-1, dim), steps).view(batch, self.continuation, -1)
         chosen = log_probs.gather(2, rollout[..., None]).squeeze(-1)  # log p(x_t), [B, C]
         one_minus = (1.0 - chosen.exp()).clamp(min=ONE_MINUS_FLOOR_SEQ)

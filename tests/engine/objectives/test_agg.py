@@ -14,6 +14,7 @@ from engine.objectives.agg import (
     agg_loss_reference,
     agg_nll,
     gate_rows,
+    gated_weight_grad,
     logit_adapter,
 )
 from engine.objectives.token_memory import TokenCounterMemory
@@ -147,4 +148,43 @@ def test_head_without_logits_is_refused() -> None:
             return hidden
 
     with pytest.raises(ConfigError, match="opaque"):
-        logit_adapter(Opaque(4), torch.zeros(1, 2), torch.ones(1))
+        logit_adapter(Opaque(4), torch.ones(1))
+
+
+def test_agg_through_a_termination_head() -> None:
+    """NMST (issue 5) exposes output_weight + nll_from_logits: AGG's value is its NLL; h and W
+    gradients equal the reference's; the eos gate u gets exactly its MLE gradient (fused)."""
+    pytest.importorskip("engine.heads.termination")
+    from engine.model import LanguageModel
+    from tests.conftest import tiny_config
+
+    torch.manual_seed(2)
+    model = LanguageModel(tiny_config(320, head="nmst")).eval()
+    ids = torch.randint(2, 320, (2, 10))
+    ids[0, 4] = 0  # an eos inside the window: termination steps restart after it
+    memory = TokenCounterMemory(320, window=2, alpha=0.5)
+    memory.push(torch.bincount(ids[:, 1:].reshape(-1), minlength=320))
+    named: list[dict[str, torch.Tensor]] = []
+    for fused in (True, False, None):  # None: plain MLE
+        model.zero_grad()
+        objective = AggObjective(memory, fused=bool(fused))
+        loss = model(ids[:, :-1], ids[:, 1:]) if fused is None else objective.loss(model, ids[:, :-1], ids[:, 1:])
+        loss.backward()
+        named.append({n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None})
+    fused_g, reference_g, mle_g = named
+    gate_params = [n for n in fused_g if n.startswith("head.gate")]
+    assert gate_params
+    for name in fused_g:
+        if name in gate_params:
+            torch.testing.assert_close(fused_g[name], mle_g[name])
+        else:
+            torch.testing.assert_close(fused_g[name], reference_g[name], atol=1e-6, rtol=1e-5)
+    assert not torch.allclose(fused_g["backbone.transformer.wte.weight"], mle_g["backbone.transformer.wte.weight"])
+
+
+def test_gated_weight_grad_equals_the_gate_matrix_form() -> None:
+    hidden, _, targets, gates = random_case(6)
+    grad_logits = torch.randn(N, V, dtype=torch.float64)
+    expected = (gate_rows(targets, gates.rare, gates.gate1, gates.gate2) * grad_logits).T @ hidden
+    got = gated_weight_grad(grad_logits, hidden, targets, gates.rare, gates.gate1, gates.gate2)
+    torch.testing.assert_close(got, expected, atol=1e-12, rtol=0)

@@ -1,8 +1,10 @@
 """Model bundles: a directory holding everything needed to run a model (DESIGN §2).
 
 Layout: `config.json` (format version, model config, training provenance), `model.safetensors`,
-`tokenizer.json` + `token_counts.json`, `card.md`. Loading checks every file and raises a
-`BundleError` that names the bundle and what is wrong — never a bare traceback.
+`tokenizer.json` + `token_counts.json`, `card.md`, plus any files the head adds (`bundle_files`:
+a POSG head writes `pos_vocab.json`, a readable copy of the V_ρ its weights carry). Loading
+checks every file and raises a `BundleError` that names the bundle and what is wrong — never a
+bare traceback.
 """
 
 from __future__ import annotations

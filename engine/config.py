@@ -49,6 +49,8 @@ class ModelConfig:
     # F² head (head="f2"): frequency classes fitted from the tokenizer's training counts.
     f2_class_method: str = "mefmax"  # or the §4.4.1 ablations "fixed-eq-token" / "fixed-eq-freq"
     f2_classes: int = 0  # K; 0 = MefMax chooses (the fitted K is then saved here)
+    # POSG head (head="posg", issue 6): its POS groups, filled in by training from the tagged text.
+    pos_tags: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if self.n_embd % self.n_head:
@@ -103,6 +105,9 @@ class TrainConfig:
     ul_prefix: int = 50  # sequence-level UL: prefix tokens per rollout
     ul_continuation: int = 100  # sequence-level UL: greedy continuation tokens
     ul_ngram: int = 4  # sequence-level UL: repeated n-gram size
+    # POSG (issue 6): how the training text is POS-tagged
+    pos_backend: str = "spacy"  # "spacy" or "stanza" (engine/pos)
+    pos_cache_dir: str = ""  # tag cache folder; "" = the user cache dir
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.valid_fraction < 1.0:

@@ -37,22 +37,35 @@ class LanguageModel(nn.Module):
         hidden, cache = self.backbone(input_ids, past=past, position_ids=position_ids, use_cache=use_cache)
         return hidden, cache
 
-    def forward(self, input_ids: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-        """Mean per-token NLL of `targets` [B, T] (IGNORE_INDEX positions excluded)."""
+    def forward(
+        self, input_ids: torch.Tensor, targets: torch.Tensor, target_groups: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """Mean per-token NLL of `targets` [B, T] (IGNORE_INDEX positions excluded).
+
+        `target_groups` [B, T] (POSG, issue 6): the observed group of each target, its POS tag;
+        when given, the loss is the head's −log p(group) − log p(x | group)."""
         hidden, _ = self.hidden_states(input_ids)  # [B, T, D]
-        nll = self.token_nll(hidden, targets)  # [B, T]
+        nll = self.token_nll(hidden, targets, target_groups)  # [B, T]
         mask = targets != IGNORE_INDEX
         return (nll * mask).sum() / mask.sum().clamp(min=1)
 
-    def token_nll(self, hidden: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    def token_nll(
+        self, hidden: torch.Tensor, targets: torch.Tensor, target_groups: torch.Tensor | None = None
+    ) -> torch.Tensor:
         """Per-position NLL [B, T]; ignored positions get 0."""
         batch, length = targets.shape
         steps = torch.arange(1, length + 1, device=targets.device).expand(batch, length)
         safe_targets = targets.clamp(min=0)
-        nll = self.head.token_nll(
-            hidden.reshape(batch * length, -1), safe_targets.reshape(-1), steps.reshape(-1)
-        )
-        return nll.view(batch, length) * (targets != IGNORE_INDEX)
+        if target_groups is None:
+            nll = self.head.token_nll(
+                hidden.reshape(batch * length, -1), safe_targets.reshape(-1), steps.reshape(-1)
+            )
+        else:  # observed groups (POSG, issue 6)
+            nll = self.head.token_nll_given_groups(
+                hidden.reshape(batch * length, -1), safe_targets.reshape(-1),
+                target_groups.clamp(min=0).reshape(-1), steps.reshape(-1),
+            )
+        return nll.view(batch, length).masked_fill(targets == IGNORE_INDEX, 0.0)  # not `* mask`: 0·inf is nan
 
     @torch.no_grad()
     def next_log_probs(self, input_ids: torch.Tensor) -> torch.Tensor:

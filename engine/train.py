@@ -40,6 +40,7 @@ from engine.heads.registry import fit_head, load_fitted_head
 from engine.model import LanguageModel
 from engine.objectives import ObjectiveContext, ObjectiveModule, build_objective
 from engine.plots import plot_loss_curve
+from engine.pos.training import PosTrainingData, prepare_pos_training
 from engine.tokenizer import VariorumTokenizer
 from engine.training_card import render_card
 
@@ -95,6 +96,7 @@ class Trainer:
         self.tokenizer = self._tokenizer(tokenizer_dir, model_config.vocab_size)
         model_config.vocab_size = self.tokenizer.vocab_size
         model_config, head_state = fit_head(model_config, self.tokenizer)  # F²: classes from the token counts
+        self.pos = self._pos_data(model_config)  # POSG (issue 6): tagged training text, else None
         self.model_config = model_config
         torch.manual_seed(config.seed)  # identical initial weights on every rank
         backbone = load_hf_gpt2_backbone(init_from_hf) if init_from_hf else None
@@ -105,10 +107,14 @@ class Trainer:
             )
         self.model = LanguageModel(backbone.config if backbone else model_config, backbone).to(self.device)
         load_fitted_head(self.model.head, head_state)
+        if self.pos is not None:
+            self.pos.install(self.model.head)  # V_ρ from the training split
         self.model_config = self.model.config
         self.optimizer = build_optimizer(self.model, config)
         self.train_blocks, self.valid_blocks = self._blocks()
         self.order = BatchOrder(len(self.train_blocks), config.batch_size, config.seed)
+        # POSG: the observed tag of every position, laid out exactly like train_blocks
+        self.train_groups = self.pos.blocks(self.model_config.block_size) if self.pos is not None else None
         steps_per_epoch = -(-len(self.train_blocks) // config.batch_size)
         self.objective = build_objective(config, ObjectiveContext(
             self.model_config.vocab_size, steps_per_epoch, self.model_config.block_size, self.device))
@@ -131,6 +137,29 @@ class Trainer:
         if self.world > 1:
             dist.barrier()
         return VariorumTokenizer.load(source or own)
+
+    def _pos_data(self, model_config: ModelConfig) -> PosTrainingData | None:
+        """POSG (issue 6): tag the training split (rank 0 first, the others then read its tag cache),
+        build V_ρ from it and name the head's groups in `model_config.pos_tags`. Other heads: None.
+
+        Design: the tag of each target is data, like the target itself; it travels as a second block
+        tensor (`train_groups`) into `LanguageModel.forward(..., target_groups)`, whose loss is then
+        the head's Eq. 4. Validation and `variorum perplexity` pass no tags and get the marginal
+        p(x) = Σ_ρ p(ρ)p(x|ρ), comparable with a softmax model's perplexity."""
+        if model_config.head != "posg":
+            return None
+        if self.config.objective != "mle":
+            raise ConfigError(f"the posg head trains with its own loss (paper Eq. 4); objective "
+                              f"{self.config.objective!r} is not defined for it, use 'mle'")
+        if self.world > 1 and self.rank != 0:
+            dist.barrier()
+        cache = Path(self.config.pos_cache_dir) if self.config.pos_cache_dir else None
+        data = prepare_pos_training(self.train_docs, self.tokenizer, self.config.pos_backend, cache,
+                                    progress=self.show_progress and self.rank == 0)
+        if self.world > 1 and self.rank == 0:
+            dist.barrier()
+        model_config.pos_tags = list(data.vocabulary.tags)
+        return data
 
     def _blocks(self) -> tuple[torch.Tensor, torch.Tensor]:
         train, valid = self.train_docs, self.valid_docs
@@ -159,7 +188,8 @@ class Trainer:
             last = index == len(micro_batches) - 1
             sync = nullcontext() if last or self.world == 1 else ddp.no_sync()  # type: ignore[operator]
             with sync, self._autocast():
-                loss = ddp(block[:, :-1], block[:, 1:]) / len(micro_batches)
+                tags = () if self.train_groups is None else (self.train_groups[micro][:, 1:].to(self.device),)
+                loss = ddp(block[:, :-1], block[:, 1:], *tags) / len(micro_batches)
                 loss.backward()
             total += float(loss.detach())
         if self.config.grad_clip > 0:
@@ -209,6 +239,8 @@ class Trainer:
                 start, lambda s: self.train_blocks[self.order.global_batch(s)][:, 1:].to(self.device))
             self.seconds_before = float(state.get("train_seconds", 0.0))
         ddp: torch.nn.Module = ObjectiveModule(self.model, self.objective)
+        if self.pos is not None:  # POSG: Eq. 4 on the observed tags is the model's own forward (MLE only)
+            ddp = self.model
         if self.world > 1:
             device_ids = None if self.device.index is None else [self.device.index]
             ddp = DistributedDataParallel(ddp, device_ids=device_ids)
@@ -257,6 +289,8 @@ class Trainer:
             "summary": summary,
             "command": self.command,
         }
+        if self.pos is not None:  # POSG: which tagger made V_ρ
+            provenance["pos_tagger"] = self.pos.tagger
         card = render_card(self.model, provenance, self.device, self.world)
         save_bundle(self.out / "bundle", self.model, self.tokenizer, card, provenance)
 

@@ -91,6 +91,8 @@ class VariantStream:
         self.prompt_ids = [tokenizer.eos_id, *prompt_ids]
         self.settings = settings
         self.should_stop = should_stop or (lambda: False)
+        # Built here so a bad group control fails before any token; POS bias names need the head's groups.
+        self.group_processors = settings.group_processors(model.head.group_names())
         base = settings.seed if settings.seed is not None else random.randrange(2**62)
         self.variants = [
             Variant(index=i, seed=base + i, settings=settings.with_seed(base + i).to_dict())
@@ -122,7 +124,7 @@ class VariantStream:
         hidden, past = self._encode(ids)
         active = torch.ones(n, dtype=torch.bool, device=device)
         processors = self.settings.processors()
-        group_processors = self.settings.group_processors()
+        group_processors = self.group_processors
         head = self.model.head
         for step in range(1, self.settings.max_new_tokens + 1):
             if self.should_stop():

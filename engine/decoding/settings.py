@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from engine.config import config_from_dict
 from engine.decoding.class_sampling import ClassTemperature, ClassTopK, RarityBias
+from engine.decoding.pos_sampling import pos_group_processors
 from engine.decoding.processors import (
     DecodeSettingError,
     RepetitionPenalty,
@@ -36,6 +38,10 @@ class DecodeConfig:
     class_top_k: int = 0  # keep the k most probable classes; 0 = off
     class_rarity_bias: float = 0.0  # in [-10, 10]: > 0 favours rarer classes, < 0 frequent ones; 0 = as trained
     flat_sampling: bool = False  # ablation (F² Table 3): sample from the marginal p(x), not class then token
+    # --- POSG POS-guided sampling (issue 6; engine/decoding/pos_sampling.py): group stage, POSG heads only.
+    # (flat_sampling above is POSG's "w/o POSG-sampling" ablation, Table 7, too.)
+    pos_top_k: int = 0  # k_POS: keep the k most probable POS tags; 0 = off (paper: 20 for LM, 5 for paraphrase)
+    pos_bias: dict[str, float] = field(default_factory=dict, hash=False)  # "JJ"/"adjectives" → factor in [0.1, 10]
 
     def __post_init__(self) -> None:
         if not 1 <= self.max_new_tokens <= MAX_NEW_TOKENS_LIMIT:
@@ -48,6 +54,10 @@ class DecodeConfig:
             raise DecodeSettingError(f"class_top_k must be >= 0 (0 = off), got {self.class_top_k}")
         if self.flat_sampling and self.active_class_controls():
             raise DecodeSettingError("class controls act on the class stage, which flat_sampling skips; use one")
+        if self.pos_top_k < 0:  # POSG (issue 6)
+            raise DecodeSettingError(f"pos_top_k must be >= 0 (0 = off), got {self.pos_top_k}")
+        if self.flat_sampling and (self.pos_top_k or self.pos_bias):
+            raise DecodeSettingError("pos_top_k / pos_bias act on the POS stage, which flat_sampling skips; use one")
         if self.seed is not None and not 0 <= self.seed < 2**63 - 64:
             raise DecodeSettingError(f"seed must be a non-negative 63-bit integer, got {self.seed}")
         self.processors()  # validates the remaining ranges
@@ -66,11 +76,12 @@ class DecodeConfig:
             chain.append(TopP(self.top_p))
         return chain
 
-    def group_processors(self) -> list[ScoreProcessor]:
+    def group_processors(self, group_names: Sequence[str] | None = None) -> list[ScoreProcessor]:
         """Processors for the first sampling stage, over the head's G groups (scores [N, G]).
 
         Group-level controls (F² class sampling, POSG POS bias) add their processors here;
-        with none, the group is drawn from the head's own group distribution.
+        with none, the group is drawn from the head's own group distribution. `group_names`
+        (the head's) resolve POS bias names to groups; without them POS controls are only validated.
         """
         chain: list[ScoreProcessor] = []
         # F² class controls (issue 3): bias first, then temperature and top-k on the biased scores.
@@ -80,6 +91,8 @@ class DecodeConfig:
             chain.append(ClassTemperature(self.class_temperature))
         if self.class_top_k:
             chain.append(ClassTopK(self.class_top_k))
+        # POSG POS controls (issue 6): POS bias, then k_POS on the biased p(ρ).
+        chain.extend(pos_group_processors(self.pos_bias, self.pos_top_k, group_names))
         return chain
 
     def active_class_controls(self) -> list[str]:

@@ -69,7 +69,6 @@ class ProtocolConfig:
     nmst_windows: int = 64
     nmst_lengths: tuple[int, ...] = (50, 100, 200)
     self_bleu_cap: int | None = None
-    batch_size: int = 32
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -116,11 +115,10 @@ def evaluate_bundle(bundle: Bundle, split: EvalSplit, config: ProtocolConfig, pr
     windows = windows_for(bundle, split, config)
     groups = frequency_groups(bundle.tokenizer.counts)
     references = [w.reference for w in windows]
-    model, eos = bundle.model, bundle.tokenizer.eos_id
+    model = bundle.model
     for spec in config.decoders:
         settings = parse_decoder(spec, config.continuation_len)
-        outs = continue_prefixes(model, [w.prefix for w in windows], settings, eos, config.seed,
-                                 config.batch_size, progress)
+        outs = continue_prefixes(model, bundle.tokenizer, [w.prefix for w in windows], settings, config.seed, progress)
         generated = [c.token_ids for c in outs]
         result.lm[spec] = continuation_metrics(generated, references, config.self_bleu_cap, config.seed)
         result.shares[spec] = group_shares(generated, groups)
@@ -131,13 +129,9 @@ def evaluate_bundle(bundle: Bundle, split: EvalSplit, config: ProtocolConfig, pr
     prefixes = [w.prefix[: config.nmst_prefix_len] for w in windows[: config.nmst_windows]]
     for spec in config.nmst_decoders:
         settings = parse_decoder(spec, config.nmst_max_length)
-        outs = continue_prefixes(model, prefixes, settings, eos, config.seed, config.batch_size, progress)
+        outs = continue_prefixes(model, bundle.tokenizer, prefixes, settings, config.seed, progress)
         curve = non_termination_curve([c.length for c in outs], config.nmst_max_length)
-        result.nmst[spec] = {
-            "r_nt": {str(length): curve[length - 1] for length in config.nmst_lengths},
-            "curve": curve,
-            "eos_curve": mean_by_step([c.eos_probs for c in outs]),
-        }
+        result.nmst[spec] = {"r_nt": {str(length): curve[length - 1] for length in config.nmst_lengths}, "curve": curve}
     return result
 
 

@@ -57,7 +57,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--nmst-windows", type=int, default=d.nmst_windows)
     p.add_argument("--nmst-lengths", type=int, nargs="+", default=list(d.nmst_lengths), help="L values for r_nt(L)")
     p.add_argument("--self-bleu-cap", type=int, help="hypotheses for Self-BLEU (default: all)")
-    p.add_argument("--batch-size", type=int, default=d.batch_size)
     p.add_argument("--seed", type=int, default=d.seed)
     return p
 
@@ -69,7 +68,7 @@ def protocol_from_args(args: argparse.Namespace) -> ProtocolConfig:
         nmst_decoders=tuple(args.nmst_decoders), nmst_prefix_len=args.nmst_prefix_len,
         nmst_max_length=args.nmst_max_length, nmst_windows=args.nmst_windows,
         nmst_lengths=tuple(args.nmst_lengths), self_bleu_cap=args.self_bleu_cap,
-        batch_size=args.batch_size, seed=args.seed,
+        seed=args.seed,
     )
 
 

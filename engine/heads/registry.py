@@ -23,6 +23,22 @@ def _softmax(config: ModelConfig, embedding: nn.Embedding) -> OutputHead:
 HEADS: dict[str, HeadFactory] = {"softmax": _softmax}
 
 
+# POSG (issue 6): POS groups named by `config.pos_tags`; V_ρ comes with the weights or from training.
+def _posg(config: ModelConfig, embedding: nn.Embedding) -> OutputHead:
+    from engine.heads.posg import POSGHead
+
+    if not config.pos_tags:
+        raise ConfigError(
+            "the posg head needs its POS groups (model config `pos_tags`); "
+            "`variorum train --head posg` tags the training text and fills them in"
+        )
+    tied = embedding if config.tie_embeddings else None
+    return POSGHead(config.vocab_size, config.n_embd, config.pos_tags, tied)
+
+
+HEADS["posg"] = _posg
+
+
 # F² (issue 3): K frequency classes fitted from the tokenizer's counts (`fit_head`); the class map
 # itself is a set of head buffers saved with the weights, so a loaded bundle has its own classes.
 def _f2(config: ModelConfig, embedding: nn.Embedding) -> OutputHead:

@@ -13,6 +13,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import torch
+
+from engine.data.blocks import make_blocks
+from engine.heads.base import OutputHead
 from engine.pos.align import align_tokens
 from engine.pos.backends import load_tagger
 from engine.pos.cache import CachedTagger
@@ -41,6 +45,19 @@ class PosTrainingData:
     def special_group(self) -> int:
         """Group id of the special tokens (the eos separators between documents)."""
         return self.vocabulary.tags.index(SPECIAL_GROUP)
+
+    def blocks(self, block_size: int) -> torch.Tensor:
+        """Group ids laid out like the token blocks (`make_blocks`): [num_blocks, block_size + 1]."""
+        return make_blocks(self.group_ids, self.special_group, block_size)
+
+    def install(self, head: OutputHead) -> None:
+        """Give a freshly built POSG head these V_ρ (its groups come from `vocabulary.tags`)."""
+        from engine.heads.posg import POSGHead
+
+        head = getattr(head, "inner", head)  # under a termination wrapper (issue 5) the POSG head is inside
+        if not isinstance(head, POSGHead):
+            raise TypeError(f"POS training data needs a posg head, got {head.name!r}")
+        head.set_vocabulary(self.vocabulary)
 
 
 def special_ids() -> list[int]:

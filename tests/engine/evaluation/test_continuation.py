@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from engine.decoding import DecodeConfig, VariantStream
-from engine.evaluation.continuation import continue_prefixes, make_windows
+from engine.evaluation.continuation import continue_prefixes, make_windows, rescore
 from engine.evaluation.protocols import parse_decoder
 from engine.model import LanguageModel
 from engine.tokenizer import VariorumTokenizer
@@ -24,19 +24,35 @@ def test_windows_cut_the_eos_separated_stream() -> None:
         make_windows([[1]], 0, 5, 5, None)
 
 
-@pytest.mark.parametrize("spec", ["topk=5", "greedy", "topp=0.8,temp=1.3"])
-def test_batched_continuations_equal_variant_stream(
+@pytest.mark.parametrize("spec", ["topk=5", "topp=0.8,temp=1.3"])
+def test_continuations_are_the_app_decoder_with_seed_per_window(
     tiny_model: LanguageModel, tokenizer: VariorumTokenizer, spec: str
 ) -> None:
-    windows = make_windows(tokenizer.encode_batch(story_lines()), tokenizer.eos_id, 20, 30, 5)
+    windows = make_windows(tokenizer.encode_batch(story_lines()), tokenizer.eos_id, 20, 30, 4)
     settings = parse_decoder(spec, 30)  # 21-token context + 30 new > block 32: exercises the window
-    outs = continue_prefixes(tiny_model, [w.prefix for w in windows], settings, tokenizer.eos_id, seed=7, batch_size=3)
+    outs = continue_prefixes(tiny_model, tokenizer, [w.prefix for w in windows], settings, seed=7)
     for i, window in enumerate(windows):
         stream = VariantStream(tiny_model, tokenizer, window.prefix, 1, settings.with_seed(7 + i))
         for _ in stream:
             pass
         assert outs[i].token_ids == [t for t in stream.variants[0].token_ids if t != tokenizer.eos_id]
-        assert len(outs[i].eos_probs) == (outs[i].length or 30) and all(0 < p < 1 for p in outs[i].eos_probs)
+        # p(eos) is scored for the steps that fit in the 32-token block: 32 − 21 + 1
+        expected = min(outs[i].length or 30, 12)
+        assert len(outs[i].eos_probs) == expected and all(0 < p < 1 for p in outs[i].eos_probs)
+
+
+def test_rescored_distributions_align_with_the_generated_steps(
+    tiny_model: LanguageModel, tokenizer: VariorumTokenizer
+) -> None:
+    prefix = tokenizer.encode("Mara found an old key")
+    stream = VariantStream(tiny_model, tokenizer, prefix, 1, DecodeConfig(max_new_tokens=8, greedy=True, seed=0))
+    for _ in stream:
+        pass
+    generated = stream.variants[0].token_ids
+    scores = rescore(tiny_model, stream.prompt_ids, generated)
+    assert scores.shape == (len(generated), tokenizer.vocab_size)
+    assert scores.argmax(-1).tolist() == generated  # greedy picked the argmax of each rescored row
+    assert torch.exp(scores).sum(-1) == pytest.approx(torch.ones(len(generated)), abs=1e-5)
 
 
 def test_eos_ends_a_continuation_and_sets_its_length(
@@ -44,19 +60,18 @@ def test_eos_ends_a_continuation_and_sets_its_length(
 ) -> None:
     head = tiny_model.head
     original = head.log_probs
+    calls = {"n": 0}
 
-    def eos_from_step_three(hidden: torch.Tensor, steps: torch.Tensor | None = None) -> torch.Tensor:
+    def eos_from_third_step(hidden: torch.Tensor, steps: torch.Tensor | None = None) -> torch.Tensor:
+        calls["n"] += 1  # one call per decoding step for a softmax head
         scores = original(hidden, steps).clone()
-        assert steps is not None
-        scores[:, tokenizer.eos_id] = torch.where(steps >= 3, 50.0, -50.0)
+        scores[:, tokenizer.eos_id] = 50.0 if calls["n"] >= 3 else -50.0
         return torch.log_softmax(scores, dim=-1)
 
-    monkeypatch.setattr(head, "log_probs", eos_from_step_three)
-    outs = continue_prefixes(tiny_model, [[5, 6], [7, 8]], DecodeConfig(max_new_tokens=10, greedy=True),
-                             tokenizer.eos_id)
-    for out in outs:
-        assert out.length == 3 and len(out.token_ids) == 2
-        assert out.eos_probs[2] == pytest.approx(1.0) and out.eos_probs[0] < 1e-10
+    monkeypatch.setattr(head, "log_probs", eos_from_third_step)
+    (out,) = continue_prefixes(tiny_model, tokenizer, [[5, 6]], DecodeConfig(max_new_tokens=10, greedy=True))
+    assert out.length == 3 and len(out.token_ids) == 2 and len(out.groups) == 2
+    assert len(out.eos_probs) == 3
 
 
 def test_decoder_specs_and_errors() -> None:
@@ -67,5 +82,3 @@ def test_decoder_specs_and_errors() -> None:
         parse_decoder("beam=4", 5)
     with pytest.raises(ValueError, match="needs a number"):
         parse_decoder("topk=many", 5)
-    with pytest.raises(ValueError, match="same length"):
-        continue_prefixes(None, [[1], [1, 2]], DecodeConfig(), 0)  # type: ignore[arg-type]

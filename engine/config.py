@@ -51,6 +51,10 @@ class ModelConfig:
     f2_classes: int = 0  # K; 0 = MefMax chooses (the fitted K is then saved here)
     # POSG head (head="posg", issue 6): its POS groups, filled in by training from the tagged text.
     pos_tags: list[str] = field(default_factory=list)
+    # Termination (issue 5, engine/heads/termination.py): "va" plain, "st" (Eq. 9) or "nmst" (Eq. 10),
+    # wrapping whichever head; head "st"/"nmst" is shorthand for the softmax head with that termination.
+    termination: str = "va"
+    termination_eps: float = 1e-5
 
     def __post_init__(self) -> None:
         if self.n_embd % self.n_head:
@@ -65,6 +69,12 @@ class ModelConfig:
             raise ConfigError(f"f2_class_method must be one of {list(F2_CLASS_METHODS)}, got {method!r}")
         if self.f2_classes < 0 or (self.head == "f2" and method != "mefmax" and not self.f2_classes):
             raise ConfigError(f"f2_classes must be >= 0, and >= 1 for {method!r}; got {self.f2_classes}")
+        if self.termination not in ("va", "st", "nmst"):
+            raise ConfigError(f"termination must be one of ['va', 'st', 'nmst'], got {self.termination!r}")
+        if self.head in ("st", "nmst") and self.termination not in ("va", self.head):
+            raise ConfigError(f"head {self.head!r} already sets the termination; got termination={self.termination!r}")
+        if not 0.0 < self.termination_eps < 1.0:
+            raise ConfigError(f"termination_eps must be in (0, 1), got {self.termination_eps}")
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -9,8 +9,11 @@ from transformers.cache_utils import Cache
 from engine.backbones import GPT2Backbone
 from engine.config import ConfigError, ModelConfig
 from engine.heads import OutputHead, build_head
+from engine.heads.termination import document_steps
+from engine.tokenizer import EOS, SPECIAL_TOKENS
 
 IGNORE_INDEX = -100  # target value excluded from the loss (padding, prompt positions)
+EOS_ID = SPECIAL_TOKENS.index(EOS)  # the document separator; termination steps restart after it
 
 
 class LanguageModel(nn.Module):
@@ -54,7 +57,7 @@ class LanguageModel(nn.Module):
     ) -> torch.Tensor:
         """Per-position NLL [B, T]; ignored positions get 0."""
         batch, length = targets.shape
-        steps = torch.arange(1, length + 1, device=targets.device).expand(batch, length)
+        steps = document_steps(targets, EOS_ID)  # t restarts after each eos (engine/heads/termination.py)
         safe_targets = targets.clamp(min=0)
         if target_groups is None:
             nll = self.head.token_nll(
@@ -72,5 +75,6 @@ class LanguageModel(nn.Module):
         """Marginal log p(x) after each position: ids [B, T] → [B, T, V] (no cache)."""
         hidden, _ = self.hidden_states(input_ids)
         batch, length, dim = hidden.shape
-        steps = torch.arange(1, length + 1, device=input_ids.device).repeat(batch)
+        # Position i predicts target i + 1 = input i + 1, so steps come from the inputs shifted by one.
+        steps = document_steps(torch.cat([input_ids[:, 1:], input_ids[:, -1:]], dim=1), EOS_ID).reshape(-1)
         return self.head.log_probs(hidden.reshape(-1, dim), steps).view(batch, length, -1)

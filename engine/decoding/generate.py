@@ -23,6 +23,7 @@ from transformers.cache_utils import Cache
 from engine.decoding.class_sampling import check_group_controls, most_likely_groups
 from engine.decoding.processors import apply_processors
 from engine.decoding.settings import DecodeConfig
+from engine.heads.termination import prompt_start_step
 from engine.model import LanguageModel
 from engine.tokenizer import VariorumTokenizer
 
@@ -89,6 +90,11 @@ class VariantStream:
         self.model = model
         self.tokenizer = tokenizer
         self.prompt_ids = [tokenizer.eos_id, *prompt_ids]
+        if getattr(model.head, "needs_decoding_state", False):  # ST: p(eos_t) depends on every earlier step
+            raise ValueError("ST termination is decoded by engine.decoding.termination (greedy, top-k, nucleus, "
+                             "beam); the streaming decoder supports VA and NMST")
+        # Termination step t counts the document's tokens, prompt included (engine/heads/termination.py).
+        self.start_step = prompt_start_step(self.prompt_ids, tokenizer.eos_id)
         self.settings = settings
         self.should_stop = should_stop or (lambda: False)
         # Built here so a bad group control fails before any token; POS bias names need the head's groups.
@@ -130,7 +136,7 @@ class VariantStream:
             if self.should_stop():
                 self._finish(active, FINISH_CANCELLED)
                 return
-            steps = torch.full((n,), step, device=device)
+            steps = torch.full((n,), self.start_step + step, device=device)
             groups = torch.zeros(n, dtype=torch.long, device=device)
             flat = head.num_groups > 1 and self.settings.flat_sampling  # ablation: token from the marginal
             if head.num_groups > 1 and not flat:

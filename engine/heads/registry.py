@@ -73,9 +73,25 @@ def load_fitted_head(head: OutputHead, state: dict[str, torch.Tensor]) -> None:
     """Give a freshly built head the state `fit_head` returned (no-op for an empty state)."""
     if not state:
         return
+    head = getattr(head, "inner", head)  # a termination wrapper's fitted state belongs to its inner head
     result = head.load_state_dict(state, strict=False)
     if result.unexpected_keys:
         raise ConfigError(f"fitted head state {sorted(state)} does not fit the model's {head.name!r} head")
+
+
+# Termination (issue 5): `termination` "st"/"nmst" wraps any head with an eos group (Eq. 9/10);
+# heads "st"/"nmst" are the softmax head with that termination (the paper's ST+ / NMST+ models).
+HEADS["st"] = HEADS["nmst"] = _softmax
+
+
+def _with_termination(config: ModelConfig, head: OutputHead, embedding: nn.Embedding) -> OutputHead:
+    kind = config.head if config.head in ("st", "nmst") else config.termination
+    if kind == "va":
+        return head
+    from engine.heads.termination import TerminationHead
+    from engine.tokenizer import EOS, SPECIAL_TOKENS
+
+    return TerminationHead(head, kind, config.termination_eps, SPECIAL_TOKENS.index(EOS), config.n_embd)
 
 
 def build_head(config: ModelConfig, embedding: nn.Embedding) -> OutputHead:
@@ -83,4 +99,4 @@ def build_head(config: ModelConfig, embedding: nn.Embedding) -> OutputHead:
         factory = HEADS[config.head]
     except KeyError:
         raise ConfigError(f"unknown head {config.head!r}; available: {sorted(HEADS)}") from None
-    return factory(config, embedding)
+    return _with_termination(config, factory(config, embedding), embedding)

@@ -1,0 +1,148 @@
+"""Decoders under VA / ST / NMST: every decode ends under ST/NMST (Theorem 3), not under VA;
+the incremental state (KV cache, step t, ST's running product) matches whole-sequence scoring."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from torch import nn
+
+from engine.decoding.generate import FINISH_EOS, generate_variants
+from engine.decoding.processors import DecodeSettingError
+from engine.decoding.settings import DecodeConfig
+from engine.decoding.termination import Decoder, Stepper, beam_search, decode_prompts, parse_decoder
+from engine.model import EOS_ID, LanguageModel
+from engine.tokenizer import VariorumTokenizer
+from tests.conftest import tiny_config
+
+DECODERS = ["greedy", "top-2", "top-4", "nucleus-0.2", "nucleus-0.4", "nucleus-0.9", "beam-2", "beam-4"]
+FAVOURITE = 7  # the token the adversarial model always prefers
+
+
+class ConstantBackbone(nn.Module):
+    """Every position's hidden state is the same vector: the model ignores its input."""
+
+    def __init__(self, vocab_size: int, n_embd: int) -> None:
+        super().__init__()
+        self.token_embedding = nn.Embedding(vocab_size, n_embd)
+
+    def forward(self, input_ids: torch.Tensor, past: object = None, position_ids: object = None,
+                use_cache: bool = False) -> tuple[torch.Tensor, None]:
+        return torch.ones(*input_ids.shape, self.token_embedding.embedding_dim), None
+
+
+def adversarial_model(termination: str, eps: float, vocab: int = 50, dim: int = 8) -> LanguageModel:
+    """p_inner puts ~all mass on FAVOURITE and ~none on eos; the ST/NMST gate says "never stop"."""
+    config = tiny_config(vocab, n_embd=dim, tie_embeddings=False, termination=termination, termination_eps=eps)
+    model = LanguageModel(config, ConstantBackbone(vocab, dim)).eval()  # type: ignore[arg-type]
+    inner = getattr(model.head, "inner", model.head)
+    with torch.no_grad():
+        inner.proj.weight.zero_()
+        inner.proj.weight[FAVOURITE] = 5.0  # logit 40 for the favourite
+        inner.proj.weight[EOS_ID] = -5.0  # logit −40 for eos
+        if termination != "va":
+            model.head.gate.weight.fill_(-5.0)  # z = −40: σ(z) ≈ 4e-18
+    return model
+
+
+def half_life(eps: float) -> int:
+    """t_1/2: the first t with 1 − (1 − ε)^t > 1/2, after which eos is the most probable token."""
+    return math.floor(math.log(0.5) / math.log1p(-eps)) + 1
+
+
+@pytest.mark.parametrize("termination", ["st", "nmst"])
+@pytest.mark.parametrize("name", DECODERS)
+def test_every_decoder_ends_under_st_and_nmst(termination: str, name: str) -> None:
+    eps, cap = 0.05, 400
+    model = adversarial_model(termination, eps)
+    decoder = parse_decoder(name)
+    results = decode_prompts(model, [[3, 4, 5]] * 6, decoder, cap, seed=0)
+    lengths = [r.length for r in results]
+    assert all(n is not None for n in lengths), lengths
+    # Eos is the argmax from t_1/2 on (t counts the 3 prompt tokens): greedy and beam stop by then.
+    if decoder.kind in ("greedy", "beam"):
+        assert max(n for n in lengths if n is not None) <= half_life(eps) - 3 + decoder.width
+
+
+@pytest.mark.parametrize("name", DECODERS)
+def test_va_does_not_end_before_the_cap(name: str) -> None:
+    results = decode_prompts(adversarial_model("va", 0.05), [[3, 4, 5]] * 3, parse_decoder(name), 30, seed=0)
+    assert all(r.length is None and len(r.tokens) == 30 and r.tokens[-1] == FAVOURITE for r in results)
+
+
+@pytest.mark.parametrize("termination", ["va", "st", "nmst"])
+def test_incremental_log_probs_match_whole_sequence_scoring(termination: str, tokenizer: VariorumTokenizer) -> None:
+    torch.manual_seed(5)
+    model = LanguageModel(tiny_config(tokenizer.vocab_size, termination=termination, termination_eps=0.01)).eval()
+    prompt = tokenizer.encode("The dog ran")
+    results = decode_prompts(model, [prompt, prompt[:2]], Decoder("top-k", k=5), cap=12, seed=1)
+    for start, result in zip([prompt, prompt[:2]], results, strict=True):
+        ids = torch.tensor([[EOS_ID, *start, *result.tokens]])
+        scored = model.next_log_probs(ids)[0, len(start):-1].gather(-1, ids[0, len(start) + 1:, None]).sum()
+        assert result.log_prob == pytest.approx(float(scored), abs=1e-4)
+
+
+def test_streaming_decoder_counts_steps_from_the_document_start(tokenizer: VariorumTokenizer) -> None:
+    torch.manual_seed(6)
+    model = LanguageModel(tiny_config(tokenizer.vocab_size, termination="nmst", termination_eps=0.2)).eval()
+    prompt = "Anna found a cat"
+    (variant,) = generate_variants(model, tokenizer, prompt, 1, DecodeConfig(seed=3, max_new_tokens=30))
+    start = tokenizer.encode(prompt)
+    ids = torch.tensor([[EOS_ID, *start, *variant.token_ids]])
+    expected = model.next_log_probs(ids)[0, len(start):-1].gather(-1, ids[0, len(start) + 1:, None])[:, 0]
+    torch.testing.assert_close(torch.tensor(variant.token_log_probs), expected, atol=1e-4, rtol=1e-4)
+
+
+def test_streaming_decoder_ends_under_nmst_and_refuses_st(tokenizer: VariorumTokenizer) -> None:
+    model = adversarial_model("nmst", 0.1, vocab=tokenizer.vocab_size)
+    variants = generate_variants(model, tokenizer, "x", 3, DecodeConfig(seed=0, max_new_tokens=300))
+    assert all(v.finish_reason == FINISH_EOS for v in variants)
+    with pytest.raises(ValueError, match="ST termination"):
+        generate_variants(adversarial_model("st", 0.1, vocab=tokenizer.vocab_size), tokenizer, "x", 1, DecodeConfig())
+
+
+def _beam_scores_match(model: LanguageModel, prompt: list[int]) -> bool:
+    hypotheses = beam_search(model, prompt, Decoder("beam", width=3, n_best=3), cap=10)
+    for hypothesis in hypotheses:
+        ids = torch.tensor([[EOS_ID, *prompt, *hypothesis.tokens]])
+        scored = model.next_log_probs(ids)[0, len(prompt):-1].gather(-1, ids[0, len(prompt) + 1:, None]).sum()
+        if abs(hypothesis.log_prob - float(scored)) > 1e-4:
+            return False
+    return True
+
+
+def test_st_beam_search_reorders_its_running_state(
+    tokenizer: VariorumTokenizer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    torch.manual_seed(0)
+    model = LanguageModel(tiny_config(tokenizer.vocab_size, termination="st", termination_eps=1e-3)).eval()
+    with torch.no_grad():  # peaked tokens and a "go on" gate, so beams live long enough to swap
+        model.backbone.transformer.ln_f.bias.fill_(1.0)
+        model.head.gate.weight.copy_(6.0 / 32 + 0.3 * torch.randn(1, 32))
+        model.backbone.token_embedding.weight.mul_(8.0)
+    prompt = tokenizer.encode("Once upon")
+    assert _beam_scores_match(model, prompt)
+    reorder = Stepper.reorder
+
+    def forgetful(self: Stepper, index: torch.Tensor) -> None:  # the authors' bug: state not reordered
+        state, next_state = self.state, self._next_state
+        reorder(self, index)
+        if state is not None and next_state is not None:
+            keep = torch.arange(len(index)) % len(next_state)
+            self.state, self._next_state = state[keep], next_state[keep]
+
+    monkeypatch.setattr(Stepper, "reorder", forgetful)
+    assert not _beam_scores_match(model, prompt)  # the check above would catch the bug
+
+
+def test_beam_returns_n_best_in_order_and_decoders_validate() -> None:
+    model = adversarial_model("nmst", 0.05)
+    best = beam_search(model, [3], Decoder("beam", width=4, n_best=3, length_penalty=1.0), cap=200)
+    assert len(best) == 3 and all(h.length is not None for h in best)
+    ranks = [h.log_prob / len(h.tokens) for h in best]
+    assert ranks == sorted(ranks, reverse=True)
+    for bad in ("top-0", "nucleus-1.5", "beam-1", "sample"):
+        with pytest.raises(DecodeSettingError):
+            parse_decoder(bad)

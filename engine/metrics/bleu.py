@@ -103,16 +103,21 @@ def closest_other_length(lengths: np.ndarray) -> np.ndarray:
 
 def self_bleu_stats(texts: Sequence[Text], max_n: int = 4) -> BleuStats:
     """Statistics of every text against all the others as references."""
-    if len(texts) < 2:
-        raise ValueError(f"Self-BLEU needs at least two texts, got {len(texts)}")
-    arrays = to_arrays(texts)
-    tables = ngram_tables(arrays, max_n)
-    correct = np.zeros((len(arrays), max_n), dtype=np.int64)
+    return self_bleu_stats_from_tables(ngram_tables(to_arrays(texts), max_n))
+
+
+def self_bleu_stats_from_tables(tables: dict[int, NgramTable]) -> BleuStats:
+    """Self-BLEU statistics from already counted tables of orders 1..max_n (one text set)."""
+    max_n = max(tables)
+    num_texts = tables[1].num_texts
+    if num_texts < 2:
+        raise ValueError(f"Self-BLEU needs at least two texts, got {num_texts}")
+    correct = np.zeros((num_texts, max_n), dtype=np.int64)
     for n, table in tables.items():
         clipped = np.minimum(table.count, max_count_in_other_texts(table))
-        correct[:, n - 1] = np.bincount(table.text, weights=clipped, minlength=len(arrays))
+        correct[:, n - 1] = np.bincount(table.text, weights=clipped, minlength=num_texts)
     total = np.stack([tables[n].totals for n in range(1, max_n + 1)], axis=1)
-    lengths = np.array([len(a) for a in arrays], dtype=np.int64)
+    lengths = tables[1].totals  # unigram count = length
     return BleuStats(correct, total, lengths, closest_other_length(lengths))
 
 
@@ -139,7 +144,14 @@ def self_bleu_orders(
     texts: Sequence[Text], max_n: int = 4, max_hypotheses: int | None = None, seed: int = 0, smooth: str = "floor"
 ) -> dict[int, float]:
     """{n: Self-BLEU-n} for n = 1..max_n from one counting pass (BLEU-n uses orders 1..n)."""
-    stats = self_bleu_stats(texts, max_n)
+    return self_bleu_from_stats(self_bleu_stats(texts, max_n), texts, max_hypotheses, seed, smooth)
+
+
+def self_bleu_from_stats(
+    stats: BleuStats, texts: Sequence[Text], max_hypotheses: int | None, seed: int, smooth: str
+) -> dict[int, float]:
+    """{n: Self-BLEU-n} from statistics of max_n orders (hypothesis cap by hash of `texts`)."""
+    max_n = stats.correct.shape[1]
     chosen = np.arange(len(texts)) if max_hypotheses is None else hash_sample(texts, max_hypotheses, seed)
     result = {}
     for n in range(1, max_n + 1):

@@ -17,21 +17,27 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from engine.metrics.ngrams import Text, ngram_table, to_arrays
+from engine.metrics.ngrams import NgramTable, Text, ngram_table, to_arrays
 
 
-def distinct_n_per_text(texts: Sequence[Text], n: int) -> float:
-    table = ngram_table(to_arrays(texts), n)
+def distinct_per_text_from_table(table: NgramTable) -> float:
     has = table.totals > 0
     if not has.any():
         return 0.0
     return float((table.distinct_per_text()[has] / table.totals[has]).mean())
 
 
-def distinct_n_corpus(texts: Sequence[Text], n: int) -> float:
-    table = ngram_table(to_arrays(texts), n)
+def distinct_corpus_from_table(table: NgramTable) -> float:
     total = int(table.totals.sum())
     return float(np.count_nonzero(table.corpus_counts())) / total if total else 0.0
+
+
+def distinct_n_per_text(texts: Sequence[Text], n: int) -> float:
+    return distinct_per_text_from_table(ngram_table(to_arrays(texts), n))
+
+
+def distinct_n_corpus(texts: Sequence[Text], n: int) -> float:
+    return distinct_corpus_from_table(ngram_table(to_arrays(texts), n))
 
 
 def uniq(texts: Sequence[Text]) -> int:

@@ -37,7 +37,8 @@ def _check_order(n: int) -> None:
 class NgramTable:
     """Distinct n-grams of each text with their counts; rows sorted by (text, gram).
 
-    text, gram, count: [K] arrays (one row per distinct n-gram of a text).
+    text, gram, count: [K] arrays (one row per distinct n-gram of a text); gram ids lie in
+    [0, num_grams) but need not all be used.
     totals: [num_texts] number of n-gram tokens of each text, max(0, len − n + 1).
     """
 
@@ -97,10 +98,8 @@ def _count(n: int, owner: np.ndarray, grams: np.ndarray, totals: np.ndarray) -> 
     if grams.size == 0:
         empty = np.zeros(0, dtype=np.int64)
         return NgramTable(n, empty, empty, empty, totals, 0)
-    _, dense = np.unique(grams, return_inverse=True)
-    dense = dense.reshape(-1).astype(np.int64)
-    num_grams = int(dense.max()) + 1
-    keys, counts = np.unique(owner * num_grams + dense, return_counts=True)
+    num_grams = int(grams.max()) + 1  # ids may have gaps (windows across texts); arrays stay small
+    keys, counts = np.unique(owner * num_grams + grams, return_counts=True)
     return NgramTable(n, keys // num_grams, keys % num_grams, counts.astype(np.int64), totals, num_grams)
 
 

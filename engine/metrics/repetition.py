@@ -31,7 +31,11 @@ def ends_in_repetition(text: Text, max_phrase: int = MAX_PHRASE) -> bool:
     reverse = list(reversed(list(text)))
     if not reverse:
         return False
-    repeats = [_repeats_at_end(reverse, n) for n in range(1, max_phrase + 1)]
+    # a phrase of length n can only repeat if reverse[n] == reverse[0]; skip the rest (repeats = 1)
+    repeats = [
+        _repeats_at_end(reverse, n) if n < len(reverse) and reverse[n] == reverse[0] else 1
+        for n in range(1, max_phrase + 1)
+    ]
     best = max(range(max_phrase), key=lambda i: repeats[i])  # first (shortest) phrase on ties
     return repeats[best] > 1 and (best + 1 >= 3 or repeats[best] > 50)
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from engine.metrics.bleu import self_bleu_orders
-from engine.metrics.diversity import distinct_n_corpus, distinct_n_per_text, uniq
-from engine.metrics.repetition import rep, seq_rep_n
+from engine.metrics.bleu import self_bleu_from_stats, self_bleu_stats_from_tables
+from engine.metrics.diversity import distinct_corpus_from_table, distinct_per_text_from_table, uniq
+from engine.metrics.ngrams import ngram_tables, to_arrays
+from engine.metrics.repetition import rep
 from engine.metrics.similarity import ms_jaccard, unigram_kld
 
 ORDERS = (1, 2, 3)
@@ -33,15 +34,18 @@ def continuation_metrics(
         result["kld"] = unigram_kld(references, generated)
         for n, value in ms_jaccard(references, generated, max(ORDERS)).items():
             result[f"ms_jaccard_{n}"] = value
+    tables = ngram_tables(to_arrays(generated), 4)  # counted once, shared by the metrics below
     if len(generated) >= 2:
-        for n, value in self_bleu_orders(generated, 4, self_bleu_cap, seed).items():
+        stats = self_bleu_stats_from_tables(tables)
+        for n, value in self_bleu_from_stats(stats, generated, self_bleu_cap, seed, "floor").items():
             result[f"self_bleu_{n}"] = value
     else:
         result.update({f"self_bleu_{n}": None for n in range(1, 5)})
     for n in ORDERS:
-        result[f"distinct_{n}"] = distinct_n_per_text(generated, n)
-        result[f"distinct_corpus_{n}"] = distinct_n_corpus(generated, n)
+        result[f"distinct_{n}"] = distinct_per_text_from_table(tables[n])
+        result[f"distinct_corpus_{n}"] = distinct_corpus_from_table(tables[n])
     result["rep"] = rep(generated)
-    result["seq_rep_4"] = seq_rep_n(generated, 4)
+    has_4grams = bool((tables[4].totals > 0).any())
+    result["seq_rep_4"] = 1.0 - distinct_per_text_from_table(tables[4]) if has_4grams else 0.0
     result["uniq"] = uniq(generated)
     return result

@@ -76,7 +76,7 @@ class VariantPane(QFrame):
     def reset(self, state: VariantState | None = None) -> None:
         """Clear for a new generation, or show a stored state (history)."""
         pinned = self.state.pinned
-        self.state = state or VariantState(pinned=pinned)
+        self.state = state if state is not None else VariantState(pinned=pinned)
         self.labels = []
         self.text.setPlainText(self.state.text)
         self.buttons["pin"].setChecked(self.state.pinned)

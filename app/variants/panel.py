@@ -36,6 +36,7 @@ class VariantsPanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.panes: list[VariantPane] = []
+        self._spare: list[VariantPane] = []  # hidden panes kept for reuse
         self.diversity = QLabel("Self-BLEU – · Distinct-2 –")
         self.diversity.setToolTip(
             "How different the shown variants are from each other. Self-BLEU: overlap of each variant "
@@ -79,13 +80,14 @@ class VariantsPanel(QWidget):
     def prepare(self, n: int) -> list[int]:
         """Keep pinned panes, add `n` fresh panes after them; return the fresh panes' indices."""
         kept = [p for p in self.panes if p.state.pinned]
-        for pane in self.panes:
-            if not pane.state.pinned:
-                pane.setParent(None)
-                pane.deleteLater()
+        self._spare.extend(p for p in self.panes if not p.state.pinned)
         self.panes = kept
-        for _ in range(n):
-            self.panes.append(self._new_pane())
+        for _ in range(n):  # reuse hidden panes: building widgets is the slow part of starting a batch
+            pane = self._spare.pop() if self._spare else self._new_pane()
+            pane.reset(VariantState())
+            self.panes.append(pane)
+        for pane in self._spare:
+            pane.hide()
         self._relayout()
         return list(range(len(self.panes) - n, len(self.panes)))
 
@@ -106,9 +108,12 @@ class VariantsPanel(QWidget):
 
     def _relayout(self) -> None:
         self.empty_hint.setVisible(not self.panes)
+        for pane in (*self.panes, *self._spare):
+            self.grid.removeWidget(pane)
         for i, pane in enumerate(self.panes):
             pane.set_number(i + 1)
             self.grid.addWidget(pane, 1 + i // self.columns, i % self.columns)
+            pane.show()
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)

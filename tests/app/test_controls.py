@@ -90,6 +90,15 @@ class PlannedRequest:
     sentence_order: list[int] | None = None
 
 
+@dataclasses.dataclass(frozen=True)
+class OldRequest:
+    """A request of an engine without the PermGen fields."""
+
+    prompt: str = ""
+    n: int = 3
+    task: str = "continue"
+
+
 def test_modes_disabled_with_reason_without_capability() -> None:
     reason = modes.mode_unavailable_reason("story", SOFTMAX)
     assert "Story needs a model trained for it" in reason and "Continue" in reason
@@ -100,7 +109,8 @@ def test_modes_disabled_with_reason_without_capability() -> None:
 
 def test_story_request_validation(monkeypatch: pytest.MonkeyPatch) -> None:
     caps = {"tasks": ["continue", "story", "abstract", "paraphrase"]}
-    # with today's GenerationRequest (no title field) the mode says the engine cannot do it yet
+    # an engine whose request has no title field cannot take a story: the mode says so instead of dropping it
+    monkeypatch.setattr(modes, "GenerationRequest", OldRequest)
     assert "request lacks title" in modes.mode_unavailable_reason("story", caps)
     monkeypatch.setattr(modes, "GenerationRequest", PlannedRequest)
     with pytest.raises(ModeError, match="needs a title"):

@@ -25,7 +25,10 @@ from engine.decoding import DecodeConfig, TokenEvent, Variant, VariantStream
 from engine.devices import gpu_unavailable_reason, resolve_device
 from engine.pos.tagger import Tagger, TaggerUnavailableError
 
-TASKS = ("continue",)
+TASKS: tuple[str, ...] = ("continue",)
+# PermGen (issue 8): paragraph tasks of encoder-decoder bundles (engine/permgen); an LM bundle does "continue" only.
+TASKS = (*TASKS, "story", "abstract")
+LM_TASKS = ("continue",)
 RESOURCES_MODELS = Path(__file__).resolve().parent.parent / "resources" / "models"
 
 
@@ -53,12 +56,21 @@ class GenerationRequest:
     n: int = 3
     task: str = "continue"
     decode: DecodeConfig = field(default_factory=DecodeConfig)
+    # PermGen tasks (issue 8): the input and the sentence-order control (engine/permgen/control.py)
+    title: str = ""
+    keywords: list[str] = field(default_factory=list, hash=False)
+    num_sentences: int | None = None  # 1-10; None = the model decides (up to 10)
+    sentence_order: list[int] | None = field(default=None, hash=False)  # None / [first] / full order
 
     def __post_init__(self) -> None:
         if self.task not in TASKS:
             raise ValueError(f"task {self.task!r} is not available; this engine supports {list(TASKS)}")
         if not 1 <= self.n <= 8:
             raise ValueError(f"number of variants must be between 1 and 8, got {self.n}")
+        if self.task in ("story", "abstract"):  # PermGen: validates the count and the order up front
+            from engine.permgen.control import OrderControl
+
+            OrderControl(self.num_sentences, tuple(self.sentence_order or ()))
 
 
 def describe_bundle(path: Path) -> BundleInfo:
@@ -83,10 +95,12 @@ class LoadedModel:
     @property
     def capabilities(self) -> dict[str, object]:
         caps = self.bundle.model.head.capabilities()
-        caps["tasks"] = list(TASKS)
+        caps["tasks"] = list(LM_TASKS)
         return caps
 
     def stream(self, request: GenerationRequest, should_stop: Callable[[], bool] | None = None) -> VariantStream:
+        if request.task not in LM_TASKS:
+            raise ValueError(f"this model can only continue text; task {request.task!r} needs a model trained for it")
         tokenizer = self.bundle.tokenizer
         return VariantStream(
             self.bundle.model, tokenizer, tokenizer.encode(request.prompt), request.n, request.decode, should_stop
@@ -153,6 +167,12 @@ class Engine:
     def load(self, path: Path, device: str = "auto") -> LoadedModel:
         """Load and validate a bundle (raises BundleError with a specific message)."""
         target = resolve_device(device)
+        from engine.permgen.bundle import is_permgen_bundle, load_permgen_bundle
+
+        if is_permgen_bundle(Path(path)):  # PermGen encoder-decoder (issue 8)
+            from engine.permgen.api import PermGenLoadedModel
+
+            return PermGenLoadedModel(load_permgen_bundle(Path(path), target), target)
         return LoadedModel(load_bundle(Path(path), target), target)
 
 

@@ -17,7 +17,7 @@ from rich.console import Console, Group
 from rich.live import Live
 from rich.panel import Panel
 
-from engine.api import Engine, GenerationRequest
+from engine.api import TASKS, Engine, GenerationRequest
 from engine.bundle import BundleError
 from engine.config import ConfigError
 from engine.decoding import DecodeConfig, DecodeSettingError, Variant, VariantStream
@@ -36,6 +36,13 @@ def _generate_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[t
     p.add_argument("--greedy", action="store_true")
     p.add_argument("--seed", type=int, help="base seed; variant i uses seed + i")
     p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+    # PermGen paragraph tasks (issue 8): a bundle from `variorum train-permgen`
+    p.add_argument("--task", default="continue", choices=list(TASKS), help="story / abstract need a PermGen bundle")
+    p.add_argument("--title", default="", help="story/abstract: the title")
+    p.add_argument("--keywords", default="", help="story/abstract: comma-separated (default: from the title)")
+    p.add_argument("--num-sentences", type=int, help="story/abstract: 1-10 (default: the model decides)")
+    p.add_argument("--sentence-order", help="story/abstract: first sentence 'k' or a full order '3,1,2' "
+                   "(default: the model's choice, each variant starting at a different sentence)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -45,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("bundles", help="list available model bundles")
     sub.add_parser("train", help="train a model (see `variorum train --help`)", add_help=False)
     sub.add_parser("perplexity", help="validation perplexity of a bundle", add_help=False)
+    sub.add_parser("train-permgen", help="train a PermGen story/abstract model (see --help)", add_help=False)
     sub.add_parser("diagnose", help="embedding I(W), group cosine, PPL/Uniq per frequency group", add_help=False)
     sub.add_parser("eval", help="evaluate bundles on a split: the papers' tables and plots", add_help=False)
     return parser
@@ -67,6 +75,9 @@ def _print_final(console: Console, variants: list[Variant]) -> None:
             highlight=False,
         )
         console.print(v.text, markup=False, highlight=False)
+        if getattr(v, "order", None):  # PermGen: generation order and Eq. 8 rank (issue 8)
+            console.print(f"    written in order {v.order}, rank {getattr(v, 'rank', 0)} "  # type: ignore[attr-defined]
+                          f"(mean log-prob {getattr(v, 'score', 0.0):.3f})", markup=False, highlight=False)
 
 
 def run_generate(args: argparse.Namespace, console: Console) -> int:
@@ -87,7 +98,7 @@ def run_generate(args: argparse.Namespace, console: Console) -> int:
         greedy=args.greedy,
         seed=args.seed,
     )
-    request = GenerationRequest(prompt=args.prompt, n=args.num_variants, decode=decode)
+    request = GenerationRequest(prompt=args.prompt, n=args.num_variants, decode=decode, **_paragraph_fields(args))  # type: ignore[arg-type]
     model = engine.load(path, device=args.device)
     stop = threading.Event()
     stream = model.stream(request, should_stop=stop.is_set)
@@ -120,6 +131,16 @@ def _consume(
     redraw()
 
 
+def _paragraph_fields(args: argparse.Namespace) -> dict[str, object]:
+    """PermGen request fields from the generate flags (issue 8); {} for the continue task."""
+    if args.task == "continue":
+        return {}
+    order = [int(part) for part in args.sentence_order.replace(",", " ").split()] if args.sentence_order else None
+    keywords = [k.strip() for k in args.keywords.split(",") if k.strip()]
+    return {"task": args.task, "title": args.title, "keywords": keywords, "num_sentences": args.num_sentences,
+            "sentence_order": order}
+
+
 def run_bundles(console: Console) -> int:
     bundles = Engine().list_bundles()
     if not bundles:
@@ -137,6 +158,10 @@ def main(argv: list[str] | None = None) -> int:
         from engine.train import main as train_main
 
         return train_main(argv[1:])
+    if argv and argv[0] == "train-permgen":  # PermGen (issue 8)
+        from engine.permgen.train import main as permgen_main
+
+        return permgen_main(argv[1:])
     if argv and argv[0] == "perplexity":
         from engine.evaluate import main as perplexity_main
 

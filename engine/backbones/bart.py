@@ -1,0 +1,208 @@
+"""BART-style encoder-decoder built from transformers' BART modules, with hierarchical decoder positions.
+
+Used by PermGen (engine/permgen, paper §4.1). The encoder is transformers' `BartEncoder` unchanged
+(learned absolute source positions). The decoder is a stack of `BartDecoderLayer`s under our own
+input embedding (paper Eq. 4):
+
+    Y = Y_token + Y_global_position + Y_local_position
+
+global = index t of the sentence holding the token (0 for tokens outside every sentence: the
+decoder start token and ⟨EOP⟩), local = position inside that sentence (⟨B-t⟩ is 0). There is no
+absolute decoder position at all, so a sentence generated first or last is embedded the same way.
+The two new tables have **no padding_idx**: the authors' code built them with padding_idx = 1,
+which froze sentence 1 / local position 1 at a zero vector (DESIGN §3); here every row trains.
+
+Like `GPT2Backbone`, the backbone stops at hidden states; the output layer is a separate head
+(engine.heads), tied to the shared token embedding. Attention masks are built here as additive
+float masks [B, 1, Tq, Tk], so eager and SDPA attention behave the same.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+from torch import nn
+from transformers import BartConfig, BartModel
+from transformers.cache_utils import DynamicCache, EncoderDecoderCache
+from transformers.models.bart.modeling_bart import BartDecoderLayer, BartEncoder
+
+from engine.config import ConfigError
+
+
+def bart_config(
+    vocab_size: int,
+    d_model: int,
+    encoder_layers: int,
+    decoder_layers: int,
+    heads: int,
+    ffn_dim: int,
+    max_source_len: int,
+    dropout: float,
+    pad_id: int,
+) -> BartConfig:
+    """The transformers config of a backbone (special ids inside our vocabulary, never downloaded)."""
+    config = BartConfig(
+        vocab_size=vocab_size,
+        d_model=d_model,
+        encoder_layers=encoder_layers,
+        decoder_layers=decoder_layers,
+        encoder_attention_heads=heads,
+        decoder_attention_heads=heads,
+        encoder_ffn_dim=ffn_dim,
+        decoder_ffn_dim=ffn_dim,
+        max_position_embeddings=max_source_len,
+        dropout=dropout,
+        attention_dropout=dropout,
+        activation_dropout=dropout,
+        pad_token_id=pad_id,
+        bos_token_id=0,
+        eos_token_id=0,
+        decoder_start_token_id=0,
+        forced_eos_token_id=None,
+        scale_embedding=False,
+    )
+    config._attn_implementation = "sdpa"
+    return config
+
+
+def _setting(value: int | float | None) -> int:
+    """A BartConfig size that must be set (transformers types them as optional)."""
+    if value is None:
+        raise ConfigError("BART config is missing a size")
+    return value  # type: ignore[return-value]  # float settings pass through unchanged
+
+
+def _additive(allowed: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """bool [B, 1, Tq, Tk] (True = may attend) → additive float mask (0 or dtype min)."""
+    zero = torch.zeros((), dtype=dtype, device=allowed.device)
+    return torch.where(allowed, zero, torch.finfo(dtype).min)
+
+
+def self_attention_mask(key_mask: torch.Tensor, query_len: int, dtype: torch.dtype) -> torch.Tensor:
+    """Causal + key-padding mask: key_mask bool [B, K] (K = past + query_len) → [B, 1, Tq, K]."""
+    keys = key_mask.shape[1]
+    past = keys - query_len
+    q = torch.arange(query_len, device=key_mask.device)[:, None] + past  # absolute query index [Tq, 1]
+    k = torch.arange(keys, device=key_mask.device)[None, :]  # [1, K]
+    allowed = (k <= q)[None, None] & key_mask[:, None, None, :]
+    return _additive(allowed, dtype)
+
+
+def cross_attention_mask(source_mask: torch.Tensor, query_len: int, dtype: torch.dtype) -> torch.Tensor:
+    """Source padding mask bool [B, S] → [B, 1, Tq, S]."""
+    allowed = source_mask[:, None, None, :].expand(-1, 1, query_len, -1)
+    return _additive(allowed, dtype)
+
+
+class HierarchicalDecoder(nn.Module):
+    """BART decoder layers under token + sentence-index + in-sentence-position embeddings."""
+
+    def __init__(self, config: BartConfig, embed_tokens: nn.Embedding, max_sentences: int, max_local: int) -> None:
+        super().__init__()
+        d_model, std = _setting(config.d_model), float(_setting(config.init_std))
+        self.embed_tokens = embed_tokens
+        # Row 0 of `embed_sentence` = outside any sentence (start token, ⟨EOP⟩); rows 1..T = sentence t.
+        self.embed_sentence = nn.Embedding(max_sentences + 1, d_model)
+        self.embed_local = nn.Embedding(max_local, d_model)
+        for table in (self.embed_sentence, self.embed_local):
+            nn.init.normal_(table.weight, std=std)
+        self.layernorm_embedding = nn.LayerNorm(d_model)
+        layers = _setting(config.decoder_layers)
+        self.layers = nn.ModuleList([BartDecoderLayer(config, layer_idx=i) for i in range(layers)])
+        self.dropout = float(_setting(config.dropout))
+
+    def embed(self, ids: torch.Tensor, sentence: torch.Tensor, local: torch.Tensor) -> torch.Tensor:
+        """Eq. 4: ids, sentence, local [B, T] → [B, T, D] (before the embedding layer norm)."""
+        too_far = int(sentence.max()) >= self.embed_sentence.num_embeddings
+        if too_far or int(local.max()) >= self.embed_local.num_embeddings:
+            raise ValueError(
+                f"hierarchical position out of range: sentence index < {self.embed_sentence.num_embeddings}, "
+                f"in-sentence position < {self.embed_local.num_embeddings} required"
+            )
+        embedded: torch.Tensor = self.embed_tokens(ids) + self.embed_sentence(sentence) + self.embed_local(local)
+        return embedded
+
+    def forward(
+        self,
+        ids: torch.Tensor,  # [B, T]
+        sentence: torch.Tensor,  # [B, T] global positions
+        local: torch.Tensor,  # [B, T] local positions
+        encoder_states: torch.Tensor,  # [B, S, D]
+        source_mask: torch.Tensor,  # bool [B, S]
+        key_mask: torch.Tensor | None = None,  # bool [B, past + T]; None = no decoder padding
+        past: EncoderDecoderCache | None = None,
+    ) -> torch.Tensor:
+        hidden = self.layernorm_embedding(self.embed(ids, sentence, local))
+        hidden = nn.functional.dropout(hidden, p=self.dropout, training=self.training)
+        past_len = past.get_seq_length() if past is not None else 0
+        if key_mask is None:
+            key_mask = torch.ones(ids.shape[0], past_len + ids.shape[1], dtype=torch.bool, device=ids.device)
+        self_mask = self_attention_mask(key_mask, ids.shape[1], hidden.dtype)
+        cross_mask = cross_attention_mask(source_mask, ids.shape[1], hidden.dtype)
+        for layer in self.layers:
+            hidden = layer(hidden, self_mask, encoder_states, encoder_attention_mask=cross_mask,
+                           past_key_values=past, use_cache=past is not None)
+        out: torch.Tensor = hidden
+        return out
+
+
+class BartBackbone(nn.Module):
+    """Source ids → encoder states; decoder ids + hierarchical positions → hidden states [B, T, D]."""
+
+    def __init__(self, config: BartConfig, max_sentences: int, max_local: int) -> None:
+        super().__init__()
+        self.hf_config = config
+        vocab, d_model = _setting(config.vocab_size), _setting(config.d_model)
+        self.shared = nn.Embedding(vocab, d_model, padding_idx=config.pad_token_id)
+        nn.init.normal_(self.shared.weight, std=float(_setting(config.init_std)))
+        with torch.no_grad():
+            self.shared.weight[config.pad_token_id].zero_()  # the pad token is never an input that matters
+        self.encoder = BartEncoder(config)
+        self.encoder.embed_tokens = self.shared  # type: ignore[assignment]  # tied, as in BartModel
+        self.decoder = HierarchicalDecoder(config, self.shared, max_sentences, max_local)
+
+    @property
+    def token_embedding(self) -> nn.Embedding:
+        return self.shared
+
+    def encode(self, source_ids: torch.Tensor, source_mask: torch.Tensor) -> torch.Tensor:
+        """source_ids, source_mask [B, S] → encoder states [B, S, D]."""
+        if source_ids.shape[1] > self.hf_config.max_position_embeddings:
+            raise ValueError(
+                f"source has {source_ids.shape[1]} tokens, the encoder takes at most "
+                f"{self.hf_config.max_position_embeddings}"
+            )
+        out = self.encoder(inputs_embeds=self.shared(source_ids), attention_mask=source_mask.long())
+        states: torch.Tensor = out.last_hidden_state
+        return states
+
+    def new_cache(self) -> EncoderDecoderCache:
+        """An empty KV cache for incremental decoding (self- and cross-attention)."""
+        return EncoderDecoderCache(DynamicCache(), DynamicCache())
+
+
+def load_hf_bart(
+    directory: Path, vocab_size: int, max_sentences: int, max_local: int, pad_id: int
+) -> BartBackbone:
+    """A backbone initialised from a local HF BART checkpoint directory (config.json + weights).
+
+    Encoder, shared token embedding and decoder layers come from the checkpoint; BART's absolute
+    decoder positions are dropped and the sentence / local tables start fresh (paper §4.1). The
+    checkpoint's vocabulary must be this tokenizer's (same size), as with GPT-2.
+    """
+    if not (directory / "config.json").is_file():
+        raise ConfigError(f"{directory} is not a Hugging Face BART checkpoint (no config.json)")
+    hf = BartModel.from_pretrained(str(directory), local_files_only=True)
+    config = hf.config
+    if config.vocab_size != vocab_size:
+        raise ConfigError(f"{directory} has a {config.vocab_size}-token vocabulary, the tokenizer has {vocab_size}")
+    if config.pad_token_id != pad_id:
+        raise ConfigError(f"{directory} uses pad id {config.pad_token_id}, our tokenizer's pad id is {pad_id}")
+    config._attn_implementation = "sdpa"
+    backbone = BartBackbone(config, max_sentences, max_local)
+    backbone.shared.load_state_dict(hf.shared.state_dict())
+    backbone.encoder.load_state_dict(hf.encoder.state_dict())
+    backbone.decoder.layers.load_state_dict(hf.decoder.layers.state_dict())
+    backbone.decoder.layernorm_embedding.load_state_dict(hf.decoder.layernorm_embedding.state_dict())
+    return backbone

@@ -1,0 +1,48 @@
+"""The model card of a PermGen bundle; every number in it comes from the run (its command is recorded)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from engine.permgen.model import PermGenModel
+
+SMALL_DATA_NOTE = {
+    "abstract": "AGENDA here is only its 2,000 validation + test abstracts (the train split is missing), "
+                "so an abstract model trained on it is small and weak; say so to writers.",
+    "story": "Only the ROCStories Plan-and-Write dev/test files carry titles and storylines here (the "
+             "98k-story train split is missing), so story models see at most ~20k stories.",
+}
+
+
+def render_permgen_card(model: PermGenModel, provenance: dict[str, Any], device: torch.device) -> str:
+    config = model.config
+    train, summary, data = provenance["train"], provenance["summary"], provenance["data"]
+    method = "PermGen (π-SGD over sentence orders)" if config.permute else "no-permute baseline (natural order only)"
+    files = "\n".join(f"- `{f}`" for f in data["files"])
+    return f"""# Variorum {config.task} model: {method}
+
+**What it is.** A small BART-style encoder-decoder ({model.num_parameters() / 1e6:.2f}M parameters: \
+{config.encoder_layers} encoder + {config.model.n_layer} decoder layers, width {config.model.n_embd}, \
+{config.model.head} head) that writes a {config.task} from a title and keywords, sentence by sentence \
+in a chosen or model-chosen order (Yu et al., PermGen). {SMALL_DATA_NOTE[config.task]}
+
+## Data
+{files}
+
+Read {data['read']} paragraphs; dropped {data['dropped_too_many_sentences']} with more than 10 sentences; \
+cut {data['cut_sentences']} long sentences and {data['cut_sources']} long sources. Examples: \
+{provenance['examples']['train']} train, {provenance['examples']['valid']} held out.
+
+## Training
+{train['max_steps']} steps × batch {train['batch_size']}, lr {train['lr']}, seed {train['seed']}, \
+on {device.type}, {summary.get('train_seconds', 0.0) / 60:.1f} minutes.
+
+## Held-out numbers (from this run)
+- NLL per target token, natural order: {summary.get('valid_nll_natural', float('nan')):.4f} \
+(perplexity {summary.get('valid_ppl_natural', float('nan')):.2f})
+- NLL per target token, one random order per paragraph: {summary.get('valid_nll_permuted', float('nan')):.4f}
+
+Command: `{provenance['command']}`
+"""

@@ -1,0 +1,69 @@
+"""PermGen model configuration: the decoder's `ModelConfig` plus the encoder-decoder extras.
+
+The decoder side reuses `engine.config.ModelConfig` (vocab, n_layer = decoder layers, n_head,
+n_embd, dropout, head, tie_embeddings, block_size = longest marked target), so any output head
+builds exactly as for the language models. `backbone` is "bart".
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.config import ConfigError, ModelConfig, config_from_dict
+from engine.tokenizer import MAX_SENTENCES
+
+TASKS = ("story", "abstract")
+SUPPORTED_HEADS = ("softmax", "f2", "posg")  # termination heads end on eos, PermGen ends on ⟨EOP⟩
+
+
+@dataclass
+class PermGenConfig:
+    """Shape of a PermGen encoder-decoder and how its targets were ordered in training."""
+
+    model: ModelConfig = field(default_factory=lambda: ModelConfig(backbone="bart", n_layer=2, n_embd=128))
+    encoder_layers: int = 2
+    ffn_dim: int = 0  # 0 = 4 × n_embd
+    max_source_len: int = 64  # source (title + keywords) tokens
+    max_sentence_len: int = 48  # local positions: ⟨B-t⟩ + tokens + ⟨E-t⟩
+    permute: bool = True  # False = the `--no-permute` baseline (natural order only)
+    task: str = "story"
+    lowercase: bool = True  # sources are lowercased and word-tokenized like the training data
+
+    def __post_init__(self) -> None:
+        if isinstance(self.model, dict):
+            self.model = config_from_dict(ModelConfig, self.model)
+        if self.model.backbone != "bart":
+            raise ConfigError(f"PermGen needs the 'bart' backbone, got {self.model.backbone!r}")
+        if self.model.head not in SUPPORTED_HEADS:
+            raise ConfigError(f"PermGen supports heads {list(SUPPORTED_HEADS)}, got {self.model.head!r}")
+        if getattr(self.model, "termination", "va") != "va":
+            raise ConfigError(
+                "PermGen paragraphs end with <EOP>, which sentence-based decoding always reaches; an eos "
+                f"termination head ({self.model.termination!r}) does not apply to them"
+            )
+        for name in ("encoder_layers", "max_source_len"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.max_sentence_len < 3:
+            raise ConfigError(f"max_sentence_len must be >= 3 (marks + a token), got {self.max_sentence_len}")
+        if self.ffn_dim < 0:
+            raise ConfigError(f"ffn_dim must be >= 0, got {self.ffn_dim}")
+        if self.task not in TASKS:
+            raise ConfigError(f"task must be one of {list(TASKS)}, got {self.task!r}")
+
+    @property
+    def max_sentences(self) -> int:
+        return MAX_SENTENCES
+
+    @property
+    def feedforward(self) -> int:
+        return self.ffn_dim or 4 * self.model.n_embd
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> PermGenConfig:
+        return config_from_dict(cls, dict(data))

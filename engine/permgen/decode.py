@@ -1,0 +1,249 @@
+"""Sentence-based decoding (paper §4.3, Fig. 3), streamed, for N candidates in one batch.
+
+Steps per candidate: I = {} → choose a mark among the allowed ⟨B-t⟩ ∪ ⟨EOP⟩ (engine/permgen/
+control.py) by masking the decoder's own classifier → if ⟨EOP⟩, stop → write sentence t token by
+token from V ∪ {⟨E-t⟩} with any token decoder (DecodeConfig: greedy, temperature, top-k, nucleus,
+repetition penalty; two-stage heads sample group then token, engine/permgen/sampling.py) →
+I ← I ∪ {t} → choose again. The N candidates run in lock-step with one KV cache.
+
+Every decode ends: a sentence is closed with ⟨E-t⟩ when it reaches the per-sentence cap
+min(max_sentence_len − 2, DecodeConfig.max_new_tokens) tokens, at most T sentences are written,
+and then ⟨EOP⟩ is the only choice — at most T·(cap + 2) + 1 steps. Cancellation (`should_stop`)
+is checked every step.
+
+Each candidate is scored by Eq. 8, the mean of the model's log p(y_l | y_<l, X) over all L
+generated tokens (marks and ⟨EOP⟩ included; log-probs of the unmasked model distribution), and
+ranked (rank 1 = best; ties → lower index). Its text is the sentences reordered by index
+(§4.3 "reorder"), detokenized for display; while streaming, deltas follow generation order with a
+"[t]" label before each sentence, and the final `text` replaces them.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+import torch
+
+from engine.decoding.class_sampling import check_group_controls
+from engine.decoding.generate import FINISH_CANCELLED, INCOMPLETE_CHAR, TokenEvent, Variant, VariantStream
+from engine.decoding.settings import DecodeConfig
+from engine.permgen.control import OrderControl
+from engine.permgen.marks import EOP_ID, PositionTracker, end_id, sentence_of_begin
+from engine.permgen.model import PAD_ID, START_ID, PermGenModel
+from engine.permgen.sampling import draw, sample_allowed
+from engine.permgen.text import display_paragraph
+from engine.tokenizer import SPECIAL_TOKENS, VariorumTokenizer
+
+FINISH_EOP = "eop"
+FIRST_WORD_ID = len(SPECIAL_TOKENS)  # ids below are special tokens, never sentence words
+
+
+@dataclass
+class PermGenVariant(Variant):
+    """A candidate paragraph: tokens in generation order, sentences by index, Eq. 8 score and rank."""
+
+    order: list[int] = field(default_factory=list)  # sentence indices in generation order
+    sentences: dict[int, str] = field(default_factory=dict)  # index → normalised sentence text
+    score: float = float("-inf")  # Eq. 8
+    rank: int = 0  # 1 = best score among the candidates of this request
+
+
+@dataclass
+class _State:
+    """Per-candidate decoding state."""
+
+    tracker: PositionTracker = field(default_factory=PositionTracker)
+    sentence: int = 0  # index being written, 0 while choosing a mark
+    words: list[int] = field(default_factory=list)  # tokens of the current sentence
+    shown: str = ""  # streamed text of the current sentence
+
+
+def first_marks(first_log_probs: torch.Tensor, control: OrderControl, n: int, seed: int) -> list[int]:
+    """Each candidate's first sentence index (§4.3 footnote 1).
+
+    `first_log_probs` [V] is the model's first-step distribution. User-given first sentence: all
+    start there. Model's choice with `distinct_starts`: indices drawn without replacement from
+    p(⟨B-t⟩) over t ≤ T (a new round after every T); otherwise the most likely one for all.
+    """
+    if control.first:
+        return [control.first] * n
+    marks = torch.tensor([m for m in control.allowed_marks([]) if m != EOP_ID])
+    indices = [sentence_of_begin(int(m)) for m in marks]
+    probs = torch.softmax(first_log_probs[marks].double(), dim=0)
+    if not control.distinct_starts:
+        return [indices[int(probs.argmax())]] * n
+    generator = torch.Generator().manual_seed(seed)
+    picks: list[int] = []
+    while len(picks) < n:
+        take = min(n - len(picks), len(indices))
+        picks += [indices[int(i)] for i in torch.multinomial(probs, take, replacement=False, generator=generator)]
+    return picks
+
+
+def rank_variants(variants: list[PermGenVariant]) -> None:
+    """Set each candidate's Eq. 8 score and its rank (1 = best, ties → lower index)."""
+    for v in variants:
+        v.score = sum(v.token_log_probs) / len(v.token_log_probs) if v.token_log_probs else float("-inf")
+    for rank, v in enumerate(sorted(variants, key=lambda v: (-v.score, v.index)), start=1):
+        v.rank = rank
+
+
+class PermGenStream(VariantStream):
+    """Iterate for `TokenEvent`s; when iteration ends, `variants` holds the N ranked candidates.
+
+    A `VariantStream` to its callers (the app, the CLI): same iteration, events and `variants`;
+    its own state and steps (the base class's LM state is never set up, so its __init__ is not run).
+    """
+
+    def __init__(
+        self,
+        model: PermGenModel,
+        tokenizer: VariorumTokenizer,
+        source_ids: list[int],
+        n: int,
+        settings: DecodeConfig,
+        control: OrderControl,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> None:
+        if not 1 <= n <= 64:
+            raise ValueError(f"number of variants must be in [1, 64], got {n}")
+        if not source_ids:
+            raise ValueError("the source (title and keywords) is empty")
+        check_group_controls(settings.active_class_controls(), model.head)
+        self.seq2seq, self.tokenizer, self.settings, self.control = model, tokenizer, settings, control
+        self.source_ids = source_ids[: model.config.max_source_len]
+        self.should_stop = should_stop or (lambda: False)
+        self.group_processors = settings.group_processors(model.head.group_names())
+        self.cap = min(model.config.max_sentence_len - 2, settings.max_new_tokens)
+        base = settings.seed if settings.seed is not None else random.randrange(2**62)
+        self.base_seed = base
+        self.candidates = [PermGenVariant(index=i, seed=base + i, settings=settings.with_seed(base + i).to_dict())
+                           for i in range(n)]
+        self.variants: list[Variant] = list(self.candidates)  # the same objects, typed as the base class's
+        self.states = [_State() for _ in range(n)]
+
+    def __iter__(self) -> Iterator[TokenEvent]:
+        was_training = self.seq2seq.training
+        self.seq2seq.eval()
+        try:
+            with torch.inference_mode():
+                yield from self._run()
+        finally:
+            self.seq2seq.train(was_training)
+            self._finish_texts()
+
+    def _feed(self, tokens: torch.Tensor, states: torch.Tensor, past: object) -> torch.Tensor:
+        """Run one decoder step for tokens [N] → last hidden [N, D]."""
+        positions = [s.tracker.position(int(t)) for s, t in zip(self.states, tokens.tolist(), strict=True)]
+        sentence = torch.tensor([[g] for g, _ in positions], device=tokens.device)
+        local = torch.tensor([[loc] for _, loc in positions], device=tokens.device)
+        mask = torch.ones(len(tokens), self.source_ids.__len__(), dtype=torch.bool, device=tokens.device)
+        hidden: torch.Tensor = self.seq2seq.backbone.decoder(tokens[:, None], sentence, local, states, mask, past=past)
+        return hidden[:, -1]
+
+    def _run(self) -> Iterator[TokenEvent]:
+        device = next(self.seq2seq.parameters()).device
+        n = len(self.variants)
+        generators = [torch.Generator(device=device).manual_seed(v.seed) for v in self.candidates]
+        source = torch.tensor([self.source_ids], device=device)
+        states = self.seq2seq.backbone.encode(source, torch.ones_like(source, dtype=torch.bool)).expand(n, -1, -1)
+        past = self.seq2seq.backbone.new_cache()
+        history = torch.full((n, 1), START_ID, device=device)
+        hidden = self._feed(history[:, 0], states, past)
+        active = torch.ones(n, dtype=torch.bool, device=device)
+        head, limit = self.seq2seq.head, self.control.limit
+        firsts: list[int] = []
+        for step in range(1, limit * (self.cap + 2) + 2):
+            if self.should_stop():
+                self._stop(active)
+                return
+            steps = torch.full((n,), step, device=device)
+            marginal = head.log_probs(hidden, steps)  # [N, V]
+            if step == 1:
+                firsts = first_marks(marginal[0], self.control, n, self.base_seed)
+            allowed = self._allowed_words(n, device)
+            tokens, groups = sample_allowed(
+                head, hidden, steps, allowed, history, self.settings.processors(), self.group_processors,
+                generators, self.settings.greedy, head.num_groups > 1 and self.settings.flat_sampling)
+            tokens = self._override_marks(tokens, marginal, firsts, step)
+            tokens = torch.where(active, tokens, torch.full_like(tokens, PAD_ID))
+            log_probs = marginal.gather(1, tokens[:, None])[:, 0]
+            yield from self._record(active, tokens, log_probs, groups)
+            active &= tokens != EOP_ID
+            if not bool(active.any()):
+                return
+            history = torch.cat([history, tokens[:, None]], dim=1)
+            hidden = self._feed(tokens, states, past)
+        raise RuntimeError("PermGen decoding exceeded its step bound")  # unreachable: marks force the end
+
+    def _allowed_words(self, n: int, device: torch.device) -> torch.Tensor:
+        """bool [N, V]: inside sentence t, the words and ⟨E-t⟩ (§4.3 step 3)."""
+        allowed = torch.zeros(n, self.seq2seq.config.model.vocab_size, dtype=torch.bool, device=device)
+        allowed[:, FIRST_WORD_ID:] = True
+        for i, state in enumerate(self.states):
+            if state.sentence:
+                allowed[i, end_id(state.sentence)] = True
+        return allowed
+
+    def _override_marks(
+        self, tokens: torch.Tensor, marginal: torch.Tensor, firsts: list[int], step: int
+    ) -> torch.Tensor:
+        """Between sentences: the most likely allowed mark (or the first mark); at the cap: ⟨E-t⟩."""
+        chosen = tokens.clone()
+        for i, (state, variant) in enumerate(zip(self.states, self.candidates, strict=True)):
+            if state.sentence and len(state.words) >= self.cap:
+                chosen[i] = end_id(state.sentence)
+            elif not state.sentence:
+                marks = self.control.allowed_marks(variant.order)
+                if step == 1:  # the first mark was drawn for all candidates at once (`first_marks`)
+                    chosen[i] = next(m for m in marks if sentence_of_begin(m) == firsts[i])
+                else:
+                    chosen[i] = marks[int(draw(marginal[i : i + 1, marks], [], greedy=True))]
+        return chosen
+
+    def _record(
+        self, active: torch.Tensor, tokens: torch.Tensor, log_probs: torch.Tensor, groups: torch.Tensor
+    ) -> Iterator[TokenEvent]:
+        for i in active.nonzero()[:, 0].tolist():
+            variant, token = self.candidates[i], int(tokens[i])
+            variant.token_ids.append(token)
+            variant.token_log_probs.append(float(log_probs[i]))
+            variant.token_groups.append(int(groups[i]))
+            delta = self._advance(i, token)
+            yield TokenEvent(i, token, delta, float(log_probs[i]), int(groups[i]))
+
+    def _advance(self, i: int, token: int) -> str:
+        """Update candidate i's sentence state with `token`; return the streamed text delta."""
+        state, variant = self.states[i], self.candidates[i]
+        begun = sentence_of_begin(token)
+        if begun:
+            state.sentence, state.words, state.shown = begun, [], ""
+            variant.order.append(begun)
+            return f"{' ' if len(variant.order) > 1 else ''}[{begun}] "
+        if token == EOP_ID:
+            variant.finish_reason = FINISH_EOP
+            return ""
+        if state.sentence and token == end_id(state.sentence):
+            variant.sentences[state.sentence] = self.tokenizer.decode(state.words).strip()
+            state.sentence = 0
+            return ""
+        state.words.append(token)
+        text = self.tokenizer.decode(state.words)
+        if text.endswith(INCOMPLETE_CHAR):
+            return ""
+        delta, state.shown = text.removeprefix(state.shown), text
+        return delta
+
+    def _stop(self, active: torch.Tensor) -> None:
+        for i in active.nonzero()[:, 0].tolist():
+            state, variant = self.states[i], self.candidates[i]
+            if state.sentence:  # keep the unfinished sentence's text
+                variant.sentences[state.sentence] = self.tokenizer.decode(state.words).strip()
+            variant.finish_reason = FINISH_CANCELLED
+
+    def _finish_texts(self) -> None:
+        for variant in self.candidates:
+            variant.text = display_paragraph([variant.sentences[t] for t in sorted(variant.sentences)])
+        rank_variants(self.candidates)

@@ -1,0 +1,158 @@
+"""Readers for the paragraph-generation data in ../shared/data (see each SOURCE.md).
+
+Every reader returns `ParagraphExample`s (title, keywords, sentences — normalised lowercase,
+word-tokenized text, engine/permgen/text.py) and raises `ReaderError` naming the file and line
+of the first malformed line.
+
+- Plan-and-Write ROCStories `…titlesepkeysepstory.{dev,test}.txt`:
+  `title <EOT> k1 … k5 <EOL> </s> s1 </s> … </s> s5`; the `.3.1.1` variant has TAB-separated
+  keywords with `#` between sentence groups (all keywords are kept, in order).
+- Diffusion-LM `roc_valid.json`: JSON lines `["s1 s2 … s5"]` — no title, no keywords; sentences
+  split at . ! ? before a capital letter, storyline keywords extracted (engine/permgen/keywords.py).
+- Story Cloze 2016 TSV (header line): 4 context sentences + the right ending; keywords extracted.
+- AGENDA `preprocessed.{val,test}.tsv`: title, entities (` ; `-separated) as keywords, abstract
+  with its `<type_idx>` placeholders replaced by the entity strings, split after . ? ! tokens.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from engine.permgen.keywords import storyline
+from engine.permgen.text import normalize
+
+
+class ReaderError(ValueError):
+    """A data file is malformed; the message names the file and line."""
+
+
+@dataclass(frozen=True)
+class ParagraphExample:
+    """One input (title + keywords) and its target paragraph as sentences, normalised."""
+
+    title: str
+    keywords: tuple[str, ...]
+    sentences: tuple[str, ...]
+
+
+def _lines(path: Path) -> list[tuple[int, str]]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise ReaderError(f"{path}: cannot read ({error})") from None
+    return [(number, line) for number, line in enumerate(text.splitlines(), start=1) if line.strip()]
+
+
+def _fail(path: Path, number: int, why: str) -> ReaderError:
+    return ReaderError(f"{path}:{number}: {why}")
+
+
+def read_plan_and_write(path: Path) -> list[ParagraphExample]:
+    examples = []
+    for number, line in _lines(path):
+        if line.count("<EOT>") != 1 or line.count("<EOL>") != 1:
+            raise _fail(path, number, "expected 'title <EOT> keywords <EOL> </s> sentence …'")
+        title, rest = line.split("<EOT>")
+        storyline_text, story = rest.split("<EOL>")
+        sentences = [s.strip() for s in story.split("</s>") if s.strip()]
+        keywords = [k for k in re.split(r"[\t ]+", storyline_text.strip()) if k and k != "#"]
+        if not title.strip() or not sentences or story.split("</s>")[0].strip():
+            raise _fail(path, number, "missing title or story sentences (each must follow '</s>')")
+        examples.append(ParagraphExample(" ".join(title.split()), tuple(keywords), tuple(sentences)))
+    return examples
+
+
+_RAW_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[\"'A-Z])")
+
+
+def _with_storyline(sentences: list[str], title: str = "") -> ParagraphExample:
+    normalised = tuple(normalize(s) for s in sentences if s.strip())
+    return ParagraphExample(title, tuple(storyline(normalised)), normalised)
+
+
+def read_diffusion_lm(path: Path) -> list[ParagraphExample]:
+    examples = []
+    for number, line in _lines(path):
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise _fail(path, number, f"not JSON ({error.msg})") from None
+        if not (isinstance(row, list) and len(row) == 1 and isinstance(row[0], str) and row[0].strip()):
+            raise _fail(path, number, 'expected a one-element list holding the story text, ["…"]')
+        examples.append(_with_storyline(_RAW_SPLIT.split(row[0].strip())))
+    return examples
+
+
+def read_story_cloze(path: Path) -> list[ParagraphExample]:
+    rows = _lines(path)
+    if not rows or not rows[0][1].startswith("InputStoryid\t"):
+        raise ReaderError(f"{path}:1: expected the Story Cloze header 'InputStoryid\\tInputSentence1…'")
+    examples = []
+    for number, line in rows[1:]:
+        fields = line.split("\t")
+        if len(fields) != 8 or fields[7].strip() not in ("1", "2"):
+            raise _fail(path, number, "expected 8 TAB-separated fields ending in the right ending (1 or 2)")
+        ending = fields[5] if fields[7].strip() == "1" else fields[6]
+        examples.append(_with_storyline([*fields[1:5], ending]))
+    return examples
+
+
+_PLACEHOLDER = re.compile(r"<[a-z]+_(\d+)>")
+
+
+def read_agenda(path: Path) -> list[ParagraphExample]:
+    examples = []
+    for number, line in _lines(path):
+        fields = line.split("\t")
+        if len(fields) != 6:
+            raise _fail(path, number, f"expected 6 TAB-separated fields (src ent nerd rel out sorder), "
+                                      f"got {len(fields)}")
+        title, entity_field, _, _, abstract, _ = fields
+        entities = [e.strip() for e in entity_field.split(" ; ") if e.strip()]
+
+        def entity(match: re.Match[str], entities: list[str] = entities, number: int = number) -> str:
+            index = int(match.group(1))
+            if index >= len(entities):
+                raise _fail(path, number, f"placeholder {match.group(0)} but only {len(entities)} entities")
+            return entities[index]
+
+        text = _PLACEHOLDER.sub(entity, abstract)
+        sentences = [s.strip() for s in re.split(r"(?<= [.?!])\s+", f" {text.strip()}") if s.strip()]
+        if not title.strip() or not sentences:
+            raise _fail(path, number, "empty title or abstract")
+        examples.append(ParagraphExample(normalize(title), tuple(entities), tuple(sentences)))
+    return examples
+
+
+READERS: dict[str, Callable[[Path], list[ParagraphExample]]] = {
+    "plan_and_write": read_plan_and_write,
+    "diffusion_lm": read_diffusion_lm,
+    "story_cloze": read_story_cloze,
+    "agenda": read_agenda,
+}
+
+
+def detect_format(path: Path) -> str:
+    """Which reader fits `path`, from its name (the shared data keeps the original names)."""
+    name = path.name
+    if "titlesepkeysepstory" in name:
+        return "plan_and_write"
+    if name.endswith(".json"):
+        return "diffusion_lm"
+    if "cloze_test" in name:
+        return "story_cloze"
+    if name.startswith("preprocessed.") and name.endswith(".tsv"):
+        return "agenda"
+    raise ReaderError(f"{path}: unknown data file; name it like the shared data or pass the format ({sorted(READERS)})")
+
+
+def read_examples(path: Path, data_format: str = "") -> list[ParagraphExample]:
+    """Read `path` with the named reader (or the one its name implies)."""
+    fmt = data_format or detect_format(path)
+    if fmt not in READERS:
+        raise ReaderError(f"unknown data format {fmt!r}; known: {sorted(READERS)}")
+    return READERS[fmt](path)

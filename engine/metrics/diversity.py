@@ -8,6 +8,8 @@
 - `uniq`: number of distinct tokens across all texts (Welleck et al. 2020, F², POSG).
 - `entropy_n`: Zhang et al. 2018 (PermGen's Entropy-n): entropy, in nats, of the empirical
   n-gram distribution pooled over all texts.
+Distinct n-POS (POSG Table 3) is `distinct_n_per_text` applied to POS-tag sequences (any
+hashable tokens work); the eval protocol does not tag generations yet.
 All are invariant to the order of the texts.
 """
 

@@ -129,6 +129,20 @@ def test_class_top_1_takes_the_most_likely_class(tokenizer: VariorumTokenizer) -
     assert variant.token_groups == best[start : start + len(variant.token_ids)].tolist()
 
 
+def test_greedy_takes_the_best_class_then_the_best_token_in_it(tokenizer: VariorumTokenizer) -> None:
+    model = build_f2_model(tokenizer)
+    (variant,) = generate_variants(model, tokenizer, "Mara", 1, DecodeConfig(max_new_tokens=8, greedy=True))
+    context = [tokenizer.eos_id, *tokenizer.encode("Mara"), *variant.token_ids]
+    with torch.no_grad():
+        hidden, _ = model.hidden_states(torch.tensor([context]))
+        best_class = model.head.group_log_probs(hidden[0]).argmax(-1)  # [T]
+        best_token = model.head.token_log_probs_in_group(hidden[0], best_class).argmax(-1)  # [T]
+    start = len(context) - len(variant.token_ids) - 1
+    span = slice(start, start + len(variant.token_ids))
+    assert variant.token_groups == best_class[span].tolist()
+    assert variant.token_ids == best_token[span].tolist()
+
+
 def test_flat_sampling_draws_from_the_marginal(tokenizer: VariorumTokenizer) -> None:
     model = build_f2_model(tokenizer)
     head = f2_head(model)

@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from engine.bundle import load_bundle, save_bundle
+from engine.cli import main as cli_main
 from engine.config import ConfigError
 from engine.heads.f2 import FREQ_CLASSES_FILE, F2Head
 from engine.heads.frequency_classes import build_frequency_classes
@@ -139,7 +140,7 @@ def test_bundle_round_trip_keeps_classes_and_logits(tmp_path: Path, tokenizer: V
     assert record["class_mass"] == pytest.approx(head.class_mass.tolist(), abs=1e-6)
 
 
-def test_cli_trains_an_f2_model(tmp_path: Path) -> None:
+def test_cli_trains_and_generates_with_an_f2_model(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code = train_main([
         "--train-files", str(STORIES), "--out-dir", str(tmp_path), "--vocab-size", "300", "--n-layer", "1",
         "--n-embd", "16", "--n-head", "2", "--block-size", "16", "--max-steps", "3", "--batch-size", "2",
@@ -153,3 +154,8 @@ def test_cli_trains_an_f2_model(tmp_path: Path) -> None:
     assert head.token_class.tolist() == expected.token_class().tolist()
     log = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
     assert all(torch.isfinite(torch.tensor(r["train_loss"])) for r in log)
+    generate = ["generate", "--bundle", str(tmp_path / "bundle"), "-n", "2", "--max-new-tokens", "6", "--seed", "1"]
+    assert cli_main([*generate, "--class-top-k", "2", "--class-rarity-bias", "1.5"]) == 0
+    assert "variant 2 · seed 2" in capsys.readouterr().out
+    assert cli_main([*generate, "--class-rarity-bias", "11"]) == 2
+    assert "class_rarity_bias must be in [-10, 10]" in capsys.readouterr().out

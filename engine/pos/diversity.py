@@ -5,9 +5,9 @@ also apply to models without POS groups, and they measure what a reader sees rat
 the sampler drew.
 
 - distinct n-POS: a text's n-POS are the contiguous n-grams of its word-tag sequence (POSG §5.2);
-  the score is `engine.metrics.diversity.distinct_n_corpus` over those tag sequences — distinct
-  n-POS over all texts / all n-POS — the same definition as the corpus Distinct-n of n-grams it is
-  reported next to (one definition each, DESIGN §4).
+  the score is `engine.metrics.diversity.distinct_n_per_text` over those tag sequences (distinct
+  n-POS / n-POS of each text, averaged over texts) — the Distinct-n definition of the continuation
+  table it is reported next to, as `engine.metrics.diversity` prescribes (one definition each).
 - adjectives per sentence: words tagged JJ / JJR / JJS ("adjectives", `engine.pos.tags`) divided
   by the number of sentences, pooled over all texts. A sentence ends at a word tagged "." (PTB's
   sentence-final punctuation: . ! ?); trailing words after the last one count as one more
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from engine.metrics.diversity import distinct_n_corpus
+from engine.metrics.diversity import distinct_n_per_text
 from engine.pos.tagger import TaggedWord, Tagger
 from engine.pos.tags import PTB_TAGS, tags_of_group
 
@@ -35,8 +35,8 @@ def tag_sequences(words: Sequence[Sequence[TaggedWord]]) -> list[list[int]]:
 
 
 def distinct_n_pos(words: Sequence[Sequence[TaggedWord]], n: int) -> float:
-    """Distinct n-POS over all texts / n-POS over all texts (see the module docstring)."""
-    return distinct_n_corpus(tag_sequences(words), n)
+    """Per-text distinct n-POS / n-POS, averaged over the texts (see the module docstring)."""
+    return distinct_n_per_text(tag_sequences(words), n)
 
 
 def count_sentences(text_words: Sequence[TaggedWord]) -> int:

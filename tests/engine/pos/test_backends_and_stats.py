@@ -95,9 +95,9 @@ def words(tags: str) -> list[TaggedWord]:
 
 def test_distinct_n_pos_and_adjectives_per_sentence() -> None:
     texts = [words("DT JJ NN . DT JJ NN ."), words("PRP VBD JJ JJ")]
-    # 2-POS: DT-JJ JJ-NN NN-. .-DT DT-JJ JJ-NN NN-. | PRP-VBD VBD-JJ JJ-JJ → 7 distinct of 10
-    assert distinct_n_pos(texts, 2) == pytest.approx(7 / 10)
-    assert distinct_n_pos(texts, 1) == pytest.approx(6 / 12)
+    # 2-POS per text: DT-JJ JJ-NN NN-. .-DT DT-JJ JJ-NN NN-. → 4 of 7 | PRP-VBD VBD-JJ JJ-JJ → 3 of 3
+    assert distinct_n_pos(texts, 2) == pytest.approx((4 / 7 + 1) / 2)
+    assert distinct_n_pos(texts, 1) == pytest.approx((4 / 8 + 3 / 4) / 2)
     assert [count_sentences(t) for t in texts] == [2, 1]  # the second text is one unfinished sentence
     assert adjectives_per_sentence(texts) == pytest.approx(4 / 3)
     assert adjectives_per_sentence([[]]) == 0.0

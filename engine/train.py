@@ -305,6 +305,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="stop after this many steps with a checkpoint (train in chunks; 0 = to the end)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar (logs only)")
     add_dataclass_flags(parser, ModelConfig)
+    parser.add_argument("--eps", dest="termination_eps", type=float, default=None,
+                        help="ε of the ST/NMST termination (same as --termination-eps)")
     add_dataclass_flags(parser, TrainConfig)
     return parser
 

@@ -3,7 +3,9 @@ the incremental state (KV cache, step t, ST's running product) matches whole-seq
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 
 import pytest
 import torch
@@ -146,3 +148,16 @@ def test_beam_returns_n_best_in_order_and_decoders_validate() -> None:
     for bad in ("top-0", "nucleus-1.5", "beam-1", "sample"):
         with pytest.raises(DecodeSettingError):
             parse_decoder(bad)
+
+
+def test_nmst_benchmark_writes_its_report(tiny_bundle: Path, tmp_path: Path) -> None:
+    from engine.benchmarks.nmst_termination import main
+
+    out = tmp_path / "report"
+    stories = Path(__file__).parents[2] / "fixtures" / "tiny_stories.txt"
+    assert main(["--bundle", f"VA={tiny_bundle}", "--files", str(stories), "--prompts", "2", "--prefix", "3",
+                 "--cap", "6", "--lengths", "3", "6", "--decoders", "greedy", "beam-2", "--out", str(out)]) == 0
+    (report,) = json.loads((out / "report.json").read_text())
+    assert set(report["r_nt"]) == {"greedy", "beam-2"}
+    assert all(0.0 <= value <= 1.0 for row in report["r_nt"].values() for value in row.values())
+    assert (out / "eos_curve.png").is_file() and (out / "lengths.png").is_file()

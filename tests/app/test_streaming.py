@@ -86,7 +86,12 @@ def test_real_tiny_bundle_streams_and_stops(make_window: MakeWindow, qtbot: QtBo
     window.controls.decode.set_values({"max_new_tokens": 1000})
     window.generate()
     qtbot.waitUntil(lambda: window.variants.panes[0].state.tokens > 2, timeout=10_000)
+    thread = window.generator.thread
+    assert thread is not None
     start = time.perf_counter()
-    with qtbot.waitSignal(window.generator.finished, timeout=1000):
+    with qtbot.waitSignal(window.generator.finished, timeout=2000) as blocker:
         window.stop()
-    assert time.perf_counter() - start < 0.1
+    # the strict 100 ms check is test_stop_ends_generation_within_100ms; a real model adds one model step,
+    # which on this shared 2-core machine under other sessions' training can take longer, hence 0.5 s here
+    assert time.perf_counter() - start < 0.5 and not thread.is_alive()
+    assert blocker.args[0].stopped and window.variants.panes[0].state.finish_reason == "cancelled"

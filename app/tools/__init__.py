@@ -1,0 +1,1 @@
+"""Scripts around the app: the README screenshot and the responsiveness measurement."""

@@ -1,0 +1,72 @@
+"""Take the README screenshot with our own window under QT_QPA_PLATFORM=offscreen.
+
+    QT_QPA_PLATFORM=offscreen python -m app.tools.screenshot [--bundle DIR] [--out resources/screenshot.png]
+
+Loads the bundle (the bundled demo model by default), writes a prompt, generates 4 variants with a fixed
+seed, colours the first batch by frequency class, and saves the window as a PNG.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from PySide6.QtWidgets import QApplication
+
+from app.paths import AppPaths
+from app.tools.latency import wait_until
+from engine.api import RESOURCES_MODELS, Engine
+
+PROMPT = "The Lost Key\n\nMaria searched the whole house for the key to her grandmother's old box."
+OUT = Path(__file__).resolve().parents[2] / "resources" / "screenshot.png"
+
+
+def take(bundle: Path, out: Path, width: int = 1500, height: int = 900) -> None:
+    qt = QApplication.instance() or QApplication([])  # noqa: F841 (must stay alive)
+    from app.main_window import MainWindow
+    from app.refcount_guard import install
+
+    install()
+    with tempfile.TemporaryDirectory() as home:
+        window = MainWindow(AppPaths.default(home), engine=Engine(search_dirs=[bundle.parent]))
+        window.settings.last_bundle = str(bundle)
+        window.resize(width, height)
+        window.show()
+        wait_until(lambda: window.model is not None or "Could not load" in window.messages.label.text())
+        if window.model is None:
+            sys.exit(window.messages.label.text())
+        editor = window.tabs.current()
+        editor.setPlainText(PROMPT)
+        editor.moveCursor(editor.textCursor().MoveOperation.End)
+        window.controls.decode.set_values({"n": 4, "max_new_tokens": 60, "seed_fixed": True, "seed": 7,
+                                           "temperature": 0.9, "top_p": 0.95})
+        window.generate()
+        wait_until(lambda: not window.generator.running)
+        window.variants.colour_mode.setCurrentIndex(window.variants.colour_mode.findData("frequency"))
+        wait_until(lambda: True)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        if not window.grab().save(str(out)):
+            sys.exit(f"could not write {out}")
+        window.ask_unsaved = lambda editor: "discard"  # type: ignore[method-assign]
+        window.close()
+    print(f"wrote {out}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--bundle", type=Path, default=RESOURCES_MODELS / "roc-stories-tiny")
+    parser.add_argument("--out", type=Path, default=OUT)
+    args = parser.parse_args(argv)
+    if not (args.bundle / "config.json").is_file():
+        parser.error(f"no model bundle at {args.bundle}")
+    take(args.bundle, args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -75,6 +75,9 @@ class POSGHead(OutputHead):
 
     def vocabulary(self) -> PosVocabulary:
         """The head's V_ρ as a PosVocabulary (raises if it was never set)."""
+        if not bool(self.membership.any(dim=0).all()):
+            raise PosVocabularyError("the POSG head has no POS vocabulary for some tokens: call set_vocabulary "
+                                     "(training does) or load weights that carry it")
         return PosVocabulary.from_membership(self.tags, self.membership)
 
     def bundle_files(self) -> dict[str, str]:

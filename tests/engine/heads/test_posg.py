@@ -69,7 +69,7 @@ def test_loss_equals_minus_log_group_minus_log_token_in_group() -> None:
     hidden = torch.randn(4, 6)
     targets = torch.tensor([1, 1, 4, 0])
     groups = torch.tensor([0, 1, 2, 3])  # "run" as NN, then as VB; token 4 as JJ; eos as special
-    loss = head.token_nll_given_groups(hidden, targets, groups)
+    loss = head.token_nll_given_groups(hidden, targets, groups).detach()
     for row in range(4):
         p_group, p_token = brute_force(head, hidden[row])
         g, x = int(groups[row]), int(targets[row])
@@ -135,6 +135,8 @@ def test_vocabulary_must_fit_the_head() -> None:
     head = POSGHead(len(TOKEN_TAGS), 6, ("NN", "VB", "JJ", "XX"))
     with pytest.raises(PosVocabularyError, match="does not fit"):
         head.set_vocabulary(VOCAB)
+    with pytest.raises(PosVocabularyError, match="call set_vocabulary"):
+        head.bundle_files()
     with pytest.raises(PosVocabularyError, match="no tokens"):
         PosVocabulary(("NN", "VB"), ((0,), (0,)))
     assert PosVocabulary.from_json(VOCAB.to_json()) == VOCAB

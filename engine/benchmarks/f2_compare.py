@@ -11,7 +11,7 @@ follow the continuation protocol of `engine.evaluation.continuation` (prefix P, 
 eos-separated held-out stream); each window is generated through `VariantStream` (the app's
 path, which implements flat sampling) with seed `seed + window index`.
 
-Reported per decoder: validation PPL (marginal, from training), KLD, MS-Jaccard, Self-BLEU,
+Reported per decoder: validation PPL (marginal, from training), mean continuation length, KLD, MS-Jaccard, Self-BLEU,
 Distinct-n, Rep and Uniq (`engine.metrics.suite`, one definition each), and the share of
 generated tokens in the F² §4.3 frequency groups (training mass: frequent = top 40%, medium
 40–70%, rare 70–90%, very rare = bottom 10%), next to the human continuations.
@@ -39,7 +39,8 @@ DECODERS = {  # name → (head, flat sampling)
     "F² top-k 3 (decoupled)": ("f2", False),
     "F² top-k 3 (flat, ablation)": ("f2", True),
 }
-COLUMNS = ["ppl", "kld", "ms_jaccard_2", "self_bleu_2", "distinct_1", "distinct_2", "distinct_3", "rep", "uniq"]
+COLUMNS = ["ppl", "length", "kld", "ms_jaccard_2", "self_bleu_2", "distinct_1", "distinct_2", "distinct_3", "rep",
+           "uniq"]
 
 
 def train_both(args: argparse.Namespace) -> tuple[dict[str, Bundle], list[str]]:
@@ -89,8 +90,10 @@ def evaluate(bundles: dict[str, Bundle], valid_docs: list[str], args: argparse.N
         generated = generate(bundle, windows, settings, args.seed)
         metrics = continuation_metrics(generated, references, seed=args.seed)
         metrics["ppl"] = bundle.provenance.get("summary", {}).get("valid_ppl")
+        metrics["length"] = sum(map(len, generated)) / len(generated)  # tokens before eos (cap: C)
         rows[name] = {"metrics": metrics, "shares": group_shares((t for g in generated for t in g), groups)}
     human = continuation_metrics(references, None, seed=args.seed)
+    human["length"] = sum(map(len, references)) / len(references)
     rows["human"] = {"metrics": human, "shares": group_shares((t for r in references for t in r), groups)}
     return {"windows": len(windows), "f2_classes": bundles["f2"].model.config.f2_classes, "rows": rows}
 

@@ -98,7 +98,8 @@ class FilesMixin:
 
     def offer_recovery(self: MainWindow) -> None:
         docs = recoverable_documents(self.paths.autosave_dir, self.autosave_session.directory)
-        if not docs:
+        if not docs:  # crashed sessions with no unsaved text: nothing to offer, tidy them away
+            discard_orphans(self.paths.autosave_dir, self.autosave_session.directory)
             return
         names = ", ".join(d.title for d in docs[:5]) + ("…" if len(docs) > 5 else "")
         self.messages.show_message(

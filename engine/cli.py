@@ -21,6 +21,7 @@ from engine.api import TASKS, Engine, GenerationRequest
 from engine.bundle import BundleError
 from engine.config import ConfigError
 from engine.decoding import DecodeConfig, DecodeSettingError, Variant, VariantStream
+from engine.decoding.pos_sampling import parse_pos_bias
 
 
 def _generate_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -36,6 +37,10 @@ def _generate_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[t
     p.add_argument("--greedy", action="store_true")
     p.add_argument("--seed", type=int, help="base seed; variant i uses seed + i")
     p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+    # POS-guided sampling (issue 6): only for POSG models
+    p.add_argument("--pos-top-k", type=int, default=0, help="POSG: keep the k likeliest POS tags (k_POS), 0 = off")
+    p.add_argument("--pos-bias", nargs="+", default=[], metavar="NAME=FACTOR",
+                   help="POSG: multiply p(tag) of a PTB tag or coarse group (adjectives, nouns, ...) by 0.1-10")
     # PermGen paragraph tasks (issue 8): a bundle from `variorum train-permgen`
     p.add_argument("--task", default="continue", choices=list(TASKS), help="story / abstract need a PermGen bundle")
     p.add_argument("--title", default="", help="story/abstract: the title")
@@ -97,6 +102,8 @@ def run_generate(args: argparse.Namespace, console: Console) -> int:
         repetition_penalty=args.repetition_penalty,
         greedy=args.greedy,
         seed=args.seed,
+        pos_top_k=args.pos_top_k,
+        pos_bias=parse_pos_bias(args.pos_bias),
     )
     request = GenerationRequest(prompt=args.prompt, n=args.num_variants, decode=decode, **_paragraph_fields(args))  # type: ignore[arg-type]
     model = engine.load(path, device=args.device)

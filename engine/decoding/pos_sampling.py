@@ -104,3 +104,19 @@ def pos_group_processors(bias: Mapping[str, float], pos_top_k: int,
     if top_k is not None:
         chain.append(top_k)
     return chain
+
+
+def parse_pos_bias(items: Sequence[str]) -> dict[str, float]:
+    """`["adjectives=10", "NN=0.5"]` (command line) → {"adjectives": 10.0, "NN": 0.5}, validated."""
+    bias: dict[str, float] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        try:
+            factor = float(value)
+        except ValueError:
+            factor = math.nan
+        if not sep or not name or math.isnan(factor):
+            raise DecodeSettingError(f"POS bias {item!r}: expected TAG=FACTOR or GROUP=FACTOR, e.g. adjectives=10")
+        bias[name] = factor
+    check_pos_bias(bias)
+    return bias

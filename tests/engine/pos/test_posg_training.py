@@ -103,3 +103,16 @@ def test_adjective_bias_moves_the_sampled_tags(trained: Path) -> None:
     assert share(10.0) > share(1.0) > share(0.1)
     with pytest.raises(DecodeSettingError, match="no POS group"):
         generate_variants(bundle.model, bundle.tokenizer, "The", 1, DecodeConfig(pos_bias={"FW": 2.0}))
+
+
+def test_cli_generate_with_pos_controls(trained: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["generate", "--bundle", str(trained / "bundle"), "-n", "2", "--seed", "4", "--max-new-tokens", "8",
+            "--top-p", "0.5", "--pos-top-k", "20", "--pos-bias", "adjectives=10", "NN=0.5"]
+    assert cli_main(argv) == 0
+    out = capsys.readouterr().out
+    assert "--- variant 2 · seed 5 ·" in out
+    assert cli_main(argv) == 0 and capsys.readouterr().out == out
+    assert cli_main([*argv[:-2], "adjectives"]) == 2
+    assert "expected TAG=FACTOR" in capsys.readouterr().out
+    assert cli_main([*argv[:-2], "adjectives=20"]) == 2
+    assert "[0.1, 10.0]" in capsys.readouterr().out

@@ -4,6 +4,10 @@ Tag text with PTB tags (`load_tagger`: spaCy by default, Stanza offline), cache 
 disk (`CachedTagger`), give each BPE piece its word's tag (`align_tokens`), group tags for people
 (`coarse_group_of`, `tags_of_group`) and measure tagging accuracy on UD EWT (`read_conllu`,
 `tagging_accuracy`; `python -m engine.pos.bench_tagger`). Backend libraries load lazily.
+
+For the POSG head: `engine.pos.vocab` (V_ρ from the training split, `pos_vocab.json`),
+`engine.pos.training` (tag a training corpus, V_ρ and the observed group id of every token) and
+`engine.pos.diversity` (distinct n-POS and adjectives per sentence of generated text).
 """
 
 from engine.pos.accuracy import AccuracyReport, tagging_accuracy

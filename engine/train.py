@@ -217,6 +217,14 @@ class Trainer:
             with (self.out / "metrics.jsonl").open("a") as log:
                 log.write(json.dumps(record) + "\n")
 
+    def _trim_metrics_log(self, start: int) -> None:
+        """Keep only records up to the step we start from: a run killed after its last
+        checkpoint redoes those steps, and a fresh run starts a fresh log."""
+        path = self.out / "metrics.jsonl"
+        if path.is_file():
+            kept = [line for line in path.read_text().splitlines() if line and json.loads(line)["step"] <= start]
+            path.write_text("".join(line + "\n" for line in kept))
+
     def _checkpoint(self, step: int, seconds: float) -> None:
         if self.rank == 0:
             meta = {"model": self.model_config.to_dict(), "train": self.config.to_dict(), "train_seconds": seconds}
@@ -238,6 +246,8 @@ class Trainer:
             self.objective.restore(  # e.g. AGG's token memory replays the earlier steps' targets
                 start, lambda s: self.train_blocks[self.order.global_batch(s)][:, 1:].to(self.device))
             self.seconds_before = float(state.get("train_seconds", 0.0))
+        if self.rank == 0:
+            self._trim_metrics_log(start)
         ddp: torch.nn.Module = ObjectiveModule(self.model, self.objective)
         if self.pos is not None:  # POSG: Eq. 4 on the observed tags is the model's own forward (MLE only)
             ddp = self.model

@@ -52,12 +52,17 @@ def test_resume_is_exact(tmp_path: Path) -> None:
     first_half = Trainer(model_config(), small_run(tmp_path / "b", 8, save_every=4), show_progress=False)
     first_half.run(chunk_steps=4)  # as if the run had been killed after its step-4 checkpoint
     assert not (tmp_path / "b" / "bundle").exists()
+    with (tmp_path / "b" / "metrics.jsonl").open("a") as log:  # steps done after the checkpoint, then killed
+        log.write('{"step": 5, "train_loss": 99.0}\n{"step": 6, "train_loss": 99.0}\n')
     resumed = Trainer(model_config(), small_run(tmp_path / "b", 8, save_every=4), show_progress=False)
     resumed.run(resume=True)
     a = load_file(str(tmp_path / "a" / "checkpoint" / "model.safetensors"))
     b = load_file(str(tmp_path / "b" / "checkpoint" / "model.safetensors"))
     assert a.keys() == b.keys()
     assert all(torch.equal(a[k], b[k]) for k in a)
+    logs = [[json.loads(line) for line in (tmp_path / d / "metrics.jsonl").read_text().splitlines()] for d in "ab"]
+    assert [r["step"] for r in logs[1]] == list(range(1, 9))  # redone steps are logged once
+    assert [r["train_loss"] for r in logs[0]] == [r["train_loss"] for r in logs[1]]
 
 
 def test_learning_rate_schedule() -> None:

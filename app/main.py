@@ -24,9 +24,6 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("Variorum")
-    from app.refcount_guard import install
-
-    install()  # PySide6 6.12 + CPython 3.11 would otherwise abort after enough UI work
     from app.main_window import MainWindow  # after QApplication: widgets need it
 
     window = MainWindow(AppPaths.default(args.home), load_model=not args.no_model)

@@ -66,9 +66,6 @@ def wait_until(condition: Callable[[], bool]) -> None:
 def measure(bundle: Path, tokens: int, runs: int) -> list[tuple[float, float, float]]:
     qt = QApplication.instance() or QApplication([])  # noqa: F841 (must stay alive while measuring)
     from app.main_window import MainWindow
-    from app.refcount_guard import install
-
-    install()
 
     with tempfile.TemporaryDirectory() as home:
         window = MainWindow(AppPaths.default(home), engine=Engine(search_dirs=[bundle.parent]))

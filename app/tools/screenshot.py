@@ -29,9 +29,6 @@ OUT = Path(__file__).resolve().parents[2] / "resources" / "screenshot.png"
 def take(bundle: Path, out: Path, width: int = 1500, height: int = 900) -> None:
     qt = QApplication.instance() or QApplication([])  # noqa: F841 (must stay alive)
     from app.main_window import MainWindow
-    from app.refcount_guard import install
-
-    install()
     with tempfile.TemporaryDirectory() as home:
         window = MainWindow(AppPaths.default(home), engine=Engine(search_dirs=[bundle.parent]))
         window.settings.last_bundle = str(bundle)

@@ -19,14 +19,6 @@ from tests.app.fakes import FakeEngine
 MakeWindow = Callable[..., MainWindow]
 
 
-@pytest.fixture(scope="session", autouse=True)
-def _refcount_guard(qapp: object) -> None:
-    """The app's PySide6 refcount workaround (app/refcount_guard.py), as `python -m app` installs it."""
-    from app.refcount_guard import install
-
-    install()
-
-
 @pytest.fixture
 def home(tmp_path: Path) -> AppPaths:
     return AppPaths(tmp_path / "data", tmp_path / "config")

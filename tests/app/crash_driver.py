@@ -22,9 +22,6 @@ from app.paths import AppPaths
 def main() -> None:
     home, text = sys.argv[1], sys.argv[2]
     app = QApplication([])
-    from app.refcount_guard import install
-
-    install()
     window = MainWindow(AppPaths.default(home), load_model=False, autosave_ms=100)
     window.show()
     QTest.keyClicks(window.tabs.current(), text)

@@ -5,6 +5,10 @@ All N variants run as one batch. Each variant has its own `torch.Generator` seed
 two-stage (DESIGN §1): a group is drawn from the head's group distribution, then a token from
 the processed in-group distribution; for one-group heads the first stage is skipped.
 
+Several prompts of equal token length can share one batch (`prompts=`, one per row, used by
+the evaluation protocols): row i decodes prompts[i] with seed `seed + i`, and its tokens are
+those of decoding prompts[i] alone with that seed, since rows never interact.
+
 The context always starts with eos, the document separator used in training, so that an
 empty prompt means "start of a document". When the context outgrows the model's block size,
 it is cut to its last half-block and re-encoded (a sliding window), so any length works.
@@ -72,6 +76,22 @@ def _sample(scores: torch.Tensor, generators: Sequence[torch.Generator], greedy:
     return torch.cat(picks)
 
 
+def _row_prompts(
+    eos_id: int, prompt_ids: Sequence[int], n: int, prompts: Sequence[Sequence[int]] | None
+) -> list[list[int]]:
+    """Each row's context [eos, *prompt]: `prompt_ids` for all n rows, or prompts[i] for row i."""
+    if prompts is None:
+        return [[eos_id, *prompt_ids]] * n
+    if prompt_ids:
+        raise ValueError("give either prompt_ids (one prompt for every variant) or prompts (one per row), not both")
+    if len(prompts) != n:
+        raise ValueError(f"{len(prompts)} prompts for {n} variants; give one prompt per variant")
+    lengths = sorted({len(p) for p in prompts})
+    if len(lengths) > 1:
+        raise ValueError(f"prompts decoded as one batch must have equal token lengths, got lengths {lengths}")
+    return [[eos_id, *p] for p in prompts]
+
+
 class VariantStream:
     """Iterate for `TokenEvent`s; when iteration ends, `variants` holds the N results."""
 
@@ -83,18 +103,22 @@ class VariantStream:
         n: int,
         settings: DecodeConfig,
         should_stop: Callable[[], bool] | None = None,
+        prompts: Sequence[Sequence[int]] | None = None,
     ) -> None:
         if not 1 <= n <= 64:
             raise ValueError(f"number of variants must be in [1, 64], got {n}")
         check_group_controls(settings.active_class_controls(), model.head)  # F² controls need an F² head
         self.model = model
         self.tokenizer = tokenizer
-        self.prompt_ids = [tokenizer.eos_id, *prompt_ids]
+        # One context per row: the shared prompt n times, or each row its own (`prompts`).
+        self.row_prompts = _row_prompts(tokenizer.eos_id, prompt_ids, n, prompts)
+        self.prompt_ids = self.row_prompts[0]  # the shared prompt (row 0's when rows have their own)
         if getattr(model.head, "needs_decoding_state", False):  # ST: p(eos_t) depends on every earlier step
             raise ValueError("ST termination is decoded by engine.decoding.termination (greedy, top-k, nucleus, "
                              "beam); the streaming decoder supports VA and NMST")
         # Termination step t counts the document's tokens, prompt included (engine/heads/termination.py).
         self.start_step = prompt_start_step(self.prompt_ids, tokenizer.eos_id)
+        self.start_steps = [prompt_start_step(p, tokenizer.eos_id) for p in self.row_prompts]  # per row
         self.settings = settings
         self.should_stop = should_stop or (lambda: False)
         # Built here so a bad group control fails before any token; POS bias names need the head's groups.
@@ -126,7 +150,8 @@ class VariantStream:
         device = next(self.model.parameters()).device
         n = len(self.variants)
         generators = [torch.Generator(device=device).manual_seed(v.seed) for v in self.variants]
-        ids = torch.tensor([self.prompt_ids] * n, device=device)  # [N, P]
+        ids = torch.tensor(self.row_prompts, device=device)  # [N, P]
+        start_steps = torch.tensor(self.start_steps, device=device)  # [N]
         hidden, past = self._encode(ids)
         active = torch.ones(n, dtype=torch.bool, device=device)
         processors = self.settings.processors()
@@ -136,7 +161,7 @@ class VariantStream:
             if self.should_stop():
                 self._finish(active, FINISH_CANCELLED)
                 return
-            steps = torch.full((n,), self.start_step + step, device=device)
+            steps = start_steps + step  # [N]
             groups = torch.zeros(n, dtype=torch.long, device=device)
             flat = head.num_groups > 1 and self.settings.flat_sampling  # ablation: token from the marginal
             if head.num_groups > 1 and not flat:

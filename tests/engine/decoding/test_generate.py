@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from engine.decoding import DecodeConfig, VariantStream, generate_variants
 from engine.decoding.generate import FINISH_CANCELLED, FINISH_EOS, FINISH_LENGTH
 from engine.model import LanguageModel
 from engine.tokenizer import VariorumTokenizer
+from tests.conftest import tiny_config
 
 SETTINGS = DecodeConfig(max_new_tokens=24, seed=7, top_k=40, temperature=1.3)
 
@@ -89,3 +91,47 @@ def test_eos_ends_a_variant(tiny_model: LanguageModel, tokenizer: VariorumTokeni
     (variant,) = generate_variants(tiny_model, tokenizer, "Ivy", 1, DecodeConfig(max_new_tokens=50, seed=0))
     assert variant.finish_reason == FINISH_EOS
     assert variant.token_ids[-1] == tokenizer.eos_id
+
+
+def _decode(stream: VariantStream) -> list[list[int]]:
+    for _ in stream:
+        pass
+    return [v.token_ids for v in stream.variants]
+
+
+@pytest.mark.parametrize("config", [{}, {"termination": "nmst", "termination_eps": 0.005}])
+def test_rows_with_their_own_prompts_match_each_prompt_alone(
+    tokenizer: VariorumTokenizer, config: dict[str, object]
+) -> None:
+    torch.manual_seed(0)
+    tiny_model = LanguageModel(tiny_config(tokenizer.vocab_size, **config)).eval()
+    if config:  # NMST: z = u·h = −6.4 whatever h (LayerNorm output sums to 0), so p(eos_t) ≈ its step bound
+        with torch.no_grad():
+            tiny_model.backbone.transformer.ln_f.bias.fill_(1.0)
+            tiny_model.head.gate.weight.fill_(-0.2)
+    # Equal-length prompts, one with a document break (eos) inside: its step count (NMST's t) restarts there.
+    prompts = [tokenizer.encode(t)[:4] for t in ("Mara found an old key", "Tom wanted a red kite", "The dog ran")]
+    prompts.append([prompts[0][0], tokenizer.eos_id, *prompts[1][:2]])
+    assert len({len(p) for p in prompts}) == 1
+    settings = DecodeConfig(max_new_tokens=40, seed=11, top_k=40, temperature=1.3, repetition_penalty=1.2)
+    stream = VariantStream(tiny_model, tokenizer, [], len(prompts), settings, prompts=prompts)  # 45 > block 32
+    batch = _decode(stream)
+    assert [v.seed for v in stream.variants] == [11, 12, 13, 14]
+    assert stream.start_steps == [4, 4, 4, 2]
+    for i, prompt in enumerate(prompts):
+        alone = VariantStream(tiny_model, tokenizer, prompt, 1, settings.with_seed(11 + i))
+        assert batch[i] == _decode(alone)[0]
+        # log p depends on the step t under NMST: equal log-probs mean the row used its own t
+        assert stream.variants[i].token_log_probs == pytest.approx(alone.variants[0].token_log_probs, abs=1e-5)
+        assert stream.variants[i].token_groups == alone.variants[0].token_groups
+    assert len({tuple(b) for b in batch}) == len(prompts)
+
+
+def test_row_prompts_are_checked(tiny_model: LanguageModel, tokenizer: VariorumTokenizer) -> None:
+    settings = DecodeConfig(max_new_tokens=2, seed=0)
+    with pytest.raises(ValueError, match="equal token lengths"):
+        VariantStream(tiny_model, tokenizer, [], 2, settings, prompts=[[5, 6], [7]])
+    with pytest.raises(ValueError, match="one prompt per variant"):
+        VariantStream(tiny_model, tokenizer, [], 3, settings, prompts=[[5], [7]])
+    with pytest.raises(ValueError, match="not both"):
+        VariantStream(tiny_model, tokenizer, [5], 1, settings, prompts=[[5]])

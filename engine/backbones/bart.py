@@ -12,6 +12,11 @@ absolute decoder position at all, so a sentence generated first or last is embed
 The two new tables have **no padding_idx**: the authors' code built them with padding_idx = 1,
 which froze sentence 1 / local position 1 at a zero vector (DESIGN §3); here every row trains.
 
+`positions="absolute"` builds plain BART instead (the seq2seq baseline of PermGen Table 2):
+Y = Y_token + Y_position with a learned table over the decoder input index 0, 1, 2, …
+(past length + offset while decoding incrementally); the sentence / local tables do not exist
+and the (sentence, local) arguments are ignored. No offset rows (HF BART reserves two).
+
 Like `GPT2Backbone`, the backbone stops at hidden states; the output layer is a separate head
 (engine.heads), tied to the shared token embedding. Attention masks are built here as additive
 float masks [B, 1, Tq, Tk], so eager and SDPA attention behave the same.
@@ -98,22 +103,45 @@ def cross_attention_mask(source_mask: torch.Tensor, query_len: int, dtype: torch
 class HierarchicalDecoder(nn.Module):
     """BART decoder layers under token + sentence-index + in-sentence-position embeddings."""
 
-    def __init__(self, config: BartConfig, embed_tokens: nn.Embedding, max_sentences: int, max_local: int) -> None:
+    def __init__(
+        self, config: BartConfig, embed_tokens: nn.Embedding, max_sentences: int, max_local: int,
+        absolute_positions: int = 0,
+    ) -> None:
+        """`absolute_positions` > 0: plain BART with that many learned decoder positions instead."""
         super().__init__()
         d_model, std = _setting(config.d_model), float(_setting(config.init_std))
         self.embed_tokens = embed_tokens
-        # Row 0 of `embed_sentence` = outside any sentence (start token, ⟨EOP⟩); rows 1..T = sentence t.
-        self.embed_sentence = nn.Embedding(max_sentences + 1, d_model)
-        self.embed_local = nn.Embedding(max_local, d_model)
-        for table in (self.embed_sentence, self.embed_local):
+        self.embed_sentence: nn.Embedding | None = None
+        self.embed_local: nn.Embedding | None = None
+        self.embed_positions: nn.Embedding | None = None
+        if absolute_positions > 0:
+            self.embed_positions = nn.Embedding(absolute_positions, d_model)
+            tables = [self.embed_positions]
+        else:
+            # Row 0 of `embed_sentence` = outside any sentence (start token, ⟨EOP⟩); rows 1..T = sentence t.
+            self.embed_sentence = nn.Embedding(max_sentences + 1, d_model)
+            self.embed_local = nn.Embedding(max_local, d_model)
+            tables = [self.embed_sentence, self.embed_local]
+        for table in tables:
             nn.init.normal_(table.weight, std=std)
         self.layernorm_embedding = nn.LayerNorm(d_model)
         layers = _setting(config.decoder_layers)
         self.layers = nn.ModuleList([BartDecoderLayer(config, layer_idx=i) for i in range(layers)])
         self.dropout = float(_setting(config.dropout))
 
-    def embed(self, ids: torch.Tensor, sentence: torch.Tensor, local: torch.Tensor) -> torch.Tensor:
-        """Eq. 4: ids, sentence, local [B, T] → [B, T, D] (before the embedding layer norm)."""
+    @property
+    def hierarchical(self) -> bool:
+        """True for PermGen's hierarchical positions, False for plain BART absolute positions."""
+        return self.embed_positions is None
+
+    def embed(self, ids: torch.Tensor, sentence: torch.Tensor, local: torch.Tensor, past_len: int = 0) -> torch.Tensor:
+        """Eq. 4: ids, sentence, local [B, T] → [B, T, D] (before the embedding layer norm).
+
+        Absolute mode: token + position (past_len + 0..T-1); `sentence` and `local` are unused.
+        """
+        if self.embed_positions is not None:
+            return self._embed_absolute(ids, past_len, self.embed_positions)
+        assert self.embed_sentence is not None and self.embed_local is not None
         too_far = int(sentence.max()) >= self.embed_sentence.num_embeddings
         if too_far or int(local.max()) >= self.embed_local.num_embeddings:
             raise ValueError(
@@ -121,6 +149,15 @@ class HierarchicalDecoder(nn.Module):
                 f"in-sentence position < {self.embed_local.num_embeddings} required"
             )
         embedded: torch.Tensor = self.embed_tokens(ids) + self.embed_sentence(sentence) + self.embed_local(local)
+        return embedded
+
+    def _embed_absolute(self, ids: torch.Tensor, past_len: int, table: nn.Embedding) -> torch.Tensor:
+        """Plain BART: token + learned position of each decoder input [B, T] → [B, T, D]."""
+        if past_len + ids.shape[1] > table.num_embeddings:
+            raise ValueError(f"decoder input of {past_len + ids.shape[1]} tokens; absolute positions "
+                             f"cover at most {table.num_embeddings}")
+        positions = torch.arange(past_len, past_len + ids.shape[1], device=ids.device)  # [T]
+        embedded: torch.Tensor = self.embed_tokens(ids) + table(positions)[None]
         return embedded
 
     def forward(
@@ -133,9 +170,9 @@ class HierarchicalDecoder(nn.Module):
         key_mask: torch.Tensor | None = None,  # bool [B, past + T]; None = no decoder padding
         past: EncoderDecoderCache | None = None,
     ) -> torch.Tensor:
-        hidden = self.layernorm_embedding(self.embed(ids, sentence, local))
-        hidden = nn.functional.dropout(hidden, p=self.dropout, training=self.training)
         past_len = past.get_seq_length() if past is not None else 0
+        hidden = self.layernorm_embedding(self.embed(ids, sentence, local, past_len))
+        hidden = nn.functional.dropout(hidden, p=self.dropout, training=self.training)
         if key_mask is None:
             key_mask = torch.ones(ids.shape[0], past_len + ids.shape[1], dtype=torch.bool, device=ids.device)
         self_mask = self_attention_mask(key_mask, ids.shape[1], hidden.dtype)
@@ -150,7 +187,7 @@ class HierarchicalDecoder(nn.Module):
 class BartBackbone(nn.Module):
     """Source ids → encoder states; decoder ids + hierarchical positions → hidden states [B, T, D]."""
 
-    def __init__(self, config: BartConfig, max_sentences: int, max_local: int) -> None:
+    def __init__(self, config: BartConfig, max_sentences: int, max_local: int, absolute_positions: int = 0) -> None:
         super().__init__()
         self.hf_config = config
         vocab, d_model = _setting(config.vocab_size), _setting(config.d_model)
@@ -160,7 +197,7 @@ class BartBackbone(nn.Module):
             self.shared.weight[config.pad_token_id].zero_()  # the pad token is never an input that matters
         self.encoder = BartEncoder(config)
         self.encoder.embed_tokens = self.shared  # type: ignore[assignment]  # tied, as in BartModel
-        self.decoder = HierarchicalDecoder(config, self.shared, max_sentences, max_local)
+        self.decoder = HierarchicalDecoder(config, self.shared, max_sentences, max_local, absolute_positions)
 
     @property
     def token_embedding(self) -> nn.Embedding:
@@ -183,13 +220,15 @@ class BartBackbone(nn.Module):
 
 
 def load_hf_bart(
-    directory: Path, vocab_size: int, max_sentences: int, max_local: int, pad_id: int
+    directory: Path, vocab_size: int, max_sentences: int, max_local: int, pad_id: int, absolute_positions: int = 0
 ) -> BartBackbone:
     """A backbone initialised from a local HF BART checkpoint directory (config.json + weights).
 
     Encoder, shared token embedding and decoder layers come from the checkpoint; BART's absolute
     decoder positions are dropped and the sentence / local tables start fresh (paper §4.1). The
-    checkpoint's vocabulary must be this tokenizer's (same size), as with GPT-2.
+    checkpoint's vocabulary must be this tokenizer's (same size), as with GPT-2. With
+    `absolute_positions` (the plain-BART baseline) the checkpoint's decoder positions are kept:
+    its rows 2.. (HF BART's offset of 2), as many as both tables have; further rows start fresh.
     """
     if not (directory / "config.json").is_file():
         raise ConfigError(f"{directory} is not a Hugging Face BART checkpoint (no config.json)")
@@ -200,7 +239,12 @@ def load_hf_bart(
     if config.pad_token_id != pad_id:
         raise ConfigError(f"{directory} uses pad id {config.pad_token_id}, our tokenizer's pad id is {pad_id}")
     config._attn_implementation = "sdpa"
-    backbone = BartBackbone(config, max_sentences, max_local)
+    backbone = BartBackbone(config, max_sentences, max_local, absolute_positions)
+    if backbone.decoder.embed_positions is not None:
+        source = hf.decoder.embed_positions.weight[2:]  # HF BART's learned positions start at row 2
+        rows = min(len(source), absolute_positions)
+        with torch.no_grad():
+            backbone.decoder.embed_positions.weight[:rows] = source[:rows]
     backbone.shared.load_state_dict(hf.shared.state_dict())
     backbone.encoder.load_state_dict(hf.encoder.state_dict())
     backbone.decoder.layers.load_state_dict(hf.decoder.layers.state_dict())

@@ -13,20 +13,32 @@ SMALL_DATA_NOTE = {
                 "so an abstract model trained on it is small and weak; say so to writers.",
     "story": "Only the ROCStories Plan-and-Write dev/test files carry titles and storylines here (the "
              "98k-story train split is missing), so story models see at most ~20k stories.",
+    "paraphrase": "Paraphrase pairs here are ParaSCI-ACL (28,883 train pairs of scientific sentences), the "
+                  "ParaSCI-arXiv val/test splits and MRPC's positive pairs (2,753 in train); the arXiv train "
+                  "split and QQP / ParaNMT are missing, so a paraphrase model is small and domain-bound.",
 }
+
+
+def _what(task: str) -> str:
+    if task == "paraphrase":
+        return "rewrites a sentence as a paraphrase (a passage sentence by sentence)"
+    return f"writes a {task} from a title and keywords, sentence by sentence in a chosen or model-chosen order"
 
 
 def render_permgen_card(model: PermGenModel, provenance: dict[str, Any], device: torch.device) -> str:
     config = model.config
     train, summary, data = provenance["train"], provenance["summary"], provenance["data"]
     method = "PermGen (π-SGD over sentence orders)" if config.permute else "no-permute baseline (natural order only)"
+    if config.positions == "absolute":
+        method += ", absolute decoder positions (plain BART)"
+    if config.task == "paraphrase":
+        method = "sentence → paraphrase seq2seq (one marked target sentence)"
     files = "\n".join(f"- `{f}`" for f in data["files"])
     return f"""# Variorum {config.task} model: {method}
 
 **What it is.** A small BART-style encoder-decoder ({model.num_parameters() / 1e6:.2f}M parameters: \
 {config.encoder_layers} encoder + {config.model.n_layer} decoder layers, width {config.model.n_embd}, \
-{config.model.head} head) that writes a {config.task} from a title and keywords, sentence by sentence \
-in a chosen or model-chosen order (Yu et al., PermGen). {SMALL_DATA_NOTE[config.task]}
+{config.model.head} head) that {_what(config.task)} (Yu et al., PermGen). {SMALL_DATA_NOTE[config.task]}
 
 ## Data
 {files}

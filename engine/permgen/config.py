@@ -3,6 +3,12 @@
 The decoder side reuses `engine.config.ModelConfig` (vocab, n_layer = decoder layers, n_head,
 n_embd, dropout, head, tie_embeddings, block_size = longest marked target), so any output head
 builds exactly as for the language models. `backbone` is "bart".
+
+`positions`: "hierarchical" (PermGen, Eq. 4) or "absolute" (plain BART decoder positions: the
+seq2seq baseline of the paper's Table 2; use it with `permute=False`). Task "paraphrase" is a
+sentence → paraphrase model (engine/permgen/paraphrase.py): its target is one "sentence" ⟨B-1⟩ …
+⟨E-1⟩ ⟨EOP⟩, so π-SGD has a single order and hierarchical positions reduce to in-sentence
+positions (the marks cost two forced tokens and keep one model, trainer and decoder for all tasks).
 """
 
 from __future__ import annotations
@@ -14,7 +20,8 @@ from typing import Any
 from engine.config import ConfigError, ModelConfig, config_from_dict
 from engine.tokenizer import MAX_SENTENCES
 
-TASKS = ("story", "abstract")
+TASKS = ("story", "abstract", "paraphrase")
+POSITIONS = ("hierarchical", "absolute")
 SUPPORTED_HEADS = ("softmax", "f2", "posg")  # termination heads end on eos, PermGen ends on ⟨EOP⟩
 
 
@@ -30,6 +37,7 @@ class PermGenConfig:
     permute: bool = True  # False = the `--no-permute` baseline (natural order only)
     task: str = "story"
     lowercase: bool = True  # sources are lowercased and word-tokenized like the training data
+    positions: str = "hierarchical"  # or "absolute": plain BART decoder positions (Table 2 baseline)
 
     def __post_init__(self) -> None:
         if isinstance(self.model, dict):
@@ -52,10 +60,22 @@ class PermGenConfig:
             raise ConfigError(f"ffn_dim must be >= 0, got {self.ffn_dim}")
         if self.task not in TASKS:
             raise ConfigError(f"task must be one of {list(TASKS)}, got {self.task!r}")
+        if self.positions not in POSITIONS:
+            raise ConfigError(f"positions must be one of {list(POSITIONS)}, got {self.positions!r}")
 
     @property
     def max_sentences(self) -> int:
         return MAX_SENTENCES
+
+    @property
+    def max_target_len(self) -> int:
+        """Longest decoder input: the start token + T_max marked sentences (⟨EOP⟩ is never an input)."""
+        return self.max_sentences * self.max_sentence_len + 1
+
+    @property
+    def absolute_positions(self) -> int:
+        """Rows of the absolute decoder position table (0 = hierarchical positions)."""
+        return self.max_target_len if self.positions == "absolute" else 0
 
     @property
     def feedforward(self) -> int:

@@ -5,6 +5,10 @@ split) or a deterministic hash split of the training files (`is_validation` on t
 so duplicates land on one side). Paragraphs with more than 10 sentences cannot be marked
 (⟨B-1..10⟩) and are dropped and counted; sentences longer than max_sentence_len − 2 tokens and
 sources longer than max_source_len are cut (both counted).
+
+The encoder input depends on the task (`example_source`): "title : … keywords : …" for stories
+and abstracts, the normalised input sentence itself for paraphrases (whose readers are in
+engine/permgen/paraphrase_readers.py; a task reads only its own kind of file).
 """
 
 from __future__ import annotations
@@ -15,8 +19,9 @@ from pathlib import Path
 
 from engine.data.corpus import is_validation
 from engine.permgen.model import EncodedExample
-from engine.permgen.readers import ParagraphExample, read_examples
-from engine.permgen.text import format_source
+from engine.permgen.paraphrase_readers import paraphrase_format, read_paraphrase_pairs
+from engine.permgen.readers import ParagraphExample, ReaderError, read_examples
+from engine.permgen.text import format_source, normalize
 from engine.tokenizer import MAX_SENTENCES, VariorumTokenizer
 
 
@@ -31,12 +36,31 @@ class DataStats:
     files: list[str] = field(default_factory=list)
 
 
-def load_examples(paths: Sequence[Path], stats: DataStats, limit: int = 0) -> list[ParagraphExample]:
+def example_source(example: ParagraphExample, task: str = "story", lowercase: bool = True) -> str:
+    """The encoder input of an example: title + keywords, or the sentence to paraphrase."""
+    if task == "paraphrase":
+        return normalize(example.title, lowercase)
+    return format_source(example.title, example.keywords, lowercase)
+
+
+def read_task_file(path: Path, task: str) -> list[ParagraphExample]:
+    """Read `path` with its reader, checking it holds data for `task`."""
+    is_pairs = bool(paraphrase_format(path))
+    if is_pairs != (task == "paraphrase"):
+        wanted = "paraphrase pairs (ParaSCI *.src.txt, MRPC msr_paraphrase_*.txt)" if task == "paraphrase" \
+            else "paragraphs (stories or abstracts)"
+        raise ReaderError(f"{path}: a {task} model trains on {wanted}, not this file")
+    return read_paraphrase_pairs(path) if is_pairs else read_examples(path)
+
+
+def load_examples(
+    paths: Sequence[Path], stats: DataStats, limit: int = 0, task: str = "story"
+) -> list[ParagraphExample]:
     """All examples of `paths` with 1..10 sentences (first `limit` when limit > 0)."""
     examples: list[ParagraphExample] = []
     for path in paths:
         stats.files.append(str(path))
-        for example in read_examples(Path(path)):
+        for example in read_task_file(Path(path), task):
             stats.read += 1
             if len(example.sentences) > MAX_SENTENCES:
                 stats.dropped_too_many_sentences += 1
@@ -54,19 +78,18 @@ def split_examples(
     return train, valid
 
 
-def tokenizer_texts(examples: Sequence[ParagraphExample], lowercase: bool = True) -> list[str]:
+def tokenizer_texts(examples: Sequence[ParagraphExample], lowercase: bool = True, task: str = "story") -> list[str]:
     """The texts a PermGen tokenizer is trained on: every source and every sentence."""
-    return [format_source(e.title, e.keywords, lowercase) for e in examples] + [
-        s for e in examples for s in e.sentences]
+    return [example_source(e, task, lowercase) for e in examples] + [s for e in examples for s in e.sentences]
 
 
 def encode_examples(
     examples: Sequence[ParagraphExample], tokenizer: VariorumTokenizer, max_source_len: int,
-    max_sentence_len: int, stats: DataStats | None = None, lowercase: bool = True,
+    max_sentence_len: int, stats: DataStats | None = None, lowercase: bool = True, task: str = "story",
 ) -> list[EncodedExample]:
     """Token ids of each source and sentence, cut to the model's limits."""
     stats = stats if stats is not None else DataStats()
-    sources = tokenizer.encode_batch([format_source(e.title, e.keywords, lowercase) for e in examples])
+    sources = tokenizer.encode_batch([example_source(e, task, lowercase) for e in examples])
     width = max_sentence_len - 2
     encoded = []
     for example, source in zip(examples, sources, strict=True):

@@ -88,7 +88,7 @@ class PermGenModel(nn.Module):
         hf = bart_config(m.vocab_size, m.n_embd, config.encoder_layers, m.n_layer, m.n_head, config.feedforward,
                          config.max_source_len, m.dropout, PAD_ID)
         self.backbone = backbone if backbone is not None else BartBackbone(
-            hf, config.max_sentences, config.max_sentence_len)
+            hf, config.max_sentences, config.max_sentence_len, config.absolute_positions)
         self.head: OutputHead = build_head(m, self.backbone.token_embedding)
 
     def num_parameters(self) -> int:

@@ -3,10 +3,16 @@
 π-SGD (paper §4.2, Eq. 7): every step draws a fresh order per example (engine/permgen/
 permutation.py), marks the targets in those orders and minimises the batch mean of the
 per-example summed NLL. `--no-permute` trains the same model, data, steps and seed on the natural
-order only (with hierarchical positions, i.e. the paper's Hi-BART ablation of Table 6; Table 2's
-"Transformer" baseline additionally has absolute positions). Optimisation reuses the LM trainer's
-AdamW groups and warmup + cosine schedule (engine/train.py). At the end a bundle is written to
-`<out_dir>/bundle` with a card holding the run's numbers and command.
+order only; with the default hierarchical positions that is the paper's Hi-BART ablation (Table 6),
+and with `--positions absolute` it is the plain seq2seq baseline of Table 2 (BART's learned absolute
+decoder positions, natural order; the sentence marks stay so that both decode the same way).
+Optimisation reuses the LM trainer's AdamW groups and warmup + cosine schedule (engine/train.py).
+
+`--task paraphrase` trains sentence → paraphrase on ParaSCI / MRPC pairs (one target sentence).
+A checkpoint (engine/checkpoint.py: weights, AdamW and RNG state, step) is written every
+`--save-every` steps and at the end of a chunk; `--resume` continues from it exactly (batches and
+π-SGD orders are functions of (seed, step)), `--chunk-steps K` stops after K more steps. At the
+end a bundle is written to `<out_dir>/bundle` with a card holding the run's numbers and command.
 """
 
 from __future__ import annotations
@@ -17,16 +23,18 @@ import math
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import torch
 
 from engine.backbones.bart import load_hf_bart
+from engine.checkpoint import load_checkpoint, read_checkpoint_state, save_checkpoint
 from engine.cli_args import add_dataclass_flags, dataclass_from_flags
 from engine.config import ConfigError, ModelConfig, TrainConfig
 from engine.data.blocks import BatchOrder
 from engine.devices import resolve_device
 from engine.heads.registry import fit_head, load_fitted_head
+from engine.model import LanguageModel
 from engine.permgen.bundle import save_permgen_bundle
 from engine.permgen.card import render_permgen_card
 from engine.permgen.config import PermGenConfig
@@ -54,6 +62,7 @@ class PermGenTrainer:
         self.out = Path(train.out_dir)
         self.device = resolve_device(train.device)
         self.stats = DataStats()
+        self.task = config.task
         self.train_examples, self.valid_examples = self._examples(valid_files or [])
         self.tokenizer = self._tokenizer(tokenizer_dir, config)
         config.model.vocab_size = self.tokenizer.vocab_size
@@ -63,7 +72,7 @@ class PermGenTrainer:
         backbone = None
         if init_from_hf is not None:
             backbone = load_hf_bart(init_from_hf, config.model.vocab_size, config.max_sentences,
-                                    config.max_sentence_len, self.tokenizer.pad_id)
+                                    config.max_sentence_len, self.tokenizer.pad_id, config.absolute_positions)
         self.model = PermGenModel(config, backbone).to(self.device)
         load_fitted_head(self.model.head, head_state)
         self.optimizer = build_optimizer(self.model, train)
@@ -72,24 +81,27 @@ class PermGenTrainer:
         self.batches = BatchOrder(len(self.train_data), train.batch_size, train.seed)
         self.sampler = PermutationSampler(train.seed, identity=not config.permute)
         self.orders_log: list[list[list[int]]] = []
+        self.seconds_before = 0.0  # training time of earlier chunks of a resumed run
 
     def _examples(self, valid_files: list[str]) -> tuple[list[ParagraphExample], list[ParagraphExample]]:
         if not self.train_config.train_files:
             raise ConfigError("no training data: pass --train-files FILE [FILE ...]")
+        task = self.task
         examples = load_examples([Path(p) for p in self.train_config.train_files], self.stats,
-                                 self.train_config.max_docs)
+                                 self.train_config.max_docs, task)
         if valid_files:
-            return examples, load_examples([Path(p) for p in valid_files], DataStats())
+            return examples, load_examples([Path(p) for p in valid_files], DataStats(), task=task)
         return split_examples(examples, self.train_config.valid_fraction)
 
     def _encode(self, examples: list[ParagraphExample]) -> list[EncodedExample]:
         c = self.config
-        return encode_examples(examples, self.tokenizer, c.max_source_len, c.max_sentence_len, self.stats, c.lowercase)
+        return encode_examples(examples, self.tokenizer, c.max_source_len, c.max_sentence_len, self.stats, c.lowercase,
+                               c.task)
 
     def _tokenizer(self, tokenizer_dir: Path | None, config: PermGenConfig) -> VariorumTokenizer:
         if tokenizer_dir is not None:
             return VariorumTokenizer.load(tokenizer_dir)
-        texts = tokenizer_texts(self.train_examples, config.lowercase)
+        texts = tokenizer_texts(self.train_examples, config.lowercase, config.task)
         tokenizer = VariorumTokenizer.train(texts, vocab_size=config.model.vocab_size)
         tokenizer.save(self.out / "tokenizer")
         return tokenizer
@@ -126,26 +138,53 @@ class PermGenTrainer:
         self.model.train()
         return total / max(count, 1)
 
-    def run(self) -> dict[str, Any]:
-        """Train for max_steps, evaluating every eval_every steps; write the bundle; return a summary."""
+    def run(self, resume: bool = False, chunk_steps: int = 0) -> dict[str, Any]:
+        """Train to max_steps (or `chunk_steps` more, then checkpoint and return), evaluating every
+        eval_every steps; at max_steps write the bundle. Returns a summary."""
         self.out.mkdir(parents=True, exist_ok=True)
+        start = self._resume() if resume else 0
+        _trim_log(self.out / "metrics.jsonl", start)
         self.model.train()
         began = time.perf_counter()
         summary: dict[str, Any] = {}
-        with (self.out / "metrics.jsonl").open("w") as log:
-            for step in range(self.train_config.max_steps):
+        end = min(self.train_config.max_steps, start + chunk_steps) if chunk_steps else self.train_config.max_steps
+        with (self.out / "metrics.jsonl").open("a") as log:
+            for step in range(start, end):
                 record: dict[str, Any] = {"step": step + 1, "train_loss": self.step(step)}
-                if (step + 1) % self.train_config.eval_every == 0 or step + 1 == self.train_config.max_steps:
-                    natural, permuted = self.evaluate(True), self.evaluate(False)
-                    record.update(valid_nll_natural=natural, valid_nll_permuted=permuted)
-                    summary = {"step": step + 1, "valid_nll_natural": natural, "valid_ppl_natural": math.exp(natural),
-                               "valid_nll_permuted": permuted}
-                    print(f"step {step + 1}: loss {record['train_loss']:.3f}, held-out NLL/token natural order "
-                          f"{natural:.4f}, random orders {permuted:.4f}", flush=True)
+                if (step + 1) % self.train_config.eval_every == 0 or step + 1 == end:
+                    summary = self._evaluate_both(step + 1, record)
                 log.write(json.dumps(record) + "\n")
-        summary["train_seconds"] = time.perf_counter() - began
-        self._export(summary)
+                if (step + 1) % self.train_config.save_every == 0 or step + 1 == end:
+                    log.flush()
+                    self._checkpoint(step + 1, self.seconds_before + time.perf_counter() - began)
+        summary["train_seconds"] = self.seconds_before + time.perf_counter() - began
+        if end == self.train_config.max_steps:
+            self._export(summary)
         return summary
+
+    def _evaluate_both(self, step: int, record: dict[str, Any]) -> dict[str, Any]:
+        natural, permuted = self.evaluate(True), self.evaluate(False)
+        record.update(valid_nll_natural=natural, valid_nll_permuted=permuted)
+        print(f"step {step}: loss {record['train_loss']:.3f}, held-out NLL/token natural order "
+              f"{natural:.4f}, random orders {permuted:.4f}", flush=True)
+        return {"step": step, "valid_nll_natural": natural, "valid_ppl_natural": math.exp(min(natural, 50)),
+                "valid_nll_permuted": permuted}
+
+    def _checkpoint(self, step: int, seconds: float) -> None:
+        meta = {"permgen": self.config.to_dict(), "train": self.train_config.to_dict(), "train_seconds": seconds}
+        # engine/checkpoint.py types its model as LanguageModel but only needs an nn.Module's state dict
+        save_checkpoint(self.out / "checkpoint", cast(LanguageModel, self.model), self.optimizer, step, meta)
+
+    def _resume(self) -> int:
+        """Restore the checkpoint in <out_dir>/checkpoint (if any); return the step to start from."""
+        state = read_checkpoint_state(self.out / "checkpoint")
+        if state is None:
+            return 0
+        if state.get("permgen") != json.loads(json.dumps(self.config.to_dict())):  # as stored (tuples → lists)
+            raise ConfigError(f"{self.out / 'checkpoint'} was written for another model config; "
+                              "resume with the same flags or use a new --out-dir")
+        self.seconds_before = float(state.get("train_seconds", 0.0))
+        return load_checkpoint(self.out / "checkpoint", cast(LanguageModel, self.model), self.optimizer)
 
     def _export(self, summary: dict[str, Any]) -> None:
         provenance = {"train": self.train_config.to_dict(), "data": vars(self.stats), "summary": summary,
@@ -155,13 +194,24 @@ class PermGenTrainer:
         save_permgen_bundle(self.out / "bundle", self.model, self.tokenizer, card, provenance)
 
 
+def _trim_log(path: Path, start: int) -> None:
+    """Keep the metrics of steps <= start: a resumed run redoes later ones, a fresh run starts empty."""
+    if path.is_file():
+        kept = [line for line in path.read_text().splitlines() if line and json.loads(line)["step"] <= start]
+        path.write_text("".join(line + "\n" for line in kept))
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="variorum train-permgen",
-                                     description="Train a PermGen encoder-decoder (title + keywords → paragraph).")
+                                     description="Train a PermGen encoder-decoder (title + keywords → paragraph, "
+                                                 "or sentence → paraphrase with --task paraphrase).")
     parser.add_argument("--valid-files", nargs="+", default=None, help="held-out files (default: hash split)")
     parser.add_argument("--tokenizer", type=Path, help="reuse this tokenizer directory")
     parser.add_argument("--init-from-hf", type=Path, help="start from a local HF BART checkpoint directory")
     parser.add_argument("--threads", type=int, default=0, help="CPU threads for torch (0 = torch's default)")
+    parser.add_argument("--resume", action="store_true", help="continue from <out-dir>/checkpoint")
+    parser.add_argument("--chunk-steps", type=int, default=0,
+                        help="stop after this many steps with a checkpoint (train in chunks; 0 = to the end)")
     add_dataclass_flags(parser, ModelConfig, skip=("backbone", "block_size", "pos_tags"))
     add_dataclass_flags(parser, PermGenConfig, skip=("model",))
     add_dataclass_flags(parser, TrainConfig, skip=("objective",))
@@ -179,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     train = dataclass_from_flags(TrainConfig, args, TrainConfig(out_dir="runs/permgen", lr=5e-4, warmup_steps=50))
     trainer = PermGenTrainer(config, train, args.valid_files, args.tokenizer, args.init_from_hf,
                              "variorum train-permgen " + " ".join(argv))
-    print(json.dumps(trainer.run(), indent=2))
+    print(json.dumps(trainer.run(resume=args.resume, chunk_steps=args.chunk_steps), indent=2))
     return 0
 
 

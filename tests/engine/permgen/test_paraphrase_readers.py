@@ -1,0 +1,91 @@
+"""Paraphrase readers (ParaSCI pairs, MRPC positives) on our own fixture lines, and passage splitting."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engine.permgen.data import DataStats, example_source, load_examples
+from engine.permgen.paraphrase_readers import read_mrpc, read_paraphrase_pairs, read_parasci
+from engine.permgen.passage import reassemble, separators, split_passage
+from engine.permgen.readers import ReaderError
+from tests.engine.permgen.conftest import FIXTURES, STORIES
+
+PAIRS = FIXTURES / "paraphrase"
+PARASCI = PAIRS / "fixture.src.txt"
+MRPC = PAIRS / "msr_paraphrase_fixture.txt"
+
+
+def test_parasci_reads_line_aligned_pairs() -> None:
+    pairs = read_parasci(PARASCI)
+    assert len(pairs) == 5
+    assert pairs[1].title == "the results show that sampling improves diversity ."
+    assert pairs[1].sentences == ("sampling is shown to make the outputs more diverse .",)
+    assert pairs[1].keywords == ()
+    assert example_source(pairs[1], "paraphrase") == pairs[1].title  # the sentence itself is the source
+
+
+def _pair_files(tmp_path: Path, source: str, target: str) -> Path:
+    (tmp_path / "x.src.txt").write_text(source)
+    (tmp_path / "x.tgt.txt").write_text(target)
+    return tmp_path / "x.src.txt"
+
+
+def test_parasci_rejects_unequal_files_and_empty_lines_with_the_line_number(tmp_path: Path) -> None:
+    with pytest.raises(ReaderError, match=r"x\.tgt\.txt:3: missing"):
+        read_parasci(_pair_files(tmp_path, "a .\nb .\nc .\n", "a2 .\nb2 .\n"))
+    with pytest.raises(ReaderError, match=r"x\.src\.txt:2: empty line"):
+        read_parasci(_pair_files(tmp_path, "a .\n \nc .\n", "a2 .\nb2 .\nc2 .\n"))
+    with pytest.raises(ReaderError, match=r"ends in \.src\.txt"):
+        read_parasci(tmp_path / "x.tgt.txt")
+
+
+def test_mrpc_keeps_positive_pairs_through_bom_and_crlf() -> None:
+    assert MRPC.read_bytes().startswith(b"\xef\xbb\xbfQuality") and b"\r\n" in MRPC.read_bytes()
+    pairs = read_mrpc(MRPC)
+    assert len(pairs) == 2  # the 0-labelled row is dropped
+    assert pairs[0].title == "the committee approved the budget on monday ."
+    assert pairs[1].title == "she did n't attend the meeting , officials said ."  # normalised like the story data
+    assert pairs[1].sentences == ("officials said she was absent from the meeting .",)
+
+
+def test_mrpc_rejects_malformed_lines_with_the_line_number(tmp_path: Path) -> None:
+    header = "Quality\t#1 ID\t#2 ID\t#1 String\t#2 String\n"
+    bad = tmp_path / "msr_paraphrase_bad.txt"
+    bad.write_text(header + "1\t1\t2\tA b.\tB a.\n1\t3\t4\tonly four fields\n")
+    with pytest.raises(ReaderError, match=r"msr_paraphrase_bad\.txt:3: expected 5 TAB-separated"):
+        read_mrpc(bad)
+    bad.write_text(header + "yes\t1\t2\tA b.\tB a.\n")
+    with pytest.raises(ReaderError, match=r":2: .*quality 0 or 1"):
+        read_mrpc(bad)
+    bad.write_text(header + "1\t1\t2\t \tB a.\n")
+    with pytest.raises(ReaderError, match=r":2: empty sentence"):
+        read_mrpc(bad)
+    bad.write_text("Label\tA\tB\n")
+    with pytest.raises(ReaderError, match=r":1: expected the MRPC header"):
+        read_mrpc(bad)
+
+
+def test_format_follows_the_name_and_a_task_reads_only_its_own_files() -> None:
+    assert len(read_paraphrase_pairs(PARASCI)) == 5 and len(read_paraphrase_pairs(MRPC)) == 2
+    with pytest.raises(ReaderError, match="not a paraphrase file"):
+        read_paraphrase_pairs(STORIES)
+    assert len(load_examples([PARASCI, MRPC], DataStats(), task="paraphrase")) == 7
+    with pytest.raises(ReaderError, match="a paraphrase model trains on paraphrase pairs"):
+        load_examples([STORIES], DataStats(), task="paraphrase")
+    with pytest.raises(ReaderError, match="a story model trains on paragraphs"):
+        load_examples([MRPC], DataStats(), task="story")
+
+
+def test_passage_split_keeps_abbreviations_initials_decimals_and_layout() -> None:
+    text = "Dr. Smith paid 3.5 dollars at 5 p.m. today.  J. K. Rowling wrote it, e.g. this one!\n\nNew part? End"
+    spans = split_passage(text)
+    assert [text[a:b] for a, b in spans] == [
+        "Dr. Smith paid 3.5 dollars at 5 p.m. today.", "J. K. Rowling wrote it, e.g. this one!", "New part?", "End"]
+    assert separators(text, spans) == ["", "  ", "\n\n", " "]
+    assert reassemble(text, spans, ["A.", "B!", "C?", "D"]) == "A.  B!\n\nC? D"
+    assert split_passage("He left at 5 p.m. She stayed.") == [(0, 17), (18, 29)]  # capital after p.m. → split
+    assert split_passage("  \n ") == []
+    with pytest.raises(ValueError, match="2 sentences for 4 spans"):
+        reassemble(text, spans, ["a", "b"])

@@ -28,6 +28,7 @@ from engine.pos.tagger import Tagger, TaggerUnavailableError
 TASKS: tuple[str, ...] = ("continue",)
 # PermGen (issue 8): paragraph tasks of encoder-decoder bundles (engine/permgen); an LM bundle does "continue" only.
 TASKS = (*TASKS, "story", "abstract")
+TASKS = (*TASKS, "paraphrase")  # issue 8: a passage rewritten sentence by sentence (engine/permgen/paraphrase.py)
 LM_TASKS = ("continue",)
 RESOURCES_MODELS = Path(__file__).resolve().parent.parent / "resources" / "models"
 
@@ -61,12 +62,15 @@ class GenerationRequest:
     keywords: list[str] = field(default_factory=list, hash=False)
     num_sentences: int | None = None  # 1-10; None = the model decides (up to 10)
     sentence_order: list[int] | None = field(default=None, hash=False)  # None / [first] / full order
+    beam_width: int = 1  # PermGen / paraphrase bundles: > 1 = beam search inside sentences (issue 8)
 
     def __post_init__(self) -> None:
         if self.task not in TASKS:
             raise ValueError(f"task {self.task!r} is not available; this engine supports {list(TASKS)}")
         if not 1 <= self.n <= 8:
             raise ValueError(f"number of variants must be between 1 and 8, got {self.n}")
+        if isinstance(self.beam_width, bool) or not 1 <= self.beam_width <= 16:
+            raise ValueError(f"beam width must be from 1 to 16 (1 = no beam search), got {self.beam_width}")
         if self.task in ("story", "abstract"):  # PermGen: validates the count and the order up front
             from engine.permgen.control import OrderControl
 
@@ -101,6 +105,8 @@ class LoadedModel:
     def stream(self, request: GenerationRequest, should_stop: Callable[[], bool] | None = None) -> VariantStream:
         if request.task not in LM_TASKS:
             raise ValueError(f"this model can only continue text; task {request.task!r} needs a model trained for it")
+        if request.beam_width > 1:
+            raise ValueError("beam search is for story / abstract / paraphrase models; a language model samples")
         tokenizer = self.bundle.tokenizer
         return VariantStream(
             self.bundle.model, tokenizer, tokenizer.encode(request.prompt), request.n, request.decode, should_stop

@@ -42,12 +42,15 @@ def _generate_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[t
     p.add_argument("--pos-bias", nargs="+", default=[], metavar="NAME=FACTOR",
                    help="POSG: multiply p(tag) of a PTB tag or coarse group (adjectives, nouns, ...) by 0.1-10")
     # PermGen paragraph tasks (issue 8): a bundle from `variorum train-permgen`
-    p.add_argument("--task", default="continue", choices=list(TASKS), help="story / abstract need a PermGen bundle")
+    p.add_argument("--task", default="continue", choices=list(TASKS),
+                   help="story / abstract / paraphrase need a PermGen bundle (paraphrase: the passage is --prompt)")
     p.add_argument("--title", default="", help="story/abstract: the title")
     p.add_argument("--keywords", default="", help="story/abstract: comma-separated (default: from the title)")
     p.add_argument("--num-sentences", type=int, help="story/abstract: 1-10 (default: the model decides)")
     p.add_argument("--sentence-order", help="story/abstract: first sentence 'k' or a full order '3,1,2' "
                    "(default: the model's choice, each variant starting at a different sentence)")
+    p.add_argument("--beam", type=int, default=1, metavar="WIDTH",
+                   help="story/abstract/paraphrase: beam search of this width inside sentences (1 = sample)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -57,7 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("bundles", help="list available model bundles")
     sub.add_parser("train", help="train a model (see `variorum train --help`)", add_help=False)
     sub.add_parser("perplexity", help="validation perplexity of a bundle", add_help=False)
-    sub.add_parser("train-permgen", help="train a PermGen story/abstract model (see --help)", add_help=False)
+    sub.add_parser("train-permgen", help="train a PermGen story/abstract/paraphrase model (see --help)",
+                   add_help=False)
     sub.add_parser("diagnose", help="embedding I(W), group cosine, PPL/Uniq per frequency group", add_help=False)
     sub.add_parser("eval", help="evaluate bundles on a split: the papers' tables and plots", add_help=False)
     return parser
@@ -83,6 +87,11 @@ def _print_final(console: Console, variants: list[Variant]) -> None:
         if getattr(v, "order", None):  # PermGen: generation order and Eq. 8 rank (issue 8)
             console.print(f"    written in order {v.order}, rank {getattr(v, 'rank', 0)} "  # type: ignore[attr-defined]
                           f"(mean log-prob {getattr(v, 'score', 0.0):.3f})", markup=False, highlight=False)
+        if "self_bleu" in v.settings:  # paraphrase (issue 8): how far each variant is from the source
+            per_sentence = ", ".join(f"{b:.2f}/{w:.2f}" for b, w in zip(v.settings["sentence_self_bleu"],
+                                                                         v.settings["sentence_self_wer"], strict=True))
+            console.print(f"    Self-BLEU {v.settings['self_bleu']:.3f}, Self-WER {v.settings['self_wer']:.3f} vs the "
+                          f"source (per sentence BLEU/WER: {per_sentence})", markup=False, highlight=False)
 
 
 def run_generate(args: argparse.Namespace, console: Console) -> int:
@@ -105,7 +114,8 @@ def run_generate(args: argparse.Namespace, console: Console) -> int:
         pos_top_k=args.pos_top_k,
         pos_bias=parse_pos_bias(args.pos_bias),
     )
-    request = GenerationRequest(prompt=args.prompt, n=args.num_variants, decode=decode, **_paragraph_fields(args))  # type: ignore[arg-type]
+    request = GenerationRequest(prompt=args.prompt, n=args.num_variants, decode=decode, beam_width=args.beam,
+                                **_paragraph_fields(args))  # type: ignore[arg-type]
     model = engine.load(path, device=args.device)
     stop = threading.Event()
     stream = model.stream(request, should_stop=stop.is_set)

@@ -1,4 +1,4 @@
-"""The engine API for PermGen bundles: a `LoadedModel` that writes stories / abstracts.
+"""The engine API for PermGen bundles: a `LoadedModel` that writes stories / abstracts / paraphrases.
 
 `Engine.load` returns this for a bundle whose config says kind "permgen". Requests name the task
 the bundle was trained for and give `title`, `keywords` (empty → the title's content words,
@@ -6,6 +6,11 @@ engine/permgen/keywords.py), `num_sentences` (1–10; None = the model decides, 
 `sentence_order` (None = the model's choice, [k] = start with sentence k, a full permutation =
 that order). A `--no-permute` baseline bundle starts every candidate with its most likely
 sentence instead of distinct ones (it never saw another first sentence in training).
+`beam_width` > 1 writes each sentence by beam search (engine/permgen/beam_decode.py).
+
+A paraphrase bundle (task "paraphrase") takes the passage as `prompt` (the app's Paraphrase mode
+sends the selection) and returns `ParaphraseVariant`s whose `settings` hold Self-BLEU / Self-WER
+against the source (engine/permgen/paraphrase.py); sentence count / order do not apply to it.
 """
 
 from __future__ import annotations
@@ -15,10 +20,13 @@ from collections.abc import Callable
 import torch
 
 from engine.api import GenerationRequest, LoadedModel
+from engine.decoding.generate import VariantStream
+from engine.permgen.beam_decode import BeamPermGenStream
 from engine.permgen.bundle import PermGenBundle
 from engine.permgen.control import OrderControl
 from engine.permgen.decode import PermGenStream
 from engine.permgen.keywords import title_keywords
+from engine.permgen.paraphrase import ParaphraseStream
 from engine.permgen.text import format_source, normalize
 
 
@@ -33,8 +41,8 @@ class PermGenLoadedModel(LoadedModel):
     def capabilities(self) -> dict[str, object]:
         config = self.permgen.model.config
         caps = self.permgen.model.head.capabilities()
-        caps.update(tasks=[config.task], max_sentences=config.max_sentences, sentence_order=True,
-                    permuted_training=config.permute)
+        caps.update(tasks=[config.task], max_sentences=config.max_sentences, sentence_order=config.task != "paraphrase",
+                    permuted_training=config.permute, positions=config.positions, beam_search=True)
         return caps
 
     def source_text(self, request: GenerationRequest) -> str:
@@ -43,16 +51,29 @@ class PermGenLoadedModel(LoadedModel):
         keywords = list(request.keywords) or title_keywords(normalize(request.title, lowercase))
         return format_source(request.title, keywords, lowercase)
 
-    def stream(self, request: GenerationRequest, should_stop: Callable[[], bool] | None = None) -> PermGenStream:
+    def stream(self, request: GenerationRequest, should_stop: Callable[[], bool] | None = None) -> VariantStream:
         config = self.permgen.model.config
         if request.task != config.task:
             raise ValueError(f"this model writes a {config.task!r}; it cannot do task {request.task!r}")
+        model, tokenizer = self.permgen.model, self.permgen.tokenizer
+        if config.task == "paraphrase":
+            return self._paraphrase(request, should_stop)
         if not request.title.strip() and not request.keywords:
             raise ValueError(f"a {config.task} needs a title or keywords")
         control = OrderControl(request.num_sentences, tuple(request.sentence_order or ()), config.permute)
-        source = self.permgen.tokenizer.encode(self.source_text(request))
-        return PermGenStream(self.permgen.model, self.permgen.tokenizer, source, request.n, request.decode,
-                             control, should_stop)
+        source = tokenizer.encode(self.source_text(request))
+        if request.beam_width > 1:
+            return BeamPermGenStream(model, tokenizer, source, request.n, request.decode, control, request.beam_width,
+                                     should_stop)
+        return PermGenStream(model, tokenizer, source, request.n, request.decode, control, should_stop)
+
+    def _paraphrase(self, request: GenerationRequest, should_stop: Callable[[], bool] | None) -> ParaphraseStream:
+        if not request.prompt.strip():
+            raise ValueError("give the passage to paraphrase (the selected text)")
+        if request.num_sentences is not None or request.sentence_order:
+            raise ValueError("the number and order of sentences do not apply to paraphrases")
+        return ParaphraseStream(self.permgen.model, self.permgen.tokenizer, request.prompt, request.n, request.decode,
+                                request.beam_width, should_stop)
 
     def group_names(self) -> list[str]:
         return self.permgen.model.head.group_names()

@@ -1,0 +1,202 @@
+"""Paraphrase a passage sentence by sentence with a paraphrase bundle (task "paraphrase").
+
+The passage is split into sentences (engine/permgen/passage.py). For sentence j the model writes
+N alternatives from the normalised sentence (engine/permgen/text.py), each one marked sentence
+⟨B-1⟩ … ⟨E-1⟩ ⟨EOP⟩ (engine/permgen/config.py):
+
+- sampling / greedy: `PermGenStream` with one sentence, so a POSG (or F²) head samples its two
+  stages (group, then token; `pos_top_k`, `pos_bias` apply) and a softmax head the usual way;
+  candidate i of sentence j uses seed (seed_i + j·1,000,003), so variant i alone (n = 1, its seed)
+  is written again identically;
+- beam (`beam_width` > 1): the N best finished hypotheses of one beam of width max(beam_width, N)
+  (engine/permgen/beam.py).
+
+Variant i is the passage with every sentence j replaced by alternative (j, i), in the passage's
+own layout. Its tokens and log-probs are the words only (the forced marks are left out). Each
+alternative reports, against its source sentence, Self-BLEU (sacrebleu BLEU-4 of the alternative
+with the source as reference, in [0, 1], lower = further from the source) and Self-WER (word error
+rate, higher = more rewritten), engine/metrics/paraphrase.py — on the normalised word tokens the
+model reads and writes, so casing and punctuation spacing do not count as changes. The variant's
+`settings` carries them for the app: `self_bleu` / `self_wer` for the whole variant (corpus BLEU
+over its sentences, mean WER) and `sentence_self_bleu` / `sentence_self_wer` per sentence.
+
+A sentence whose alternative came out empty keeps its source text (`kept_source`), and so do the
+sentences not yet written when the writer stops (finish reason "cancelled").
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Generator, Iterator
+from dataclasses import dataclass, field
+
+import torch
+
+from engine.decoding.generate import FINISH_CANCELLED, TokenEvent, Variant, VariantStream
+from engine.decoding.settings import DecodeConfig
+from engine.metrics.paraphrase import self_bleu_vs_source, self_wer
+from engine.permgen.beam import FIRST_WORD_ID, DecoderRows, Hypothesis, sentence_beam
+from engine.permgen.beam_decode import MAX_BEAM_WIDTH
+from engine.permgen.control import OrderControl
+from engine.permgen.decode import PermGenStream
+from engine.permgen.marks import begin_id
+from engine.permgen.model import START_ID, PermGenModel
+from engine.permgen.passage import reassemble, separators, split_passage
+from engine.permgen.text import detokenize, normalize
+from engine.tokenizer import VariorumTokenizer
+
+SENTENCE_SEED_STRIDE = 1_000_003
+FINISH_DONE = "done"
+ONE_SENTENCE = OrderControl(num_sentences=1, order=(1,))
+
+
+@dataclass
+class SentenceAlternative:
+    """One rewritten sentence of a variant and how far it is from its source."""
+
+    source: str  # the writer's sentence
+    text: str  # the alternative for display (the source when `kept_source`)
+    normalized: str  # the model's word tokens (what the metrics compare)
+    self_bleu: float
+    self_wer: float
+    kept_source: bool = False
+
+
+@dataclass
+class ParaphraseVariant(Variant):
+    """A paraphrased passage: its sentences' alternatives and the passage-level Self-BLEU / Self-WER."""
+
+    alternatives: list[SentenceAlternative] = field(default_factory=list)
+    self_bleu: float = float("nan")
+    self_wer: float = float("nan")
+
+
+def score_alternative(source: str, output: str, lowercase: bool = True) -> SentenceAlternative:
+    """Alternative `output` (model text) of `source`, with its Self-BLEU / Self-WER vs the source."""
+    kept = not output.strip()
+    source_words = normalize(source, lowercase)
+    words = source_words if kept else normalize(output, lowercase)
+    text = source if kept else detokenize(output)
+    return SentenceAlternative(source, text, words, self_bleu_vs_source([words], [source_words]),
+                               self_wer([words], [source_words]), kept)
+
+
+class ParaphraseStream(VariantStream):
+    """Iterate for `TokenEvent`s (words only); when it ends, `variants` holds N `ParaphraseVariant`s."""
+
+    def __init__(
+        self,
+        model: PermGenModel,
+        tokenizer: VariorumTokenizer,
+        passage: str,
+        n: int,
+        settings: DecodeConfig,
+        beam_width: int = 1,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> None:
+        if model.config.task != "paraphrase":
+            raise ValueError(f"this model writes a {model.config.task!r}, not paraphrases")
+        if not 1 <= n <= 64 or not 1 <= beam_width <= MAX_BEAM_WIDTH:
+            raise ValueError(f"need 1-64 variants and a beam width of 1-{MAX_BEAM_WIDTH}, got {n}, {beam_width}")
+        self.spans = split_passage(passage)
+        if not self.spans:
+            raise ValueError("the passage to paraphrase is empty")
+        self.seq2seq, self.tokenizer, self.settings, self.passage = model, tokenizer, settings, passage
+        self.beam_width, self.should_stop = beam_width, should_stop or (lambda: False)
+        self.sources = [passage[a:b] for a, b in self.spans]
+        self.sources_ids = [tokenizer.encode(normalize(s, model.config.lowercase)) or [START_ID] for s in self.sources]
+        self.cap = min(model.config.max_sentence_len - 2, settings.max_new_tokens)
+        PermGenStream(model, tokenizer, self.sources_ids[0], n, settings, ONE_SENTENCE)  # fails now on bad settings
+        base = settings.seed if settings.seed is not None else random.randrange(2**62)
+        self.base_seed = base
+        self.candidates = [ParaphraseVariant(index=i, seed=base + i, settings=self._settings(base + i))
+                           for i in range(n)]
+        self.variants: list[Variant] = list(self.candidates)
+        self.outputs: list[list[str]] = []  # per finished sentence, the N model outputs
+
+    def _settings(self, seed: int) -> dict[str, object]:
+        recorded: dict[str, object] = self.settings.with_seed(seed).to_dict()
+        if self.beam_width > 1:
+            recorded["beam_width"] = self.beam_width
+        return recorded
+
+    def __iter__(self) -> Iterator[TokenEvent]:
+        try:
+            for j, prefix in enumerate(separators(self.passage, self.spans)):
+                outputs = yield from self._sentence(j, prefix)
+                if outputs is None:
+                    for variant in self.candidates:
+                        variant.finish_reason = FINISH_CANCELLED
+                    return
+                self.outputs.append(outputs)
+            for variant in self.candidates:
+                variant.finish_reason = FINISH_DONE
+        finally:
+            self._complete()
+
+    def _sentence(self, j: int, prefix: str) -> Generator[TokenEvent, None, list[str] | None]:
+        """Stream sentence j's N alternatives; return their model texts (None when cancelled)."""
+        if self.beam_width > 1:
+            found = self._beam(self.sources_ids[j])
+            if found is None:
+                return None
+            picks = [found[i % len(found)] for i in range(len(self.candidates))]
+            for i, hypothesis in enumerate(picks):
+                words = [(t, lp) for t, lp in zip(hypothesis.tokens, hypothesis.log_probs, strict=True)
+                         if t >= FIRST_WORD_ID]
+                yield from self._emit_words(i, prefix, words)
+            return [self.tokenizer.decode([t for t in h.tokens if t >= FIRST_WORD_ID]).strip() for h in picks]
+        seed = (self.base_seed + j * SENTENCE_SEED_STRIDE) % 2**62
+        inner = PermGenStream(self.seq2seq, self.tokenizer, self.sources_ids[j], len(self.candidates),
+                              self.settings.with_seed(seed), ONE_SENTENCE, self.should_stop)
+        started = [False] * len(self.candidates)
+        for event in inner:
+            if event.token_id < FIRST_WORD_ID:
+                continue  # the forced marks
+            yield self._take(event, prefix if not started[event.variant] else "")
+            started[event.variant] = True
+        if any(v.finish_reason == FINISH_CANCELLED for v in inner.candidates):
+            return None
+        return [v.sentences.get(1, "") for v in inner.candidates]
+
+    def _beam(self, source_ids: list[int]) -> list[Hypothesis] | None:
+        model = self.seq2seq
+        was_training = model.training
+        model.eval()
+        try:
+            with torch.inference_mode():
+                device = next(model.parameters()).device
+                source = torch.tensor([source_ids[: model.config.max_source_len]], device=device)
+                rows = DecoderRows(model, model.backbone.encode(source, torch.ones_like(source, dtype=torch.bool)))
+                rows.feed(torch.tensor([[START_ID]], device=device), 0, 0)
+                hidden = rows.feed(torch.tensor([[begin_id(1)]], device=device), 1, 0)
+                width = max(self.beam_width, len(self.candidates))
+                return sentence_beam(rows, hidden, 1, 2, width, self.cap, self.should_stop)
+        finally:
+            model.train(was_training)
+
+    def _emit_words(self, i: int, prefix: str, words: list[tuple[int, float]]) -> Iterator[TokenEvent]:
+        for k, (token, log_prob) in enumerate(words):
+            delta = self.tokenizer.decode([token])
+            yield self._take(TokenEvent(i, token, delta, log_prob, 0), prefix if k == 0 else "")
+
+    def _take(self, event: TokenEvent, prefix: str) -> TokenEvent:
+        variant = self.candidates[event.variant]
+        variant.token_ids.append(event.token_id)
+        variant.token_log_probs.append(event.log_prob)
+        variant.token_groups.append(event.group)
+        return TokenEvent(event.variant, event.token_id, prefix + event.text_delta, event.log_prob, event.group)
+
+    def _complete(self) -> None:
+        lowercase = self.seq2seq.config.lowercase
+        for variant in self.candidates:
+            i = variant.index
+            variant.alternatives = [score_alternative(source, self.outputs[j][i] if j < len(self.outputs) else "",
+                                                      lowercase) for j, source in enumerate(self.sources)]
+            variant.text = reassemble(self.passage, self.spans, [a.text for a in variant.alternatives])
+            words = [a.normalized for a in variant.alternatives]
+            variant.self_bleu = self_bleu_vs_source(words, [normalize(s, lowercase) for s in self.sources])
+            variant.self_wer = sum(a.self_wer for a in variant.alternatives) / len(variant.alternatives)
+            variant.settings.update(self_bleu=variant.self_bleu, self_wer=variant.self_wer,
+                                    sentence_self_bleu=[a.self_bleu for a in variant.alternatives],
+                                    sentence_self_wer=[a.self_wer for a in variant.alternatives])

@@ -5,13 +5,15 @@ into one stream (F²'s "batchify") and cut into consecutive non-overlapping wind
 tokens: the first P are the prefix, the next C the human reference continuation (eos
 separators are removed from references before scoring, since generations stop at eos).
 
-Generation is the app's own decoder, `VariantStream`, one prefix at a time with n = 1 and seed
-`seed + window index`: every head, termination rule and decoding control behaves exactly as
-in the app, and a window's continuation is reproducible from its seed. (Batching different
-prefixes would be ~4× faster on CPU but needs per-row prompts in VariantStream; a copy of its
-loop here would drift from it.) p(eos_t) is re-scored afterwards with `model.next_log_probs`
-over [eos, prefix, continuation] — the model's own sequence scorer, so termination heads use
-their own step convention — for the steps that fit in one block.
+Generation is the app's own decoder, `VariantStream`, with seed `seed + window index`: every
+head, termination rule and decoding control behaves exactly as in the app, and a window's
+continuation is reproducible from its seed. Prefixes of equal length (all windows have P
+tokens) are decoded `batch_size` at a time as the rows of one stream (`prompts=`), which gives
+each row the tokens it would get alone (tests/engine/decoding/test_generate.py checks this).
+p(eos_t) is re-scored afterwards with `model.next_log_probs` over [eos, prefix, continuation]
+— the model's own sequence scorer, so termination heads use their own step convention — for
+the steps that fit in one block, a batch at a time (right-padded: causal attention keeps
+padding out of the scored positions).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from engine.decoding.generate import FINISH_EOS, VariantStream
+from engine.decoding.generate import FINISH_EOS, Variant, VariantStream
 from engine.decoding.settings import DecodeConfig
 from engine.model import LanguageModel
 from engine.tokenizer import VariorumTokenizer
@@ -64,20 +66,60 @@ def make_windows(
     return windows
 
 
+DEFAULT_BATCH = 32  # prefixes per decoding batch (VariantStream allows up to 64 rows)
+
+
+def _scored(model: LanguageModel, prompt: Sequence[int], generated: Sequence[int]) -> tuple[list[int], int, int]:
+    """(the ids to score, first position to read, rows to read) for one continuation."""
+    sequence = [*prompt, *generated][: model.config.block_size]
+    first = len(prompt) - 1  # position whose output predicts generated[0]
+    rows = max(0, min(len(generated), len(sequence) - first)) if first < len(sequence) else 0
+    return sequence, first, rows
+
+
 @torch.no_grad()
+def rescore_batch(
+    model: LanguageModel, prompts: Sequence[Sequence[int]], generated: Sequence[Sequence[int]], pad_id: int
+) -> list[torch.Tensor]:
+    """`rescore` for many continuations with one right-padded forward pass → one [K_i, V] each."""
+    parts = [_scored(model, p, g) for p, g in zip(prompts, generated, strict=True)]
+    width = max(len(sequence) for sequence, _, _ in parts)
+    device = next(model.parameters()).device
+    ids = torch.tensor([seq + [pad_id] * (width - len(seq)) for seq, _, _ in parts], device=device)  # [B, T]
+    log_probs = model.next_log_probs(ids).float().cpu()  # [B, T, V]; padding only follows the read rows
+    return [log_probs[i, first : first + rows] for i, (_, first, rows) in enumerate(parts)]
+
+
 def rescore(model: LanguageModel, prompt: Sequence[int], generated: Sequence[int]) -> torch.Tensor:
     """Marginal log p(· | context) before each generated token that fits in one block → [K, V].
 
     `prompt` includes the leading eos; row k is the distribution generated[k] was drawn from
     (before decoding processors), K = min(len(generated), block_size − len(prompt) + 1).
     """
-    sequence = [*prompt, *generated][: model.config.block_size]
-    first = len(prompt) - 1  # position whose output predicts generated[0]
-    if not generated or first >= len(sequence):
+    if not generated or len(prompt) - 1 >= model.config.block_size:
         return torch.zeros(0, model.config.vocab_size)
-    device = next(model.parameters()).device
-    log_probs = model.next_log_probs(torch.tensor([sequence], device=device))[0]  # [T, V]
-    return log_probs[first : first + len(generated)].float().cpu()
+    return rescore_batch(model, [prompt], [generated], 0)[0]
+
+
+def _batches(prefixes: Sequence[Sequence[int]], size: int) -> list[list[int]]:
+    """Runs of consecutive indices with equal prefix length, at most `size` each."""
+    if not 1 <= size <= 64:
+        raise ValueError(f"batch size must be in [1, 64], got {size}")
+    chunks: list[list[int]] = []
+    for i, prefix in enumerate(prefixes):
+        last = chunks[-1] if chunks else []
+        if last and len(last) < size and len(prefixes[last[0]]) == len(prefix):
+            last.append(i)
+        else:
+            chunks.append([i])
+    return chunks
+
+
+def _continuation(variant: Variant, scores: torch.Tensor, eos: int) -> Continuation:
+    ended = variant.finish_reason == FINISH_EOS
+    tokens = variant.token_ids[:-1] if ended else list(variant.token_ids)
+    return Continuation(token_ids=tokens, length=len(variant.token_ids) if ended else None,
+                        eos_probs=scores[:, eos].exp().tolist(), groups=variant.token_groups[: len(tokens)])
 
 
 def continue_prefixes(
@@ -87,27 +129,25 @@ def continue_prefixes(
     settings: DecodeConfig,
     seed: int = 0,
     on_prefix: Callable[[int], None] | None = None,
+    batch_size: int = DEFAULT_BATCH,
 ) -> list[Continuation]:
-    """Continue every prefix with VariantStream (prefix i uses seed `seed + i`)."""
-    eos = tokenizer.eos_id
+    """Continue every prefix with VariantStream (prefix i uses seed `seed + i`), in batches."""
+    results: dict[int, Continuation] = {}
     was_training = model.training
     model.eval()
-    results = []
     try:
-        for i, prefix in enumerate(prefixes):
-            stream = VariantStream(model, tokenizer, list(prefix), 1, settings.with_seed(seed + i))
+        for chunk in _batches(prefixes, batch_size):
+            # Row j of the stream has seed (seed + chunk[0]) + j = seed + chunk[j]: chunks are consecutive.
+            stream = VariantStream(model, tokenizer, [], len(chunk), settings.with_seed(seed + chunk[0]),
+                                   prompts=[list(prefixes[i]) for i in chunk])
             for _ in stream:
                 pass
-            variant = stream.variants[0]
-            ended = variant.finish_reason == FINISH_EOS
-            tokens = variant.token_ids[:-1] if ended else list(variant.token_ids)
-            scores = rescore(model, stream.prompt_ids, variant.token_ids)
-            results.append(Continuation(
-                token_ids=tokens, length=len(variant.token_ids) if ended else None,
-                eos_probs=scores[:, eos].exp().tolist(), groups=variant.token_groups[: len(tokens)],
-            ))
+            scores = rescore_batch(model, stream.row_prompts, [v.token_ids for v in stream.variants],
+                                   tokenizer.pad_id)
+            for i, variant, score in zip(chunk, stream.variants, scores, strict=True):
+                results[i] = _continuation(variant, score, tokenizer.eos_id)
             if on_prefix is not None:
-                on_prefix(1)
+                on_prefix(len(chunk))
     finally:
         model.train(was_training)
-    return results
+    return [results[i] for i in range(len(prefixes))]

@@ -23,36 +23,15 @@ from typing import Any
 
 from engine.bundle import Bundle
 from engine.data.blocks import make_blocks
-from engine.decoding.settings import DecodeConfig
 from engine.diagnostics.embedding import frequency_groups as _diagnostic_groups
 from engine.diagnostics.embedding import output_embedding
 from engine.diagnostics.predictions import group_prediction_stats
-from engine.evaluation.continuation import Window, continue_prefixes, make_windows
+from engine.evaluation.continuation import DEFAULT_BATCH, Window, continue_prefixes, make_windows
+from engine.evaluation.decoders import parse_decoder
 from engine.evaluation.splits import EvalSplit
 from engine.metrics.frequency import GROUP_NAMES, frequency_groups, group_shares, group_uniq, isotropy
 from engine.metrics.suite import continuation_metrics
 from engine.metrics.termination import mean_by_step, non_termination_curve
-
-DECODER_KEYS = {"topk": "top_k", "topp": "top_p", "temp": "temperature", "rep": "repetition_penalty"}
-
-
-def parse_decoder(spec: str, max_new_tokens: int) -> DecodeConfig:
-    """'greedy', 'sample' or comma-separated key=value with keys topk, topp, temp, rep."""
-    settings: dict[str, Any] = {"max_new_tokens": max_new_tokens}
-    for part in filter(None, (p.strip() for p in spec.split(","))):
-        if part == "greedy":
-            settings["greedy"] = True
-        elif part == "sample":
-            continue
-        elif "=" in part and part.split("=", 1)[0] in DECODER_KEYS:
-            key, value = part.split("=", 1)
-            try:
-                settings[DECODER_KEYS[key]] = int(value) if key == "topk" else float(value)
-            except ValueError:
-                raise ValueError(f"decoder {spec!r}: {key} needs a number, got {value!r}") from None
-        else:
-            raise ValueError(f"decoder {spec!r}: unknown part {part!r}; use greedy, sample, {sorted(DECODER_KEYS)}=…")
-    return DecodeConfig(**settings)
 
 
 @dataclass(frozen=True)
@@ -70,8 +49,11 @@ class ProtocolConfig:
     nmst_lengths: tuple[int, ...] = (50, 100, 200)
     self_bleu_cap: int | None = None
     seed: int = 0
+    batch_size: int = DEFAULT_BATCH  # prefixes decoded as one batch; results do not depend on it
 
     def __post_init__(self) -> None:
+        if not 1 <= self.batch_size <= 64:
+            raise ValueError(f"batch size must be in [1, 64], got {self.batch_size}")
         if any(length > self.nmst_max_length or length < 1 for length in self.nmst_lengths):
             raise ValueError(f"every r_nt length must be in [1, nmst_max_length={self.nmst_max_length}]")
         for spec in self.decoders + self.nmst_decoders:
@@ -118,7 +100,8 @@ def evaluate_bundle(bundle: Bundle, split: EvalSplit, config: ProtocolConfig, pr
     model = bundle.model
     for spec in config.decoders:
         settings = parse_decoder(spec, config.continuation_len)
-        outs = continue_prefixes(model, bundle.tokenizer, [w.prefix for w in windows], settings, config.seed, progress)
+        outs = continue_prefixes(model, bundle.tokenizer, [w.prefix for w in windows], settings, config.seed, progress,
+                                 config.batch_size)
         generated = [c.token_ids for c in outs]
         result.lm[spec] = continuation_metrics(generated, references, config.self_bleu_cap, config.seed)
         result.shares[spec] = group_shares(generated, groups)
@@ -129,7 +112,7 @@ def evaluate_bundle(bundle: Bundle, split: EvalSplit, config: ProtocolConfig, pr
     prefixes = [w.prefix[: config.nmst_prefix_len] for w in windows[: config.nmst_windows]]
     for spec in config.nmst_decoders:
         settings = parse_decoder(spec, config.nmst_max_length)
-        outs = continue_prefixes(model, bundle.tokenizer, prefixes, settings, config.seed, progress)
+        outs = continue_prefixes(model, bundle.tokenizer, prefixes, settings, config.seed, progress, config.batch_size)
         curve = non_termination_curve([c.length for c in outs], config.nmst_max_length)
         result.nmst[spec] = {"r_nt": {str(length): curve[length - 1] for length in config.nmst_lengths}, "curve": curve}
     return result

@@ -22,6 +22,7 @@ from engine.bundle import Bundle, BundleError, load_bundle
 from engine.config import ConfigError
 from engine.data.corpus import CorpusError, file_sha256
 from engine.decoding import DecodeSettingError
+from engine.evaluation.decoders import check_decoders
 from engine.evaluation.figures import write_plots
 from engine.evaluation.protocols import (
     ProtocolConfig,
@@ -50,7 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--continuation-len", type=int, default=d.continuation_len)
     p.add_argument("--max-windows", type=int, default=d.max_windows, help="0 = every window of the split")
     p.add_argument("--decoders", nargs="+", default=list(d.decoders),
-                   help="each: greedy | sample | comma-separated topk=K,topp=P,temp=T,rep=R")
+                   help="each: comma-separated greedy|sample, topk=K, topp=P, temp=T, rep=R, flat, ctemp=T, "
+                        "ctopk=K, rarity=B (F²), postopk=K, posbias=NAME:FACTOR (POSG); engine/evaluation/decoders.py")
     p.add_argument("--nmst-decoders", nargs="+", default=list(d.nmst_decoders))
     p.add_argument("--nmst-prefix-len", type=int, default=d.nmst_prefix_len)
     p.add_argument("--nmst-max-length", type=int, default=d.nmst_max_length, help="decoding cap L_max")
@@ -58,6 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--nmst-lengths", type=int, nargs="+", default=list(d.nmst_lengths), help="L values for r_nt(L)")
     p.add_argument("--self-bleu-cap", type=int, help="hypotheses for Self-BLEU (default: all)")
     p.add_argument("--seed", type=int, default=d.seed)
+    p.add_argument("--batch-size", type=int, default=d.batch_size, help="prefixes decoded together (1-64); "
+                   "the same tokens whatever the size")
     return p
 
 
@@ -68,7 +72,7 @@ def protocol_from_args(args: argparse.Namespace) -> ProtocolConfig:
         nmst_decoders=tuple(args.nmst_decoders), nmst_prefix_len=args.nmst_prefix_len,
         nmst_max_length=args.nmst_max_length, nmst_windows=args.nmst_windows,
         nmst_lengths=tuple(args.nmst_lengths), self_bleu_cap=args.self_bleu_cap,
-        seed=args.seed,
+        seed=args.seed, batch_size=args.batch_size,
     )
 
 
@@ -94,6 +98,8 @@ def run(args: argparse.Namespace, argv: list[str]) -> Path:
     else:
         split = split_from_file(args.split_file, 1.0, args.max_documents)
     bundles = [load_bundle(path, args.device) for path in args.bundles]
+    for bundle in bundles:  # a control the head cannot honour fails before any decoding
+        check_decoders(bundle.model.head, config.decoders + config.nmst_decoders)
     total = sum(work_units(config, len(windows_for(b, split, config))) for b in bundles)
     entries = []
     with tqdm(total=total, desc="eval", unit="prefix", file=sys.stderr) as bar:

@@ -6,8 +6,8 @@ import pytest
 import torch
 
 from engine.decoding import DecodeConfig, VariantStream
-from engine.evaluation.continuation import continue_prefixes, make_windows, rescore
-from engine.evaluation.protocols import parse_decoder
+from engine.evaluation.continuation import continue_prefixes, make_windows, rescore, rescore_batch
+from engine.evaluation.decoders import parse_decoder
 from engine.model import LanguageModel
 from engine.tokenizer import VariorumTokenizer
 from tests.conftest import story_lines
@@ -82,3 +82,40 @@ def test_decoder_specs_and_errors() -> None:
         parse_decoder("beam=4", 5)
     with pytest.raises(ValueError, match="needs a number"):
         parse_decoder("topk=many", 5)
+
+
+def test_batching_changes_nothing_but_speed(tiny_model: LanguageModel, tokenizer: VariorumTokenizer) -> None:
+    windows = make_windows(tokenizer.encode_batch(story_lines()), tokenizer.eos_id, 6, 20, 7)
+    prefixes = [w.prefix for w in windows]
+    settings = parse_decoder("topp=0.9,rep=1.2", 20)
+    seen: list[int] = []
+    one = continue_prefixes(tiny_model, tokenizer, prefixes, settings, seed=5, batch_size=1)
+    three = continue_prefixes(tiny_model, tokenizer, prefixes, settings, seed=5, on_prefix=seen.append, batch_size=3)
+    assert seen == [3, 3, 1]  # progress counts prefixes, a batch at a time
+    assert [c.token_ids for c in one] == [c.token_ids for c in three]
+    assert [c.length for c in one] == [c.length for c in three]
+    for a, b in zip(one, three, strict=True):
+        assert a.groups == b.groups and a.eos_probs == pytest.approx(b.eos_probs, rel=1e-4)
+    assert len({tuple(c.token_ids) for c in one}) == len(prefixes)
+
+
+def test_prefixes_of_different_lengths_are_batched_in_runs(
+    tiny_model: LanguageModel, tokenizer: VariorumTokenizer
+) -> None:
+    prefixes = [[5, 6], [7, 8], [9], [10, 11], [12, 13]]
+    settings = DecodeConfig(max_new_tokens=6, seed=0, top_k=20)
+    outs = continue_prefixes(tiny_model, tokenizer, prefixes, settings, seed=2, batch_size=4)
+    for i, prefix in enumerate(prefixes):
+        (alone,) = continue_prefixes(tiny_model, tokenizer, [prefix], settings, seed=2 + i, batch_size=1)
+        assert outs[i].token_ids == alone.token_ids
+    with pytest.raises(ValueError, match="batch size"):
+        continue_prefixes(tiny_model, tokenizer, prefixes, settings, batch_size=65)
+
+
+def test_padded_rescoring_equals_one_at_a_time(tiny_model: LanguageModel, tokenizer: VariorumTokenizer) -> None:
+    prompts = [[tokenizer.eos_id, 5, 6, 7], [tokenizer.eos_id, 8, 9, 10], [tokenizer.eos_id, *range(11, 40)]]
+    generated = [[20, 21, 22, 23, 24], [30], [41, 42, 43, 44, 45]]  # the last runs past the 32-token block
+    batch = rescore_batch(tiny_model, prompts, generated, tokenizer.pad_id)
+    assert [len(b) for b in batch] == [5, 1, 3]
+    for prompt, gen, scores in zip(prompts, generated, batch, strict=True):
+        assert torch.allclose(scores, rescore(tiny_model, prompt, gen), atol=1e-5)

@@ -25,6 +25,13 @@ def _what(task: str) -> str:
     return f"writes a {task} from a title and keywords, sentence by sentence in a chosen or model-chosen order"
 
 
+def _random_order_line(task: str, summary: dict[str, Any]) -> str:
+    if task == "paraphrase":  # one target sentence: every order is the natural one
+        return "- (one target sentence, so there is no other sentence order to score)"
+    permuted = summary.get("valid_nll_permuted", float("nan"))
+    return f"- NLL per target token, one random order per paragraph: {permuted:.4f}"
+
+
 def render_permgen_card(model: PermGenModel, provenance: dict[str, Any], device: torch.device) -> str:
     config = model.config
     train, summary, data = provenance["train"], provenance["summary"], provenance["data"]
@@ -43,7 +50,8 @@ def render_permgen_card(model: PermGenModel, provenance: dict[str, Any], device:
 ## Data
 {files}
 
-Read {data['read']} paragraphs; dropped {data['dropped_too_many_sentences']} with more than 10 sentences; \
+Read {data['read']} {"pairs" if config.task == "paraphrase" else "paragraphs"}; dropped \
+{data['dropped_too_many_sentences']} with more than 10 sentences; \
 cut {data['cut_sentences']} long sentences and {data['cut_sources']} long sources. Examples: \
 {provenance['examples']['train']} train, {provenance['examples']['valid']} held out.
 
@@ -54,7 +62,7 @@ on {device.type}, {summary.get('train_seconds', 0.0) / 60:.1f} minutes.
 ## Held-out numbers (from this run)
 - NLL per target token, natural order: {summary.get('valid_nll_natural', float('nan')):.4f} \
 (perplexity {summary.get('valid_ppl_natural', float('nan')):.2f})
-- NLL per target token, one random order per paragraph: {summary.get('valid_nll_permuted', float('nan')):.4f}
+{_random_order_line(config.task, summary)}
 
 Command: `{provenance['command']}`
 """

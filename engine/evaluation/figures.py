@@ -6,6 +6,10 @@
 - non_termination.png: r_nt(L) against L for each model × NMST decoder (log-log as NMST Fig. 2);
 - tradeoff.png: quality–diversity trade-off as POSG Fig. 2 — x = MS-Jaccard-3 (closeness to the
   human continuations), y = −Self-BLEU-4, one point per model × decoder.
+
+PermGen reports (protocol story / abstract / paraphrase) get one plot instead, tradeoff.png:
+x = top-1 BLEU-4 (paragraphs) or BLEU-4 vs the reference (paraphrases, POSG Fig. 2), y =
+−pairwise Self-BLEU-4 among a source's K candidates (paragraphs) or −Self-BLEU-4 vs the source.
 """
 
 from __future__ import annotations
@@ -90,8 +94,33 @@ PLOTS = {
 }
 
 
+SEQ2SEQ_AXES = {  # protocol → (x key, x label, y key, y label)
+    "paraphrase": ("bleu_4", "BLEU-4 vs reference (quality) ↑", "self_bleu_4_source",
+                   "−Self-BLEU-4 vs source (diversity) ↑"),
+    "paragraph": ("top1_bleu_4", "top-1 BLEU-4 (quality) ↑", "pairwise_self_bleu_4",
+                  "−pairwise Self-BLEU-4 (diversity) ↑"),
+}
+
+
+def plot_seq2seq_tradeoff(report: dict[str, Any], path: Path) -> None:
+    x_key, x_label, y_key, y_label = SEQ2SEQ_AXES["paraphrase" if report["protocol"] == "paraphrase" else "paragraph"]
+    figure, axis = plt.subplots(figsize=(5, 4))
+    for label, metrics in _runs(report, "seq2seq"):
+        if metrics.get(y_key) is None:
+            continue
+        x, y = 100 * metrics[x_key], -100 * metrics[y_key]
+        axis.scatter([x], [y])
+        axis.annotate(label, (x, y), fontsize=7)
+    axis.set_xlabel(x_label)
+    axis.set_ylabel(y_label)
+    _save(figure, path)
+
+
 def write_plots(report: dict[str, Any], out_dir: Path) -> list[str]:
     out_dir.mkdir(parents=True, exist_ok=True)
+    if report.get("protocol", "continue") != "continue":
+        plot_seq2seq_tradeoff(report, out_dir / "tradeoff.png")
+        return ["tradeoff.png"]
     for name, plot in PLOTS.items():
         plot(report, out_dir / name)
     return list(PLOTS)

@@ -50,10 +50,18 @@ class ProtocolConfig:
     self_bleu_cap: int | None = None
     seed: int = 0
     batch_size: int = DEFAULT_BATCH  # prefixes decoded as one batch; results do not depend on it
+    # PermGen bundles (engine/evaluation/seq2seq.py): K candidates per source, beam width inside sentences
+    candidates: int = 3
+    max_sources: int | None = 100
+    beam_width: int = 1
 
     def __post_init__(self) -> None:
         if not 1 <= self.batch_size <= 64:
             raise ValueError(f"batch size must be in [1, 64], got {self.batch_size}")
+        if not 1 <= self.candidates <= 8:  # the app's GenerationRequest allows 1-8 variants
+            raise ValueError(f"candidates per source must be in [1, 8], got {self.candidates}")
+        if self.max_sources is not None and self.max_sources < 1:
+            raise ValueError(f"max sources must be >= 1, got {self.max_sources}")
         if any(length > self.nmst_max_length or length < 1 for length in self.nmst_lengths):
             raise ValueError(f"every r_nt length must be in [1, nmst_max_length={self.nmst_max_length}]")
         for spec in self.decoders + self.nmst_decoders:

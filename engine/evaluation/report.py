@@ -2,7 +2,8 @@
 
 Tables put several bundles side by side, one row per bundle × decoder, with the human row
 where the metric has one. Percent-style metrics (MS-Jaccard, Self-BLEU, Distinct, Rep) are
-printed ×100 like the papers; KLD in nats; Uniq as counts.
+printed ×100 like the papers; KLD in nats; Uniq as counts. PermGen reports (story / abstract /
+paraphrase) have one table of their protocol's metrics (engine/evaluation/seq2seq.py).
 """
 
 from __future__ import annotations
@@ -79,7 +80,67 @@ def shares_table(report: dict[str, Any]) -> list[str]:
     return _table(["Model", "Decoder"] + [f"% {n}" for n in GROUP_NAMES], rows)
 
 
+PARAGRAPH_COLUMNS = [
+    ("top-1 B-4", "top1_bleu_4", 100.0), ("oracle B-4", "oracle_bleu_4", 100.0),
+    ("Self-B-3", "pairwise_self_bleu_3", 100.0), ("Self-B-4", "pairwise_self_bleu_4", 100.0),
+    ("Dist-2", "distinct_2", 100.0), ("Dist-3", "distinct_3", 100.0), ("Ent-1", "entropy_1", 1.0),
+    ("Ent-2", "entropy_2", 1.0), ("Ent-3", "entropy_3", 1.0), ("Ent-4", "entropy_4", 1.0), ("words", "mean_words", 1.0),
+]
+PARAPHRASE_COLUMNS = [
+    ("Self-WER", "self_wer_source", 100.0), ("Self-B-4", "self_bleu_4_source", 100.0),
+    ("Dist-1", "distinct_1", 100.0), ("Dist-2", "distinct_2", 100.0), ("Dist-3", "distinct_3", 100.0),
+    ("B-4", "bleu_4", 100.0), ("R-1", "rouge1", 100.0), ("R-2", "rouge2", 100.0), ("R-L", "rougeL", 100.0),
+    ("words", "mean_words", 1.0),
+]
+SEQ2SEQ_NOTES = {
+    "paraphrase": "POSG §5.3 / Table 4 columns: Self-WER and Self-BLEU-4 of all K candidates against their source "
+                  "(Cao & Wan), Distinct-n per text, BLEU-4 and ROUGE F1 of the first candidate against the reference; "
+                  "×100. BERTScore is not computed. Human: the references against their sources.",
+    "paragraph": "PermGen §5.4 / Tables 2 and 7: top-1 (Eq. 8 rank 1) and oracle (best of K by sentence BLEU) corpus "
+                 "BLEU-4, pairwise Self-BLEU among a source's K candidates, Distinct-n and Entropy-n (nats) pooled "
+                 "over all candidates; ×100 except Entropy and words. Human: the target paragraphs.",
+}
+
+
+def seq2seq_table(report: dict[str, Any]) -> list[str]:
+    columns = PARAPHRASE_COLUMNS if report["protocol"] == "paraphrase" else PARAGRAPH_COLUMNS
+    rows = []
+    for bundle in report["bundles"]:
+        for decoder, metrics in bundle["result"]["seq2seq"].items():
+            rows.append([bundle["name"], decoder] + [_fmt(metrics.get(key), s) for _, key, s in columns])
+    human = report["human"]["seq2seq"]
+    rows.append(["Human", "–"] + [_fmt(human.get(key), s) for _, key, s in columns])
+    return _table(["Model", "Decoder"] + [c for c, _, _ in columns], rows)
+
+
+def _held_out_note(held_out: bool | None) -> str:
+    if held_out is None:
+        return " — held out: unknown (it trained on a split file or its provenance lists none)"
+    return "" if held_out else " — **warning: split not held out of this bundle's training**"
+
+
+def render_seq2seq(report: dict[str, Any]) -> str:
+    split, settings, protocol = report["split"], report["settings"], report["protocol"]
+    kind = "paraphrase" if protocol == "paraphrase" else "paragraph"
+    lines = [
+        f"# Evaluation on `{split['name']}` ({protocol})", "",
+        f"Command: `{report['command']}`", "",
+        f"Split: {report['human']['seq2seq']['sources']} of {split['documents']} sources (hash fraction "
+        f"{split['fraction']}, sha256 `{split['sha256'][:16]}…`); K = {settings['candidates']} candidates per source, "
+        f"beam width {settings['beam_width']}; seed {settings['seed']} (source i uses seed + i·K).", "",
+    ]
+    for bundle in report["bundles"]:
+        lines.append(f"- `{bundle['name']}` ({bundle['task']}, {bundle['head']} head, permuted training "
+                     f"{bundle['permute']}): `{bundle['path']}`, weights sha256 `{bundle['sha256'][:16]}…`"
+                     f"{_held_out_note(bundle['held_out'])}")
+    lines += ["", f"## {kind.capitalize()}s", "", *seq2seq_table(report), "", SEQ2SEQ_NOTES[kind]]
+    lines += ["", "Plots: " + ", ".join(f"`{p}`" for p in report["plots"])]
+    return "\n".join(lines) + "\n"
+
+
 def render_markdown(report: dict[str, Any]) -> str:
+    if report.get("protocol", "continue") != "continue":
+        return render_seq2seq(report)
     split, settings = report["split"], report["settings"]
     lines = [
         f"# Evaluation on `{split['name']}`", "",
@@ -89,7 +150,7 @@ def render_markdown(report: dict[str, Any]) -> str:
         f"{settings['continuation_len']} tokens; seed {settings['seed']} (window i uses seed + i).", "",
     ]
     for bundle in report["bundles"]:
-        note = "" if bundle["held_out"] else " — **warning: split not held out of this bundle's training**"
+        note = _held_out_note(bundle["held_out"])
         lines.append(f"- `{bundle['name']}` ({bundle['head']} head): `{bundle['path']}`, "
                      f"weights sha256 `{bundle['sha256'][:16]}…`{note}")
     sections = [

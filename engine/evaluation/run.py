@@ -5,6 +5,13 @@
 
 Writes report.json (all numbers, the exact command, seeds, split and bundle hashes),
 report.md (tables, bundles side by side, human row) and four PNG plots, with a progress bar.
+
+PermGen bundles (engine/evaluation/seq2seq.py) take their task's split instead — stories
+`--split rocstories_story`, abstracts `agenda_abstract`, paraphrases `parasci` — with K
+candidates per source:
+
+    variorum eval --bundles runs/pg/permgen/bundle runs/pg/no_permute/bundle --split rocstories_story \
+        --candidates 3 --max-sources 100 --decoders topp=0.9 topk=40
 """
 
 from __future__ import annotations
@@ -22,7 +29,8 @@ from engine.bundle import Bundle, BundleError, load_bundle
 from engine.config import ConfigError
 from engine.data.corpus import CorpusError, file_sha256
 from engine.decoding import DecodeSettingError
-from engine.evaluation.decoders import check_decoders
+from engine.devices import resolve_device
+from engine.evaluation.decoders import check_decoders, parse_decoder
 from engine.evaluation.figures import write_plots
 from engine.evaluation.protocols import (
     ProtocolConfig,
@@ -32,7 +40,16 @@ from engine.evaluation.protocols import (
     work_units,
 )
 from engine.evaluation.report import write_reports
-from engine.evaluation.splits import DEFAULT_FRACTION, SPLIT_FILES, EvalSplit, load_split, split_from_file
+from engine.evaluation.seq2seq import evaluate_seq2seq, human_seq2seq, sources_of
+from engine.evaluation.splits import (
+    DEFAULT_FRACTION,
+    SPLIT_FILES,
+    SPLIT_TASKS,
+    EvalSplit,
+    load_split,
+    split_from_file,
+)
+from engine.permgen.bundle import PermGenBundle, is_permgen_bundle, load_permgen_bundle
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -62,6 +79,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=d.seed)
     p.add_argument("--batch-size", type=int, default=d.batch_size, help="prefixes decoded together (1-64); "
                    "the same tokens whatever the size")
+    s2s = p.add_argument_group("PermGen bundles (splits rocstories_story, agenda_abstract, parasci)")
+    s2s.add_argument("--candidates", type=int, default=d.candidates, help="K candidates per source (1-8)")
+    s2s.add_argument("--max-sources", type=int, default=d.max_sources, help="sources decoded, 0 = all")
+    s2s.add_argument("--beam-width", type=int, default=d.beam_width, help="> 1: beam search inside sentences")
     return p
 
 
@@ -72,7 +93,8 @@ def protocol_from_args(args: argparse.Namespace) -> ProtocolConfig:
         nmst_decoders=tuple(args.nmst_decoders), nmst_prefix_len=args.nmst_prefix_len,
         nmst_max_length=args.nmst_max_length, nmst_windows=args.nmst_windows,
         nmst_lengths=tuple(args.nmst_lengths), self_bleu_cap=args.self_bleu_cap,
-        seed=args.seed, batch_size=args.batch_size,
+        seed=args.seed, batch_size=args.batch_size, candidates=args.candidates,
+        max_sources=args.max_sources or None, beam_width=args.beam_width,
     )
 
 
@@ -82,13 +104,74 @@ def held_out(bundle: Bundle, split: EvalSplit) -> bool | None:
     return None if fraction is None else float(fraction) >= split.fraction
 
 
+def display_name(path: Path) -> str:
+    """A bundle's name in tables: its folder, or the run folder for trainers' `<run>/bundle` layout."""
+    path = Path(path)
+    return path.parent.name if path.name == "bundle" and path.parent.name else path.name
+
+
+def held_out_seq2seq(bundle: PermGenBundle, split: EvalSplit) -> bool | None:
+    """True if the bundle trained on none of the split's files; None if it did (PermGen does not record
+    whether its held-out part was a hash split or other files) or its provenance has no file list."""
+    trained = {Path(f).name for f in bundle.provenance.get("train", {}).get("train_files", [])}
+    return None if not trained or trained & {Path(f["path"]).name for f in split.files} else True
+
+
+def seq2seq_entry(bundle: PermGenBundle, split: EvalSplit, result: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "name": display_name(bundle.path), "path": str(bundle.path), "head": bundle.model.config.model.head,
+        "task": bundle.model.config.task, "permute": bundle.model.config.permute,
+        "sha256": file_sha256(bundle.path / "model.safetensors"),
+        "config_sha256": file_sha256(bundle.path / "config.json"),
+        "held_out": held_out_seq2seq(bundle, split), "result": result,
+    }
+
+
 def bundle_entry(bundle: Bundle, split: EvalSplit, result: dict[str, Any]) -> dict[str, Any]:
     return {
-        "name": bundle.name, "path": str(bundle.path), "head": bundle.model.config.head,
+        "name": display_name(bundle.path), "path": str(bundle.path), "head": bundle.model.config.head,
         "sha256": file_sha256(bundle.path / "model.safetensors"),
         "config_sha256": file_sha256(bundle.path / "config.json"),
         "held_out": held_out(bundle, split), "result": result,
     }
+
+
+def run_lm(args: argparse.Namespace, config: ProtocolConfig, split: EvalSplit) -> tuple[list[Any], dict[str, Any]]:
+    """The language-model protocols (continuation, AGG, NMST) for every bundle → (entries, human rows)."""
+    bundles = [load_bundle(path, args.device) for path in args.bundles]
+    for bundle in bundles:  # a control the head cannot honour fails before any decoding
+        check_decoders(bundle.model.head, config.decoders + config.nmst_decoders)
+    total = sum(work_units(config, len(windows_for(b, split, config))) for b in bundles)
+    entries = []
+    with tqdm(total=total, desc="eval", unit="prefix", file=sys.stderr) as bar:
+        for bundle in bundles:
+            bar.set_postfix_str(display_name(bundle.path))
+            result = evaluate_bundle(bundle, split, config, bar.update)
+            entries.append(bundle_entry(bundle, split, result.to_dict()))
+    return entries, human_metrics(bundles[0], split, config)
+
+
+def run_seq2seq(
+    args: argparse.Namespace, config: ProtocolConfig, split: EvalSplit
+) -> tuple[list[Any], dict[str, Any]]:
+    """The paragraph or paraphrase protocol for every PermGen bundle → (entries, human row)."""
+    bundles = [load_permgen_bundle(path, resolve_device(args.device)) for path in args.bundles]
+    for bundle in bundles:
+        check_decoders(bundle.model.head, config.decoders)
+        if bundle.model.config.task != split.task:
+            raise ValueError(f"bundle {bundle.path} writes a {bundle.model.config.task!r}; split {split.name!r} "
+                             f"evaluates {split.task!r} (splits: {SPLIT_TASKS})")
+    total = sources_of(split, config.max_sources) * len(config.decoders) * len(bundles)
+    entries = []
+    with tqdm(total=total, desc="eval", unit="source", file=sys.stderr) as bar:
+        for bundle in bundles:
+            bar.set_postfix_str(display_name(bundle.path))
+            # max_new_tokens = the model's sentence length: each sentence stops at the model's own cap
+            specs = [(spec, parse_decoder(spec, bundle.model.config.max_sentence_len)) for spec in config.decoders]
+            result = evaluate_seq2seq(bundle, split, specs, config.candidates, config.beam_width, config.seed,
+                                      config.max_sources, bar.update)
+            entries.append(seq2seq_entry(bundle, split, {"seq2seq": result}))
+    return entries, {"seq2seq": human_seq2seq(split, config.max_sources, bundles[0].model.config.lowercase)}
 
 
 def run(args: argparse.Namespace, argv: list[str]) -> Path:
@@ -97,25 +180,23 @@ def run(args: argparse.Namespace, argv: list[str]) -> Path:
         split = load_split(args.split, args.data_root, args.split_fraction, args.max_documents)
     else:
         split = split_from_file(args.split_file, 1.0, args.max_documents)
-    bundles = [load_bundle(path, args.device) for path in args.bundles]
-    for bundle in bundles:  # a control the head cannot honour fails before any decoding
-        check_decoders(bundle.model.head, config.decoders + config.nmst_decoders)
-    total = sum(work_units(config, len(windows_for(b, split, config))) for b in bundles)
-    entries = []
-    with tqdm(total=total, desc="eval", unit="prefix", file=sys.stderr) as bar:
-        for bundle in bundles:
-            bar.set_postfix_str(bundle.name)
-            result = evaluate_bundle(bundle, split, config, bar.update)
-            entries.append(bundle_entry(bundle, split, result.to_dict()))
+    permgen = [is_permgen_bundle(path) for path in args.bundles]
+    if any(permgen) and not all(permgen):
+        raise ValueError("PermGen bundles and language models are evaluated on different splits; evaluate them apart")
+    if any(permgen) != (split.task != "continue"):
+        raise ValueError(f"split {split.name!r} evaluates task {split.task!r}: PermGen bundles need one of "
+                         f"{SPLIT_TASKS}, language models any other split")
+    entries, human = run_seq2seq(args, config, split) if any(permgen) else run_lm(args, config, split)
     out = args.out or Path("runs") / "eval" / split.name
     report: dict[str, Any] = {
         "command": "variorum eval " + shlex.join(argv),
         "created": time.strftime("%Y-%m-%d %H:%M:%S %z"),
+        "protocol": split.task,
         "split": {"name": split.name, "sha256": split.sha256, "fraction": split.fraction,
-                  "documents": len(split.documents), "files": split.files},
+                  "documents": len(split.documents or split.examples or split.pairs), "files": split.files},
         "settings": config.to_dict(),
         "bundles": entries,
-        "human": human_metrics(bundles[0], split, config),
+        "human": human,
         "plots": [],
     }
     report["plots"] = write_plots(report, out)

@@ -12,7 +12,14 @@ with `valid_fraction >= fraction` never saw a split document (the report checks 
 | rocstories | Diffusion-LM valid + Story Cloze val/test (right ending) | 5-sentence stories |
 | brown | the 500 Brown files, `word/tag` → words | whole files (coherent ~2k-word texts) |
 | agenda | AGENDA val + test, the abstract field | abstracts |
-| parasci | ParaSCI-ACL test, source/target lines | paraphrase pairs |
+| parasci | ParaSCI-ACL test, source/target lines | paraphrase pairs (task "paraphrase") |
+| rocstories_story | Plan-and-Write test (title, storyline, 5 sentences) | stories (task "story") |
+| agenda_abstract | AGENDA val + test (title, entities, abstract) | abstracts (task "abstract") |
+
+The two paragraph splits hold `examples` (engine/permgen/readers.py), selected like the rest with
+the hash of the target paragraph — the key PermGen's own training split uses
+(engine/permgen/data.py `split_examples`). The Plan-and-Write test file is the authors' test
+split; PermGen bundles trained on its dev file (engine/benchmarks/permgen_compare.py) never saw it.
 """
 
 from __future__ import annotations
@@ -22,8 +29,12 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from engine.data.corpus import CorpusError, file_sha256, is_validation, read_documents
+
+if TYPE_CHECKING:
+    from engine.permgen.readers import ParagraphExample
 
 DEFAULT_FRACTION = 0.05  # = TrainConfig.valid_fraction's default: held out by default bundles
 
@@ -43,14 +54,21 @@ class EvalSplit:
     files: list[dict[str, str]]
     fraction: float
     pairs: list[tuple[str, str]] = field(default_factory=list)
+    examples: list[ParagraphExample] = field(default_factory=list)  # paragraph splits: title, keywords, target
+    task: str = "continue"  # the engine task the split evaluates (engine/api.py TASKS)
 
     @property
     def sha256(self) -> str:
         """Hash of the split's content, so reports can tell when a split changed."""
         digest = hashlib.sha256()
-        for text in self.documents or [f"{s}\t{t}" for s, t in self.pairs]:
+        lines = self.documents or [f"{s}\t{t}" for s, t in self.pairs] or [_example_line(e) for e in self.examples]
+        for text in lines:
             digest.update(text.encode("utf-8") + b"\n")
         return digest.hexdigest()
+
+
+def _example_line(example: ParagraphExample) -> str:
+    return f"{example.title}\t{' '.join(example.keywords)}\t{' '.join(example.sentences)}"
 
 
 def _wikitext(root: Path) -> list[Path]:
@@ -73,6 +91,10 @@ def _agenda(root: Path) -> list[Path]:
 def _parasci(root: Path) -> list[Path]:
     base = root / "paraphrase" / "parasci" / "ParaSCI-ACL"
     return [base / "test.src.txt", base / "test.tgt.txt"]
+
+
+def _plan_and_write(root: Path) -> list[Path]:
+    return [root / "rocstories" / "plan_and_write" / "ROCStories_all_merge_tokenize.titlesepkeysepstory.test.txt"]
 
 
 def read_brown(path: Path) -> list[str]:
@@ -109,8 +131,11 @@ def _read_lm(files: list[Path], name: str) -> list[str]:
 
 SPLIT_FILES: dict[str, Callable[[Path], list[Path]]] = {
     "wikitext2": _wikitext, "rocstories": _rocstories, "brown": _brown, "agenda": _agenda, "parasci": _parasci,
+    "rocstories_story": _plan_and_write, "agenda_abstract": _agenda,
 }
 PAIR_SPLITS = ("parasci",)
+EXAMPLE_SPLITS = {"rocstories_story": "story", "agenda_abstract": "abstract"}  # split → PermGen task
+SPLIT_TASKS = {**EXAMPLE_SPLITS, "parasci": "paraphrase"}  # splits for seq2seq bundles; the rest: "continue"
 
 
 def _select(texts: list[str], fraction: float, max_documents: int | None) -> list[str]:
@@ -118,6 +143,17 @@ def _select(texts: list[str], fraction: float, max_documents: int | None) -> lis
         {t for t in texts if is_validation(t, fraction)}, key=lambda t: hashlib.sha256(t.encode()).hexdigest()
     )
     return held[:max_documents] if max_documents else held
+
+
+def _select_examples(
+    files: list[Path], task: str, fraction: float, max_documents: int | None
+) -> list[ParagraphExample]:
+    """Held-out examples by the hash of their target paragraph (PermGen's split key), in hash order."""
+    from engine.permgen.data import read_task_file  # PermGen's readers, only when a paragraph split is asked for
+
+    by_key = {" ".join(e.sentences): e for path in files for e in read_task_file(path, task)}
+    chosen = [by_key[key] for key in _select(list(by_key), fraction, max_documents)]
+    return chosen
 
 
 def load_split(
@@ -133,13 +169,17 @@ def load_split(
     if missing or not files:
         raise CorpusError(f"split {name!r}: missing data files {missing or 'none found'} (set VARIORUM_DATA)")
     provenance = [{"path": str(p), "sha256": file_sha256(p)} for p in files]
+    if name in EXAMPLE_SPLITS:
+        task = EXAMPLE_SPLITS[name]
+        return EvalSplit(name, [], provenance, fraction, examples=_select_examples(files, task, fraction,
+                                                                                   max_documents), task=task)
     if name in PAIR_SPLITS:
         sources, targets = (p.read_text(encoding="utf-8").splitlines() for p in files)
         if len(sources) != len(targets):
             raise CorpusError(f"split {name!r}: {len(sources)} sources but {len(targets)} targets")
         joined = _select([f"{s}\t{t}" for s, t in zip(sources, targets, strict=True)], fraction, max_documents)
         pairs = [(j.split("\t", 1)[0], j.split("\t", 1)[1]) for j in joined]
-        return EvalSplit(name, [], provenance, fraction, pairs)
+        return EvalSplit(name, [], provenance, fraction, pairs, task=SPLIT_TASKS[name])
     documents = _select(_read_lm(files, name), fraction, max_documents)
     return EvalSplit(name, documents, provenance, fraction)
 

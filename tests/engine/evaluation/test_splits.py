@@ -47,3 +47,28 @@ def test_brown_reader_strips_tags(tmp_path: Path) -> None:
 def test_split_from_file_keeps_every_document() -> None:
     split = split_from_file(TINY_SPLIT)
     assert len(split.documents) == 5 and split.fraction == 1.0
+
+
+def story_root(tmp_path: Path, lines: list[str]) -> Path:
+    folder = tmp_path / "rocstories" / "plan_and_write"
+    folder.mkdir(parents=True)
+    (folder / "ROCStories_all_merge_tokenize.titlesepkeysepstory.test.txt").write_text("\n".join(lines) + "\n")
+    return tmp_path
+
+
+def test_story_split_is_permgens_own_held_out_part(tmp_path: Path) -> None:
+    from engine.permgen.data import split_examples
+    from engine.permgen.readers import read_plan_and_write
+
+    lines = [f"story {i} <EOT> cat{i} dog <EOL> </s> a cat number {i} sat . </s> then it ran {i % 7} miles ."
+             for i in range(300)]
+    split = load_split("rocstories_story", story_root(tmp_path / "a", lines), fraction=0.1)
+    assert split.task == "story" and not split.documents and split.examples
+    everything = read_plan_and_write(tmp_path / "a" / "rocstories" / "plan_and_write" /
+                                     "ROCStories_all_merge_tokenize.titlesepkeysepstory.test.txt")
+    _, valid = split_examples(everything, 0.1)  # what a PermGen bundle with valid_fraction 0.1 holds out
+    assert sorted(e.title for e in split.examples) == sorted(e.title for e in valid)
+    again = load_split("rocstories_story", story_root(tmp_path / "b", lines[::-1]), fraction=0.1)
+    assert again.examples == split.examples and again.sha256 == split.sha256
+    capped = load_split("rocstories_story", tmp_path / "a", fraction=0.1, max_documents=2)
+    assert capped.examples == split.examples[:2] and capped.sha256 != split.sha256

@@ -1,0 +1,173 @@
+"""Protocols for PermGen bundles: paragraphs (PermGen §5.4) and paraphrases (POSG §5.3).
+
+Candidates come from the app's own path, `PermGenLoadedModel.stream(GenerationRequest)`, so
+every decoding control, the sentence-order behaviour of permuted vs `--no-permute` bundles and
+beam search act exactly as in the app. Source i asks for K candidates with base seed
+`seed + i·K` (candidate j has seed + i·K + j, so no two candidates share a seed). Texts are
+compared as the model's normalised word tokens (lowercased, PTB-tokenized:
+engine/permgen/text.py), as the papers score their tokenized data.
+
+**Paragraphs** (task story / abstract; title + keywords → paragraph): the K candidates are
+ranked by Eq. 8 (mean token log-prob; rank 1 first) and each is its sentences reordered by
+index. Metrics (engine/metrics, one definition each): top-1 BLEU-4 (corpus BLEU of the rank-1
+candidates), oracle BLEU-4 (per source the candidate with the best sentence BLEU, then corpus
+BLEU), pairwise Self-BLEU-3/4 (mean sentence BLEU over ordered pairs of one source's K
+candidates), Distinct-2/3 and Entropy-1..4 over all candidates pooled (Li et al. 2016 / Zhang
+et al. 2018 as PermGen Table 7). METEOR and CIDEr (PermGen Table 7) are not computed.
+
+**Paraphrases** (task paraphrase; sentence → K alternatives): quality of the first candidate
+against the reference — corpus BLEU-4 and ROUGE-1/2/L F1; distance of all K candidates from
+their source — Self-BLEU-4 (Cao & Wan 2020: corpus BLEU with the source as reference, POSG
+A.3) and Self-WER; Distinct-1..3 per text (the F²/POSG form; short sentences) and Distinct-2
+over all candidates. BERTScore (POSG Table 4) needs a pretrained model we do not ship: not
+computed. A sentence the model left empty keeps its source text (what the app shows), which
+counts as an unchanged sentence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from engine.api import GenerationRequest
+from engine.decoding.generate import Variant
+from engine.decoding.settings import DecodeConfig
+from engine.evaluation.splits import EvalSplit
+from engine.metrics.bleu import pairwise_self_bleu, top1_and_oracle_bleu
+from engine.metrics.diversity import distinct_n_corpus, distinct_n_per_text, entropy_n
+from engine.metrics.paraphrase import paraphrase_bleu, paraphrase_rouge, self_bleu_vs_source, self_wer
+from engine.permgen.api import PermGenLoadedModel
+from engine.permgen.bundle import PermGenBundle
+from engine.permgen.text import normalize
+
+Progress = Callable[[int], None]
+Words = list[str]
+
+
+def sources_of(split: EvalSplit, max_sources: int | None) -> int:
+    """How many sources the protocol decodes from `split`."""
+    total = len(split.examples) if split.task in ("story", "abstract") else len(split.pairs)
+    return total if max_sources is None else min(total, max_sources)
+
+
+def _candidates(model: PermGenLoadedModel, request: GenerationRequest) -> list[Variant]:
+    stream = model.stream(request)
+    for _ in stream:
+        pass
+    return list(stream.variants)
+
+
+def paragraph_words(variant: Variant) -> Words:
+    """A paragraph candidate's words: its sentences in index order (the displayed paragraph)."""
+    sentences: dict[int, str] = getattr(variant, "sentences", {})
+    return " ".join(sentences[t] for t in sorted(sentences)).split()
+
+
+def paragraph_candidates(
+    bundle: PermGenBundle, split: EvalSplit, settings: DecodeConfig, k: int, beam_width: int, seed: int,
+    max_sources: int | None, progress: Progress,
+) -> tuple[list[list[Words]], list[Words]]:
+    """(per source the K candidates ranked by Eq. 8, per source the target paragraph)."""
+    model = PermGenLoadedModel(bundle, next(bundle.model.parameters()).device)
+    lowercase = bundle.model.config.lowercase
+    candidates, targets = [], []
+    for i, example in enumerate(split.examples[: sources_of(split, max_sources)]):
+        request = GenerationRequest(task=split.task, title=example.title, keywords=list(example.keywords), n=k,
+                                    decode=settings.with_seed(seed + i * k), beam_width=beam_width)
+        ranked = sorted(_candidates(model, request), key=lambda v: getattr(v, "rank", v.index))
+        candidates.append([paragraph_words(v) for v in ranked])
+        targets.append(normalize(" ".join(example.sentences), lowercase).split())
+        progress(1)
+    return candidates, targets
+
+
+def paragraph_metrics(candidates: Sequence[Sequence[Words]], targets: Sequence[Words]) -> dict[str, float | None]:
+    """PermGen §5.4 for K candidates per source (see the module docstring)."""
+    top1, oracle = top1_and_oracle_bleu(candidates, targets, 4)
+    pooled = [c for group in candidates for c in group]
+    several = all(len(group) >= 2 for group in candidates)
+    result: dict[str, float | None] = {"top1_bleu_4": top1, "oracle_bleu_4": oracle}
+    for n in (3, 4):
+        result[f"pairwise_self_bleu_{n}"] = pairwise_self_bleu(candidates, n) if several else None
+    result.update(corpus_diversity(pooled))
+    return result
+
+
+def corpus_diversity(texts: Sequence[Words]) -> dict[str, float | None]:
+    """Distinct-2/3 and Entropy-1..4 pooled over `texts`, and their mean length in words."""
+    result: dict[str, float | None] = {f"distinct_{n}": distinct_n_corpus(texts, n) for n in (2, 3)}
+    result.update({f"entropy_{n}": entropy_n(texts, n) for n in (1, 2, 3, 4)})
+    result["mean_words"] = sum(len(t) for t in texts) / len(texts) if texts else 0.0
+    return result
+
+
+def paraphrase_candidates(
+    bundle: PermGenBundle, split: EvalSplit, settings: DecodeConfig, k: int, beam_width: int, seed: int,
+    max_sources: int | None, progress: Progress,
+) -> tuple[list[list[str]], list[str], list[str]]:
+    """(per source the K paraphrases, normalised sources, normalised references)."""
+    model = PermGenLoadedModel(bundle, next(bundle.model.parameters()).device)
+    lowercase = bundle.model.config.lowercase
+    outputs, sources, references = [], [], []
+    for i, (source, reference) in enumerate(split.pairs[: sources_of(split, max_sources)]):
+        request = GenerationRequest(task="paraphrase", prompt=source, n=k, decode=settings.with_seed(seed + i * k),
+                                    beam_width=beam_width)
+        variants = _candidates(model, request)
+        outputs.append([" ".join(a.normalized for a in getattr(v, "alternatives", [])) for v in variants])
+        sources.append(normalize(source, lowercase))
+        references.append(normalize(reference, lowercase))
+        progress(1)
+    return outputs, sources, references
+
+
+def paraphrase_metrics(outputs: Sequence[Sequence[str]], sources: Sequence[str],
+                       references: Sequence[str]) -> dict[str, float | None]:
+    """POSG §5.3 for K paraphrases per source (see the module docstring)."""
+    firsts = [group[0] for group in outputs]
+    pooled = [o for group in outputs for o in group]
+    repeated = [s for s, group in zip(sources, outputs, strict=True) for _ in group]
+    result: dict[str, float | None] = {"bleu_4": paraphrase_bleu(firsts, references)}
+    result.update(paraphrase_rouge(firsts, references))
+    result["self_bleu_4_source"] = self_bleu_vs_source(pooled, repeated)
+    result["self_wer_source"] = self_wer(pooled, repeated)
+    words = [o.split() for o in pooled]
+    result.update({f"distinct_{n}": distinct_n_per_text(words, n) for n in (1, 2, 3)})
+    result["distinct_corpus_2"] = distinct_n_corpus(words, 2)
+    result["mean_words"] = sum(len(w) for w in words) / len(words)
+    return result
+
+
+def evaluate_seq2seq(
+    bundle: PermGenBundle, split: EvalSplit, specs: Sequence[tuple[str, DecodeConfig]], k: int, beam_width: int,
+    seed: int, max_sources: int | None, progress: Progress,
+) -> dict[str, dict[str, float | None]]:
+    """{decoder spec: metrics} for one PermGen bundle on a paragraph or paraphrase split."""
+    task = bundle.model.config.task
+    if task != split.task:
+        raise ValueError(f"bundle {bundle.path} writes a {task!r}; split {split.name!r} evaluates {split.task!r}")
+    result = {}
+    for spec, settings in specs:
+        if task == "paraphrase":
+            outs, sources, refs = paraphrase_candidates(bundle, split, settings, k, beam_width, seed, max_sources,
+                                                        progress)
+            result[spec] = paraphrase_metrics(outs, sources, refs)
+        else:
+            cands, targets = paragraph_candidates(bundle, split, settings, k, beam_width, seed, max_sources, progress)
+            result[spec] = paragraph_metrics(cands, targets)
+    return result
+
+
+def human_seq2seq(split: EvalSplit, max_sources: int | None, lowercase: bool = True) -> dict[str, Any]:
+    """The human row: the references' own corpus diversity (no K candidates: no pairwise metrics)."""
+    count = sources_of(split, max_sources)
+    if split.task == "paraphrase":
+        pairs = split.pairs[:count]
+        refs = [normalize(t, lowercase).split() for _, t in pairs]
+        sources = [normalize(s, lowercase) for s, _ in pairs]
+        return {"self_bleu_4_source": self_bleu_vs_source([" ".join(r) for r in refs], sources),
+                "self_wer_source": self_wer([" ".join(r) for r in refs], sources),
+                **{f"distinct_{n}": distinct_n_per_text(refs, n) for n in (1, 2, 3)},
+                "distinct_corpus_2": distinct_n_corpus(refs, 2), "mean_words": sum(map(len, refs)) / len(refs),
+                "sources": count}
+    targets = [normalize(" ".join(e.sentences), lowercase).split() for e in split.examples[:count]]
+    return {**corpus_diversity(targets), "sources": count}

@@ -1,0 +1,155 @@
+"""`variorum eval` for PermGen bundles: the paragraph protocol (PermGen §5.4) and the paraphrase
+protocol (POSG §5.3) on tiny bundles and our fixture data, through the app's own request path."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+
+from engine.decoding import DecodeConfig
+from engine.evaluation.run import main
+from engine.evaluation.seq2seq import paragraph_candidates, paragraph_metrics, paragraph_words, paraphrase_metrics
+from engine.evaluation.splits import load_split
+from engine.metrics.bleu import corpus_bleu, sentence_bleu
+from engine.permgen.bundle import load_permgen_bundle, save_permgen_bundle
+from engine.permgen.control import OrderControl
+from engine.permgen.data import tokenizer_texts
+from engine.permgen.decode import PermGenStream
+from engine.permgen.model import PermGenModel
+from engine.permgen.readers import read_examples
+from engine.permgen.text import format_source
+from engine.tokenizer import VariorumTokenizer
+from tests.engine.evaluation.conftest import TINY_SPLIT
+from tests.engine.permgen.conftest import FIXTURES, STORIES, tiny_permgen_config
+
+PG_FLAGS = ["--split-fraction", "0.99", "--candidates", "3", "--seed", "2"]
+
+
+@pytest.fixture(scope="module")
+def data_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Our fixture stories and pairs laid out as ../shared/data's test files."""
+    root = tmp_path_factory.mktemp("data")
+    stories = root / "rocstories" / "plan_and_write"
+    stories.mkdir(parents=True)
+    shutil.copy(STORIES, stories / "ROCStories_all_merge_tokenize.titlesepkeysepstory.test.txt")
+    pairs = root / "paraphrase" / "parasci" / "ParaSCI-ACL"
+    pairs.mkdir(parents=True)
+    for suffix in ("src", "tgt"):
+        shutil.copy(FIXTURES / "paraphrase" / f"fixture.{suffix}.txt", pairs / f"test.{suffix}.txt")
+    return root
+
+
+@pytest.fixture(scope="module")
+def pg_bundles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    pg_tokenizer = VariorumTokenizer.train(tokenizer_texts(read_examples(STORIES)), vocab_size=330)
+    root = tmp_path_factory.mktemp("pg_bundles")
+    paths = {}
+    for name, task, permute in (("story", "story", True), ("baseline", "story", False), ("para", "paraphrase", True)):
+        torch.manual_seed(len(paths))
+        config = tiny_permgen_config(pg_tokenizer.vocab_size)
+        config.task, config.permute = task, permute
+        save_permgen_bundle(root / name, PermGenModel(config).eval(), pg_tokenizer, f"# {name}\n\nuntrained\n",
+                            {"train": {"train_files": ["dev.txt"], "valid_fraction": 0.05}})
+        paths[name] = root / name
+    return paths
+
+
+def test_top1_is_the_rank_one_candidate_and_oracle_the_best(
+    pg_bundles: dict[str, Path], data_root: Path
+) -> None:
+    bundle = load_permgen_bundle(pg_bundles["story"])
+    split = load_split("rocstories_story", data_root, 0.99)
+    settings = DecodeConfig(top_p=0.9, max_new_tokens=6)
+    counted: list[int] = []
+    candidates, targets = paragraph_candidates(bundle, split, settings, 3, 1, 10, 2, counted.append)
+    assert counted == [1, 1] and len(candidates) == 2 and all(len(c) == 3 for c in candidates)
+    for i, example in enumerate(split.examples[:2]):  # source i: the app's stream with base seed 10 + 3i
+        source = bundle.tokenizer.encode(format_source(example.title, example.keywords))
+        stream = PermGenStream(bundle.model, bundle.tokenizer, source, 3, settings.with_seed(10 + 3 * i),
+                               OrderControl(distinct_starts=True))
+        list(stream)
+        ranked = sorted(stream.candidates, key=lambda v: v.rank)
+        assert candidates[i] == [paragraph_words(v) for v in ranked]
+        assert targets[i] == " ".join(example.sentences).split()
+    metrics = paragraph_metrics(candidates, targets)
+    refs = [[t] for t in targets]
+    assert metrics["top1_bleu_4"] == pytest.approx(corpus_bleu([c[0] for c in candidates], refs, 4))
+    # oracle: per source the candidate with the best *sentence* BLEU, then corpus BLEU of those (§5.4)
+    best = [c[int(sentence_bleu(c, [[t]] * 3).argmax())] for c, t in zip(candidates, targets, strict=True)]
+    assert metrics["oracle_bleu_4"] == pytest.approx(corpus_bleu(best, refs, 4))
+
+
+def test_paragraph_and_paraphrase_metrics_on_hand_made_texts() -> None:
+    target = ["the", "cat", "sat", "on", "the", "mat", "today"]
+    same = paragraph_metrics([[target, target, target]], [target])
+    assert same["top1_bleu_4"] == same["oracle_bleu_4"] == pytest.approx(1.0)
+    assert same["pairwise_self_bleu_4"] == pytest.approx(1.0) and same["distinct_2"] == pytest.approx(6 / 18)
+    other = ["a", "dog", "ran", "far", "away", "from", "home"]
+    mixed = paragraph_metrics([[other, target]], [target])  # rank 1 is wrong, the oracle finds the target
+    assert mixed["top1_bleu_4"] == 0.0 and mixed["oracle_bleu_4"] == pytest.approx(1.0)
+    assert mixed["pairwise_self_bleu_4"] == 0.0 and mixed["entropy_1"] > same["entropy_1"]
+    assert paragraph_metrics([[target]], [target])["pairwise_self_bleu_4"] is None  # K = 1: no pairs
+    copy = paraphrase_metrics([["the cat sat on the mat", "the cat sat on the mat"]], ["the cat sat on the mat"],
+                              ["a cat was sitting on the mat"])
+    assert copy["self_bleu_4_source"] == pytest.approx(1.0) and copy["self_wer_source"] == 0.0
+    assert 0 < copy["rouge1"] < 1 and copy["distinct_1"] == pytest.approx(5 / 6)
+
+
+@pytest.fixture(scope="module")
+def story_report(pg_bundles: dict[str, Path], data_root: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("eval_story")
+    argv = ["--bundles", str(pg_bundles["story"]), str(pg_bundles["baseline"]), "--split", "rocstories_story",
+            "--data-root", str(data_root), "--out", str(out), "--decoders", "topp=0.9", "greedy", "--max-sources", "2",
+            *PG_FLAGS]
+    assert main(argv) == 0
+    return out
+
+
+def test_story_report_has_the_paragraph_table(story_report: Path, pg_bundles: dict[str, Path]) -> None:
+    report = json.loads((story_report / "report.json").read_text())
+    assert report["protocol"] == "story" and report["settings"]["candidates"] == 3
+    assert [b["permute"] for b in report["bundles"]] == [True, False]
+    assert all(b["held_out"] is True for b in report["bundles"])  # trained on dev.txt, not the test file
+    for bundle in report["bundles"]:
+        for metrics in bundle["result"]["seq2seq"].values():
+            assert 0 <= metrics["top1_bleu_4"] <= 1 and 0 <= metrics["oracle_bleu_4"] <= 1
+            assert 0 <= metrics["pairwise_self_bleu_4"] <= 1 and metrics["entropy_4"] >= 0
+    human = report["human"]["seq2seq"]
+    assert human["sources"] == 2 and report["split"]["documents"] == 4 and "pairwise_self_bleu_4" not in human
+    text = (story_report / "report.md").read_text()
+    assert "| story | topp=0.9 |" in text and "| baseline | greedy |" in text and "| Human |" in text
+    assert "oracle B-4" in text and (story_report / "tradeoff.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_paraphrase_report(pg_bundles: dict[str, Path], data_root: Path, tmp_path: Path) -> None:
+    argv = ["--bundles", str(pg_bundles["para"]), "--split", "parasci", "--data-root", str(data_root),
+            "--out", str(tmp_path), "--decoders", "topp=0.9", "--max-sources", "3", *PG_FLAGS]
+    assert main(argv) == 0
+    report = json.loads((tmp_path / "report.json").read_text())
+    metrics = report["bundles"][0]["result"]["seq2seq"]["topp=0.9"]
+    expected = {"bleu_4", "rouge1", "rouge2", "rougeL", "self_bleu_4_source", "self_wer_source", "distinct_2"}
+    assert expected <= set(metrics)
+    assert report["human"]["seq2seq"]["sources"] == 3 and "Self-WER" in (tmp_path / "report.md").read_text()
+
+
+def test_wrong_bundle_for_the_split_is_a_clear_error(
+    pg_bundles: dict[str, Path], tiny_bundle: Path, data_root: Path, tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    base = ["--data-root", str(data_root), "--out", str(tmp_path / "x"), *PG_FLAGS]
+    story = ["--split", "rocstories_story"]
+    cases = [
+        ([str(tiny_bundle)], story, "PermGen bundles need one of"),
+        ([str(pg_bundles["story"])], ["--split", "parasci"], "writes a 'story'"),
+        ([str(pg_bundles["story"]), str(tiny_bundle)], story, "evaluate them apart"),
+        ([str(pg_bundles["story"])], ["--split-file", str(TINY_SPLIT)], "PermGen bundles need one of"),
+    ]
+    for bundles, split, message in cases:
+        capsys.readouterr()
+        assert main(["--bundles", *bundles, *split, *base]) == 2
+        assert message in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()

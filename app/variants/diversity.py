@@ -1,48 +1,46 @@
-"""Diversity across the shown variants: pairwise Self-BLEU and Distinct-2.
+"""Diversity across the shown variants: pairwise Self-BLEU and Distinct-2, from engine.metrics.
 
-Definitions (DESIGN §4): Self-BLEU = mean over variants of BLEU(variant, all OTHER variants as
-references), excluding the variant itself (Texygen's slow path includes it, a known bug); BLEU is
-sacrebleu's sentence BLEU (default 13a tokenization, exp smoothing), 0–100, lower = more diverse.
-Distinct-2 = distinct word bigrams / all word bigrams over the variants (lowercased, whitespace
-words), 0–1, higher = more diverse.
-
-TODO(issue 7): replace with engine.metrics' single definitions once that package lands.
+Definitions (DESIGN §4), computed by engine.metrics (one implementation for the app and `variorum eval`):
+- Self-BLEU = mean over variants of BLEU-4(variant, all OTHER variants as references) — never the
+  variant itself (Texygen's slow path includes it, a known bug) — `engine.metrics.bleu.self_bleu`
+  with the settings of sacrebleu's `sentence_score`: 13a tokenization (sacrebleu's tokenizer),
+  exponential smoothing and effective order, 0–100, lower = more diverse. (`variorum eval`'s LM
+  table uses the same function with Texygen's floor smoothing over BPE tokens.)
+- Distinct-2 = distinct word bigrams / all word bigrams pooled over the variants (lowercased
+  whitespace words): `engine.metrics.diversity.distinct_n_corpus`, 0–1, higher = more diverse.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
+from engine.metrics.bleu import self_bleu as _self_bleu
+from engine.metrics.diversity import distinct_n_corpus
+
+_tokenize_13a: Callable[[str], str] | None
 try:  # imported up front: a first import inside the UI thread would stall it for ~0.2 s
-    from sacrebleu.metrics import BLEU
+    from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
+
+    _tokenize_13a = Tokenizer13a()  # type: ignore[no-untyped-call]
 except ImportError:  # the optional `metrics` extra is not installed: Self-BLEU shows "–"
-    BLEU = None
+    _tokenize_13a = None
 
 
 def self_bleu(texts: Sequence[str]) -> float | None:
     """Pairwise Self-BLEU (0–100) of ≥ 2 non-empty texts; None when it is undefined or sacrebleu is missing."""
     texts = [t for t in texts if t.strip()]
-    if len(texts) < 2:
+    if len(texts) < 2 or _tokenize_13a is None:
         return None
-    if BLEU is None:
-        return None
-    bleu = BLEU(effective_order=True)
-    scores = [
-        bleu.sentence_score(text, [other for j, other in enumerate(texts) if j != i]).score
-        for i, text in enumerate(texts)
-    ]
-    return sum(scores) / len(scores)
+    tokens = [_tokenize_13a(t).split() for t in texts]
+    return 100 * _self_bleu(tokens, 4, smooth="exp", effective_order=True)
 
 
 def distinct_n(texts: Sequence[str], n: int = 2) -> float | None:
     """Distinct-n over all texts; None when there are no n-grams."""
-    total, seen = 0, set()
-    for text in texts:
-        words = text.lower().split()
-        grams = [tuple(words[i : i + n]) for i in range(len(words) - n + 1)]
-        total += len(grams)
-        seen.update(grams)
-    return len(seen) / total if total else None
+    words = [text.lower().split() for text in texts]
+    if not any(len(w) >= n for w in words):
+        return None
+    return distinct_n_corpus(words, n)
 
 
 def readout(texts: Sequence[str]) -> str:

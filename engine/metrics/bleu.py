@@ -132,10 +132,14 @@ def hash_sample(texts: Sequence[Text], cap: int, seed: int = 0) -> np.ndarray:
 
 
 def self_bleu(
-    texts: Sequence[Text], n: int = 4, max_hypotheses: int | None = None, seed: int = 0, smooth: str = "floor"
+    texts: Sequence[Text], n: int = 4, max_hypotheses: int | None = None, seed: int = 0, smooth: str = "floor",
+    effective_order: bool = False,
 ) -> float:
-    """Mean Self-BLEU-n over (up to `max_hypotheses`) hypotheses; see the module docstring."""
-    scores = bleu_from_stats(self_bleu_stats(texts, n), smooth)
+    """Mean Self-BLEU-n over (up to `max_hypotheses`) hypotheses; see the module docstring.
+
+    `smooth="exp", effective_order=True` is sacrebleu's `sentence_score` with the other texts as
+    references (the app's readout, app/variants/diversity.py)."""
+    scores = bleu_from_stats(self_bleu_stats(texts, n), smooth, effective_order=effective_order)
     chosen = np.arange(len(texts)) if max_hypotheses is None else hash_sample(texts, max_hypotheses, seed)
     return float(scores[chosen].mean())
 

@@ -83,6 +83,17 @@ def test_self_bleu_matches_sacrebleu_sentence_bleu_against_all_others() -> None:
             assert ours[i] == pytest.approx(expected, abs=1e-12)
 
 
+def test_self_bleu_with_sentence_defaults_is_sacrebleus_sentence_score_mean() -> None:
+    # the app's readout (app/variants/diversity.py): exp smoothing + effective order, 13a tokens
+    texts = ["The cat sat on the mat.", "A dog ran, far away!", "The cat ran on the mat?", "It's 3.5 km."]
+    tokens = [BLEU(effective_order=True).tokenizer(t).split() for t in texts]
+    bleu = BLEU(effective_order=True)
+    expected = np.mean([bleu.sentence_score(t, [o for j, o in enumerate(texts) if j != i]).score / 100
+                        for i, t in enumerate(texts)])
+    ours = self_bleu(tokens, 4, smooth="exp", effective_order=True)
+    assert ours == pytest.approx(expected, abs=1e-12) and 0 < ours < 1
+
+
 def test_sentence_and_corpus_bleu_match_sacrebleu_with_two_references() -> None:
     texts = random_texts(30, seed=3)
     hyps, refs = texts[:10], [[texts[10 + i], texts[20 + i]] for i in range(10)]

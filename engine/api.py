@@ -140,6 +140,13 @@ def pos_coarse_groups() -> list[str]:
     return list(COARSE_GROUPS)
 
 
+def coarse_pos_group(tag: str) -> str:
+    """Coarse group (adjectives, nouns, …) of a PTB tag; unknown tags are "other"."""
+    from engine.pos.tags import coarse_group_of
+
+    return coarse_group_of(tag)
+
+
 def tag_words(texts: list[str]) -> list[list[tuple[int, int, str]]]:
     """PTB-tag `texts` with the default tagger: per text, (start, end, tag) of each word.
 
@@ -192,6 +199,7 @@ __all__ = [
     "TaggerUnavailableError",
     "TokenEvent",
     "Variant",
+    "coarse_pos_group",
     "gpu_unavailable_reason",
     "pos_coarse_groups",
     "tag_words",

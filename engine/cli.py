@@ -41,6 +41,12 @@ def _generate_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[t
     p.add_argument("--pos-top-k", type=int, default=0, help="POSG: keep the k likeliest POS tags (k_POS), 0 = off")
     p.add_argument("--pos-bias", nargs="+", default=[], metavar="NAME=FACTOR",
                    help="POSG: multiply p(tag) of a PTB tag or coarse group (adjectives, nouns, ...) by 0.1-10")
+    # F² class sampling (issue 3): only for models with frequency classes
+    p.add_argument("--class-temperature", type=float, default=1.0, help="F²: temperature of p(class)")
+    p.add_argument("--class-top-k", type=int, default=0, help="F²: keep the k likeliest classes, 0 = off")
+    p.add_argument("--class-rarity-bias", type=float, default=0.0,
+                   help="F²: -10..10, > 0 favours rarer frequency classes, 0 = as trained")
+    p.add_argument("--flat-sampling", action="store_true", help="F² ablation: sample from p(x), not class then token")
     # PermGen paragraph tasks (issue 8): a bundle from `variorum train-permgen`
     p.add_argument("--task", default="continue", choices=list(TASKS),
                    help="story / abstract / paraphrase need a PermGen bundle (paraphrase: the passage is --prompt)")
@@ -113,6 +119,10 @@ def run_generate(args: argparse.Namespace, console: Console) -> int:
         seed=args.seed,
         pos_top_k=args.pos_top_k,
         pos_bias=parse_pos_bias(args.pos_bias),
+        class_temperature=args.class_temperature,
+        class_top_k=args.class_top_k,
+        class_rarity_bias=args.class_rarity_bias,
+        flat_sampling=args.flat_sampling,
     )
     request = GenerationRequest(prompt=args.prompt, n=args.num_variants, decode=decode, beam_width=args.beam,
                                 **_paragraph_fields(args))  # type: ignore[arg-type]

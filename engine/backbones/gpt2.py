@@ -40,6 +40,9 @@ class GPT2Backbone(nn.Module):
         super().__init__()
         self.config = config
         self.transformer = transformer if transformer is not None else GPT2Model(hf_config(config))
+        # Decoding feeds the pad id to rows that already ended and ignores their outputs, so
+        # transformers' "input_ids may be padded" warning would only be noise on every CLI run.
+        self.transformer.config.pad_token_id = None
 
     @property
     def token_embedding(self) -> nn.Embedding:

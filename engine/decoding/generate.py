@@ -9,6 +9,10 @@ Several prompts of equal token length can share one batch (`prompts=`, one per r
 the evaluation protocols): row i decodes prompts[i] with seed `seed + i`, and its tokens are
 those of decoding prompts[i] alone with that seed, since rows never interact.
 
+Termination heads (ST/NMST, engine/heads/termination.py) decode here too: the eos group is drawn
+with probability exactly α_t (ST carries its running log(1 − α) per row, starting from the
+prompt's factors), and group controls act only on the inner head's groups (`group_stage_scores`).
+
 The context always starts with eos, the document separator used in training, so that an
 empty prompt means "start of a document". When the context outgrows the model's block size,
 it is cut to its last half-block and re-encoded (a sliding window), so any length works.
@@ -19,15 +23,16 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import torch
 from transformers.cache_utils import Cache
 
 from engine.decoding.class_sampling import check_group_controls, most_likely_groups
-from engine.decoding.processors import apply_processors
+from engine.decoding.processors import ScoreProcessor, apply_processors
 from engine.decoding.settings import DecodeConfig
-from engine.heads.termination import prompt_start_step
+from engine.heads.base import OutputHead
+from engine.heads.termination import TerminationHead, context_steps, prompt_start_step, st_prompt_state
 from engine.model import LanguageModel
 from engine.tokenizer import VariorumTokenizer
 
@@ -113,16 +118,13 @@ class VariantStream:
         # One context per row: the shared prompt n times, or each row its own (`prompts`).
         self.row_prompts = _row_prompts(tokenizer.eos_id, prompt_ids, n, prompts)
         self.prompt_ids = self.row_prompts[0]  # the shared prompt (row 0's when rows have their own)
-        if getattr(model.head, "needs_decoding_state", False):  # ST: p(eos_t) depends on every earlier step
-            raise ValueError("ST termination is decoded by engine.decoding.termination (greedy, top-k, nucleus, "
-                             "beam); the streaming decoder supports VA and NMST")
         # Termination step t counts the document's tokens, prompt included (engine/heads/termination.py).
         self.start_step = prompt_start_step(self.prompt_ids, tokenizer.eos_id)
         self.start_steps = [prompt_start_step(p, tokenizer.eos_id) for p in self.row_prompts]  # per row
         self.settings = settings
         self.should_stop = should_stop or (lambda: False)
         # Built here so a bad group control fails before any token; POS bias names need the head's groups.
-        self.group_processors = settings.group_processors(model.head.group_names())
+        self.group_processors = settings.group_processors(controlled_head(model.head).group_names())
         base = settings.seed if settings.seed is not None else random.randrange(2**62)
         self.variants = [
             Variant(index=i, seed=base + i, settings=settings.with_seed(base + i).to_dict())
@@ -139,12 +141,19 @@ class VariantStream:
             self.model.train(was_training)
 
     def _encode(self, ids: torch.Tensor) -> tuple[torch.Tensor, Cache | None]:
-        """Encode the context [N, T] (cropped to the block) → last hidden [N, D], cache."""
+        """Encode the context [N, T] (cropped to the block) → hidden [N, W, D], cache."""
         block = self.model.config.block_size
         if ids.shape[1] > block:
             ids = ids[:, -(block // 2) :]
-        hidden, past = self.model.hidden_states(ids, use_cache=True)
-        return hidden[:, -1], past
+        return self.model.hidden_states(ids, use_cache=True)
+
+    def _initial_st_state(self, ids: torch.Tensor, hidden: torch.Tensor) -> torch.Tensor | None:
+        """ST's running log(1 − α) over the prompt (None for other heads); ids [N, P], hidden [N, W, D]."""
+        head = self.model.head
+        if not (isinstance(head, TerminationHead) and head.needs_decoding_state):
+            return None
+        steps = context_steps(ids, self.tokenizer.eos_id)[:, -hidden.shape[1] :]  # [N, W]
+        return st_prompt_state(head, hidden, steps)
 
     def _run(self) -> Iterator[TokenEvent]:
         device = next(self.model.parameters()).device
@@ -152,7 +161,9 @@ class VariantStream:
         generators = [torch.Generator(device=device).manual_seed(v.seed) for v in self.variants]
         ids = torch.tensor(self.row_prompts, device=device)  # [N, P]
         start_steps = torch.tensor(self.start_steps, device=device)  # [N]
-        hidden, past = self._encode(ids)
+        context, past = self._encode(ids)
+        st_state = self._initial_st_state(ids, context)  # ST only: p(eos_t) depends on every earlier step
+        hidden = context[:, -1]
         active = torch.ones(n, dtype=torch.bool, device=device)
         processors = self.settings.processors()
         group_processors = self.group_processors
@@ -165,13 +176,15 @@ class VariantStream:
             groups = torch.zeros(n, dtype=torch.long, device=device)
             flat = head.num_groups > 1 and self.settings.flat_sampling  # ablation: token from the marginal
             if head.num_groups > 1 and not flat:
-                group_scores = apply_processors(group_processors, ids, head.group_log_probs(hidden, steps))
+                group_scores = group_stage_scores(head, group_processors, ids, hidden, steps, st_state)
                 groups = _sample(group_scores, generators, self.settings.greedy)
             in_group = head.log_probs(hidden, steps) if flat else head.token_log_probs_in_group(hidden, groups, steps)
             tokens = _sample(apply_processors(processors, ids, in_group), generators, self.settings.greedy)
             if flat:
                 groups = most_likely_groups(head, hidden, tokens, steps)
-            marginal = in_group if head.num_groups == 1 or flat else head.log_probs(hidden, steps)
+            marginal = in_group if head.num_groups == 1 or flat else _marginal(head, hidden, steps, st_state)
+            if st_state is not None:
+                st_state = cast(TerminationHead, head).eos_terms(hidden, steps, st_state)[2]
             log_probs = marginal.gather(-1, tokens[:, None])[:, 0]
             tokens = torch.where(active, tokens, torch.full_like(tokens, self.tokenizer.pad_id))
             yield from self._record(active, tokens, log_probs, groups)
@@ -183,7 +196,8 @@ class VariantStream:
                 out, past = self.model.hidden_states(tokens[:, None], past=past, use_cache=True)
                 hidden = out[:, -1]
             else:
-                hidden, past = self._encode(ids)
+                context, past = self._encode(ids)
+                hidden = context[:, -1]
         self._finish(active, FINISH_LENGTH)
 
     def _record(
@@ -215,6 +229,36 @@ class VariantStream:
     def _finish(self, active: torch.Tensor, reason: str) -> None:
         for i in active.nonzero()[:, 0].tolist():
             self.variants[i].finish_reason = reason
+
+
+def controlled_head(head: OutputHead) -> OutputHead:
+    """The head whose groups the group controls address: a termination head's inner head."""
+    return head.inner if isinstance(head, TerminationHead) else head
+
+
+def group_stage_scores(
+    head: OutputHead, processors: list[ScoreProcessor], ids: torch.Tensor, hidden: torch.Tensor,
+    steps: torch.Tensor, st_state: torch.Tensor | None,
+) -> torch.Tensor:
+    """Processed group-stage scores [N, G].
+
+    Under a termination head the controls reshape only p(g | ¬eos), the inner head's groups, and
+    the eos group keeps exactly α_t: class or POS controls never change when text ends, so
+    NMST's guarantee (every decode ends) holds whatever the writer sets."""
+    if not isinstance(head, TerminationHead):
+        return apply_processors(processors, ids, head.group_log_probs(hidden, steps))
+    log_alpha, log_not, _ = head.eos_terms(hidden, steps, st_state)
+    shaped = torch.log_softmax(apply_processors(processors, ids, head.inner_group_log_probs(hidden, steps)), dim=-1)
+    return torch.cat([shaped + log_not[:, None], log_alpha[:, None]], dim=-1)
+
+
+def _marginal(
+    head: OutputHead, hidden: torch.Tensor, steps: torch.Tensor, st_state: torch.Tensor | None
+) -> torch.Tensor:
+    """The model's marginal log p(x) [N, V] (ST with its running state)."""
+    if isinstance(head, TerminationHead):
+        return head.log_probs(hidden, steps, st_state)
+    return head.log_probs(hidden, steps)
 
 
 def generate_variants(

@@ -31,7 +31,7 @@ import torch
 from transformers.cache_utils import Cache
 
 from engine.decoding.processors import DecodeSettingError, ScoreProcessor, TopK, TopP
-from engine.heads.termination import TerminationHead, document_steps, st_log_factors
+from engine.heads.termination import TerminationHead, context_steps, st_prompt_state
 from engine.model import EOS_ID, LanguageModel
 
 
@@ -98,28 +98,14 @@ class Stepper:
         self.model = model
         self.head = model.head
         self.ids = ids
-        shifted = torch.cat([ids[:, 1:], ids[:, -1:]], dim=1)  # position i predicts input i + 1
-        all_steps = document_steps(shifted, EOS_ID)  # [N, P]; t of the last position = first new token
+        all_steps = context_steps(ids, EOS_ID)  # [N, P]; t of the last position = first new token
         hidden, self.past = self._encode(ids)  # [N, W, D]
         self.hidden = hidden[:, -1]
         self.steps = all_steps[:, -1]
         self.state: torch.Tensor | None = None
         self._next_state: torch.Tensor | None = None
         if isinstance(self.head, TerminationHead) and self.head.needs_decoding_state:
-            self.state = self._prompt_state(self.head, hidden, all_steps[:, -hidden.shape[1]:])
-
-    @staticmethod
-    def _prompt_state(head: TerminationHead, hidden: torch.Tensor, steps: torch.Tensor) -> torch.Tensor:
-        """ST's log(1 − α) before the first new token: Σ log((1 − ε)σ(z)) over the document's
-        prompt positions (those in the encoded window), one row at a time → float64 [N]."""
-        factors = st_log_factors(head.gate(hidden).squeeze(-1), head.eps)  # [N, W]
-        state = torch.zeros(hidden.shape[0], dtype=torch.float64, device=hidden.device)
-        for row in range(hidden.shape[0]):
-            run = int(steps[row, -1]) - 1  # prompt positions of the current document before the last one
-            width = min(run, steps.shape[1] - 1)
-            if width > 0:
-                state[row] = factors[row, -1 - width : -1].sum()
-        return state
+            self.state = st_prompt_state(self.head, hidden, all_steps[:, -hidden.shape[1]:])
 
     def _encode(self, ids: torch.Tensor) -> tuple[torch.Tensor, Cache | None]:
         block = self.model.config.block_size

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from engine.decoding.class_sampling import check_group_controls
+from engine.decoding.generate import controlled_head
 from engine.decoding.pos_sampling import parse_pos_bias
 from engine.decoding.processors import DecodeSettingError
 from engine.decoding.settings import DecodeConfig
@@ -72,13 +73,10 @@ def parse_decoder(spec: str, max_new_tokens: int) -> DecodeConfig:
 
 def check_decoders(head: OutputHead, specs: Sequence[str]) -> None:
     """Refuse specs this head cannot honour, as the app would (ValueError naming the spec)."""
-    if getattr(head, "needs_decoding_state", False):
-        raise ValueError("ST termination bundles are decoded by engine.decoding.termination, not the streaming "
-                         "decoder `variorum eval` uses; evaluate them with engine.benchmarks.nmst_termination")
     for spec in specs:
         settings = parse_decoder(spec, 1)
         try:
             check_group_controls(settings.active_class_controls(), head)
-            settings.group_processors(head.group_names())
+            settings.group_processors(controlled_head(head).group_names())
         except DecodeSettingError as error:
             raise ValueError(f"decoder {spec!r}: {error}") from None

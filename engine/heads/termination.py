@@ -122,6 +122,26 @@ def prompt_start_step(prompt_ids: list[int], eos_id: int) -> int:
     return len(prompt_ids) - 1 - last
 
 
+def context_steps(ids: torch.Tensor, eos_id: int) -> torch.Tensor:
+    """Termination step t predicted at every position of a decoding context ids [N, P] → [N, P]:
+    position i predicts token i + 1, so the last position's t is the first new token's."""
+    shifted = torch.cat([ids[:, 1:], ids[:, -1:]], dim=1)
+    return document_steps(shifted, eos_id)
+
+
+def st_prompt_state(head: TerminationHead, hidden: torch.Tensor, steps: torch.Tensor) -> torch.Tensor:
+    """ST's log(1 − α) before the first new token: Σ log((1 − ε)σ(z)) over the document's prompt
+    positions in the encoded window; hidden [N, W, D], steps [N, W] (`context_steps`) → float64 [N]."""
+    factors = st_log_factors(head.gate(hidden).squeeze(-1), head.eps)  # [N, W]
+    state = torch.zeros(hidden.shape[0], dtype=torch.float64, device=hidden.device)
+    for row in range(hidden.shape[0]):
+        run = int(steps[row, -1]) - 1  # prompt positions of the current document before the last one
+        width = min(run, steps.shape[1] - 1)
+        if width > 0:
+            state[row] = factors[row, -1 - width : -1].sum()
+    return state
+
+
 class TerminationHead(OutputHead):
     """An inner head plus an eos group with p(eos_t) from ST or NMST; see the module docstring."""
 
@@ -191,8 +211,11 @@ class TerminationHead(OutputHead):
         out = inner + log_not[:, None]  # [N, V]
         return out.index_copy(-1, torch.tensor([self.eos_id], device=out.device), log_alpha[:, None].to(out.dtype))
 
-    def log_probs(self, hidden: torch.Tensor, steps: torch.Tensor | None = None) -> torch.Tensor:
-        log_alpha, log_not, _ = self.eos_terms(hidden, steps)
+    def log_probs(
+        self, hidden: torch.Tensor, steps: torch.Tensor | None = None, state: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """Marginal log p(x) [N, V]; `state` is ST's running log(1 − α_{t−1}) when decoding step by step."""
+        log_alpha, log_not, _ = self.eos_terms(hidden, steps, state)
         return self._with_eos(self.inner_log_probs(hidden, steps), log_alpha, log_not)
 
     def step_log_probs(
@@ -248,11 +271,18 @@ class TerminationHead(OutputHead):
         inner = F.cross_entropy(masked, self._safe(targets), reduction="none")
         return self._nll(inner, targets, log_alpha, log_not)
 
-    def group_log_probs(self, hidden: torch.Tensor, steps: torch.Tensor | None = None) -> torch.Tensor:
+    def group_log_probs(
+        self, hidden: torch.Tensor, steps: torch.Tensor | None = None, state: torch.Tensor | None = None
+    ) -> torch.Tensor:
         """[N, G + 1]: log((1 − α) p_inner(g | ¬eos)) for the inner groups, then log α."""
-        log_alpha, log_not, _ = self.eos_terms(hidden, steps)
+        log_alpha, log_not, _ = self.eos_terms(hidden, steps, state)
+        conditional = self.inner_group_log_probs(hidden, steps)  # [N, G]
+        return torch.cat([conditional + log_not[:, None], log_alpha[:, None]], dim=-1)
+
+    def inner_group_log_probs(self, hidden: torch.Tensor, steps: torch.Tensor | None = None) -> torch.Tensor:
+        """log p_inner(g | ¬eos) [N, G]: the inner head's groups once eos is taken out."""
         if self.inner.num_groups == 1:
-            return torch.stack([log_not, log_alpha], dim=-1)
+            return hidden.new_zeros(hidden.shape[0], 1, dtype=torch.float32)
         inner_groups = self.inner.group_log_probs(hidden, steps)  # [N, G]
         columns = []
         for g in range(self.inner.num_groups):  # p(g, ¬eos) = p(g)(1 − p(eos | g))
@@ -260,8 +290,7 @@ class TerminationHead(OutputHead):
             eos_in_group = self.inner.token_log_probs_in_group(hidden, group, steps)[:, self.eos_id]
             columns.append(inner_groups[:, g] + log1mexp(eos_in_group))
         joint = torch.stack(columns, dim=-1)  # [N, G]
-        conditional = joint - torch.logsumexp(joint, dim=-1, keepdim=True)
-        return torch.cat([conditional + log_not[:, None], log_alpha[:, None]], dim=-1)
+        return joint - torch.logsumexp(joint, dim=-1, keepdim=True)
 
     def token_log_probs_in_group(
         self, hidden: torch.Tensor, groups: torch.Tensor, steps: torch.Tensor | None = None
@@ -286,4 +315,6 @@ class TerminationHead(OutputHead):
         return [*self.inner.group_names(), "end of text"]
 
     def capabilities(self) -> dict[str, object]:
-        return {"head": self.name, "groups": self.num_groups, "termination": self.kind, "eps": self.eps}
+        """The inner head's controls (F² classes, POSG tags act on the inner groups) plus termination."""
+        return {**self.inner.capabilities(), "head": self.name, "groups": self.num_groups,
+                "termination": self.kind, "eps": self.eps}

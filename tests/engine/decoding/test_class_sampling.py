@@ -10,7 +10,8 @@ import torch
 
 from engine.decoding import DecodeConfig, DecodeSettingError, generate_variants
 from engine.decoding.class_sampling import ClassTemperature, ClassTopK, RarityBias
-from engine.decoding.generate import FINISH_EOS, FINISH_LENGTH
+from engine.decoding.generate import FINISH_EOS, FINISH_LENGTH, group_stage_scores
+from engine.heads.termination import TerminationHead
 from engine.model import LanguageModel
 from engine.tokenizer import VariorumTokenizer
 from tests.engine.heads.f2_support import build_f2_model, f2_head
@@ -158,3 +159,28 @@ def test_flat_sampling_draws_from_the_marginal(tokenizer: VariorumTokenizer) -> 
 def test_class_controls_need_an_f2_head(tiny_model: LanguageModel, tokenizer: VariorumTokenizer) -> None:
     with pytest.raises(DecodeSettingError, match="class_rarity_bias need"):
         generate_variants(tiny_model, tokenizer, "Hi", 1, DecodeConfig(class_rarity_bias=1.0))
+
+
+@pytest.mark.parametrize("termination", ["nmst", "st"])
+def test_class_controls_under_a_termination_head_leave_p_eos_alone(
+    tokenizer: VariorumTokenizer, termination: str
+) -> None:
+    # F² + NMST/ST: the rarity bias tilts the F² classes (not the appended eos group) and the
+    # eos group keeps exactly α_t, so every decode still ends.
+    model = build_f2_model(tokenizer, termination=termination, termination_eps=0.01)
+    head = model.head
+    assert isinstance(head, TerminationHead)
+    capabilities = head.capabilities()
+    assert capabilities["termination"] == termination and "class_rarity_bias" in capabilities["group_controls"]
+    hidden, steps = torch.randn(3, model.config.n_embd), torch.tensor([1, 5, 40])
+    state = torch.tensor([0.0, -0.3, -2.0], dtype=torch.float64) if termination == "st" else None
+    scores = group_stage_scores(head, [RarityBias(3.0)], IDS, hidden, steps, state)  # [3, K + 1]
+    log_alpha, log_not, _ = head.eos_terms(hidden, steps, state)
+    torch.testing.assert_close(scores[:, -1], log_alpha)
+    k = head.inner.num_groups
+    tilted = head.inner_group_log_probs(hidden, steps) + 3.0 * torch.arange(k) / (k - 1)
+    torch.testing.assert_close(scores[:, :-1], torch.log_softmax(tilted, dim=-1) + log_not[:, None])
+    assert torch.logsumexp(scores, dim=-1).tolist() == pytest.approx([0.0, 0.0, 0.0], abs=1e-5)
+    settings = DecodeConfig(seed=0, max_new_tokens=12, class_rarity_bias=3.0, class_top_k=2)
+    variants = generate_variants(model, tokenizer, "The", 2, settings)
+    assert all(v.finish_reason in (FINISH_EOS, FINISH_LENGTH) and v.token_ids for v in variants)

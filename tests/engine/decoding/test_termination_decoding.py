@@ -89,23 +89,27 @@ def test_incremental_log_probs_match_whole_sequence_scoring(termination: str, to
         assert result.log_prob == pytest.approx(float(scored), abs=1e-4)
 
 
-def test_streaming_decoder_counts_steps_from_the_document_start(tokenizer: VariorumTokenizer) -> None:
+@pytest.mark.parametrize("termination", ["nmst", "st"])
+def test_streaming_decoder_matches_whole_sequence_scoring(termination: str, tokenizer: VariorumTokenizer) -> None:
+    # Fails if t is not counted from the document start, or if ST's running product misses the
+    # prompt's factors or is not carried from step to step.
     torch.manual_seed(6)
-    model = LanguageModel(tiny_config(tokenizer.vocab_size, termination="nmst", termination_eps=0.2)).eval()
+    config = tiny_config(tokenizer.vocab_size, termination=termination, termination_eps=0.2)
+    model = LanguageModel(config).eval()
     prompt = "Anna found a cat"
-    (variant,) = generate_variants(model, tokenizer, prompt, 1, DecodeConfig(seed=3, max_new_tokens=30))
+    variants = generate_variants(model, tokenizer, prompt, 2, DecodeConfig(seed=3, max_new_tokens=30))
     start = tokenizer.encode(prompt)
-    ids = torch.tensor([[EOS_ID, *start, *variant.token_ids]])
-    expected = model.next_log_probs(ids)[0, len(start):-1].gather(-1, ids[0, len(start) + 1:, None])[:, 0]
-    torch.testing.assert_close(torch.tensor(variant.token_log_probs), expected, atol=1e-4, rtol=1e-4)
+    for variant in variants:
+        ids = torch.tensor([[EOS_ID, *start, *variant.token_ids]])
+        expected = model.next_log_probs(ids)[0, len(start):-1].gather(-1, ids[0, len(start) + 1:, None])[:, 0]
+        torch.testing.assert_close(torch.tensor(variant.token_log_probs), expected, atol=1e-4, rtol=1e-4)
 
 
-def test_streaming_decoder_ends_under_nmst_and_refuses_st(tokenizer: VariorumTokenizer) -> None:
-    model = adversarial_model("nmst", 0.1, vocab=tokenizer.vocab_size)
-    variants = generate_variants(model, tokenizer, "x", 3, DecodeConfig(seed=0, max_new_tokens=300))
+@pytest.mark.parametrize("termination", ["nmst", "st"])
+def test_streaming_decoder_ends_under_st_and_nmst(termination: str, tokenizer: VariorumTokenizer) -> None:
+    model = adversarial_model(termination, 0.1, vocab=tokenizer.vocab_size)
+    variants = generate_variants(model, tokenizer, "x", 3, DecodeConfig(seed=0, max_new_tokens=300, top_p=0.5))
     assert all(v.finish_reason == FINISH_EOS for v in variants)
-    with pytest.raises(ValueError, match="ST termination"):
-        generate_variants(adversarial_model("st", 0.1, vocab=tokenizer.vocab_size), tokenizer, "x", 1, DecodeConfig())
 
 
 def _beam_scores_match(model: LanguageModel, prompt: list[int]) -> bool:

@@ -58,8 +58,8 @@ def test_capabilities_are_checked_like_the_app(tiny_model: LanguageModel, tokeni
     with pytest.raises(ValueError, match="POSG"):
         check_decoders(f2.head, ["postopk=3"])
     check_decoders(posg_model(tokenizer).head, ["postopk=1,posbias=JJ:5"])
-    with pytest.raises(ValueError, match="ST termination"):
-        check_decoders(LanguageModel(tiny_config(tokenizer.vocab_size, head="st")).head, ["greedy"])
+    # A termination head offers its inner head's controls (F² classes under ST here).
+    check_decoders(build_f2_model(tokenizer, termination="st").head, ["greedy", "rarity=2,ctopk=2"])
 
 
 def _alone(model: LanguageModel, tokenizer: VariorumTokenizer, prefixes: list[list[int]],

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QLabel, QProgressBar, QWidget
 
 from engine.api import BundleInfo, gpu_unavailable_reason
@@ -36,7 +36,7 @@ class ModelBox(QGroupBox):
             item.setEnabled(False)
             item.setToolTip(f"GPU unavailable: {self.gpu_reason}")
             self.device.setItemText(index, "GPU (unavailable)")
-        self.summary = QLabel(wordWrap=True)
+        self.summary = QLabel(wordWrap=True, textFormat=Qt.TextFormat.MarkdownText)  # cards are Markdown
         self.summary.setAccessibleName("Model summary")
         self.status = QLabel(wordWrap=True)
         self.progress = QProgressBar()

@@ -21,18 +21,15 @@ Existing bundles in --out are reused (pass --retrain to train again).
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from pathlib import Path
 from typing import Any
 
-from engine.bundle import Bundle, load_bundle
-from engine.config import ModelConfig, TrainConfig
-from engine.decoding import DecodeConfig, VariantStream
-from engine.evaluation.continuation import Window, make_windows
+from engine.benchmarks.head_compare import comparison_parser, continue_windows, save_result, train_heads
+from engine.bundle import Bundle
+from engine.decoding import DecodeConfig
+from engine.evaluation.continuation import make_windows
 from engine.heads.frequency_classes import FREQUENCY_GROUPS, frequency_groups, group_shares
 from engine.metrics.suite import continuation_metrics
-from engine.train import Trainer
 
 DECODERS = {  # name → (head, flat sampling)
     "softmax top-k 3": ("softmax", False),
@@ -41,40 +38,6 @@ DECODERS = {  # name → (head, flat sampling)
 }
 COLUMNS = ["ppl", "length", "kld", "ms_jaccard_2", "self_bleu_2", "distinct_1", "distinct_2", "distinct_3", "rep",
            "uniq"]
-
-
-def train_both(args: argparse.Namespace) -> tuple[dict[str, Bundle], list[str]]:
-    """Train (or reuse) the softmax and F² bundles; returns them and the held-out documents."""
-    bundles: dict[str, Bundle] = {}
-    valid_docs: list[str] = []
-    tokenizer_dir: Path | None = None
-    for head in ("softmax", "f2"):
-        out = args.out / head
-        model = ModelConfig(vocab_size=args.vocab_size, n_layer=args.n_layer, n_head=args.n_head,
-                            n_embd=args.n_embd, block_size=args.block_size, dropout=0.1, head=head)
-        train = TrainConfig(train_files=[str(p) for p in args.train_files], out_dir=str(out),
-                            batch_size=args.batch_size, max_steps=args.steps, warmup_steps=max(1, args.steps // 20),
-                            lr=3e-3, min_lr=3e-4, eval_every=args.steps, save_every=args.steps, seed=args.seed,
-                            max_docs=args.max_docs, device="cpu")
-        trainer = Trainer(model, train, tokenizer_dir, command="engine.benchmarks.f2_compare", show_progress=False)
-        valid_docs = trainer.valid_docs
-        if args.retrain or not (out / "bundle" / "config.json").is_file():
-            trainer.run()
-        bundles[head] = load_bundle(out / "bundle")
-        tokenizer_dir = out / "tokenizer"  # the F² model reuses the softmax run's tokenizer
-    return bundles, valid_docs
-
-
-def generate(bundle: Bundle, windows: list[Window], settings: DecodeConfig, seed: int) -> list[list[int]]:
-    """One continuation per window (eos removed), seed `seed + i`, through VariantStream."""
-    eos = bundle.tokenizer.eos_id
-    outputs = []
-    for i, window in enumerate(windows):
-        stream = VariantStream(bundle.model, bundle.tokenizer, window.prefix, 1, settings.with_seed(seed + i))
-        for _ in stream:
-            pass
-        outputs.append([t for t in stream.variants[0].token_ids if t != eos])
-    return outputs
 
 
 def evaluate(bundles: dict[str, Bundle], valid_docs: list[str], args: argparse.Namespace) -> dict[str, Any]:
@@ -87,7 +50,7 @@ def evaluate(bundles: dict[str, Bundle], valid_docs: list[str], args: argparse.N
     for name, (head, flat) in DECODERS.items():
         bundle = bundles[head]
         settings = DecodeConfig(max_new_tokens=args.continuation_len, top_k=3, flat_sampling=flat)
-        generated = generate(bundle, windows, settings, args.seed)
+        generated = continue_windows(bundle, windows, settings, args.seed)
         metrics = continuation_metrics(generated, references, seed=args.seed)
         metrics["ppl"] = bundle.provenance.get("summary", {}).get("valid_ppl")
         metrics["length"] = sum(map(len, generated)) / len(generated)  # tokens before eos (cap: C)
@@ -115,28 +78,11 @@ def print_table(result: dict[str, Any]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--train-files", type=Path, nargs="+", required=True)
-    parser.add_argument("--out", type=Path, default=Path("runs/f2_compare"))
-    parser.add_argument("--steps", type=int, default=300)
-    parser.add_argument("--vocab-size", type=int, default=2048)
-    parser.add_argument("--n-layer", type=int, default=2)
-    parser.add_argument("--n-head", type=int, default=4)
-    parser.add_argument("--n-embd", type=int, default=128)
-    parser.add_argument("--block-size", type=int, default=64)
-    parser.add_argument("--batch-size", type=int, default=16)
-    parser.add_argument("--max-docs", type=int, default=0)
-    parser.add_argument("--prefix-len", type=int, default=20)
-    parser.add_argument("--continuation-len", type=int, default=40)
-    parser.add_argument("--windows", type=int, default=100)
-    parser.add_argument("--seed", type=int, default=1337)
-    parser.add_argument("--retrain", action="store_true")
+    parser = comparison_parser(__doc__.splitlines()[0], Path("runs/f2_compare"))
     args = parser.parse_args(argv)
-    bundles, valid_docs = train_both(args)
+    bundles, valid_docs = train_heads(args, ("softmax", "f2"), "engine.benchmarks.f2_compare")
     result = evaluate(bundles, valid_docs, args)
-    result["command"] = "python -m engine.benchmarks.f2_compare " + " ".join(sys.argv[1:] if argv is None else argv)
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "f2_compare.json").write_text(json.dumps(result, indent=2))
+    save_result(result, args, "f2_compare", argv)
     print_table(result)
     return 0
 

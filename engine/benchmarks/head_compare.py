@@ -1,0 +1,86 @@
+"""Shared parts of the tiny head comparisons (`f2_compare`, `posg_compare`).
+
+Both train two models that differ only in the output head (same data, split, tokenizer, steps,
+seed), continue the same held-out windows through `VariantStream` (the app's decoder) and write
+a JSON result next to a Markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from engine.bundle import Bundle, load_bundle
+from engine.config import ModelConfig, TrainConfig
+from engine.decoding import DecodeConfig, VariantStream
+from engine.evaluation.continuation import Window
+from engine.train import Trainer
+
+
+def comparison_parser(description: str, default_out: Path) -> argparse.ArgumentParser:
+    """The flags every head comparison takes (model size, steps, windows, seed)."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--train-files", type=Path, nargs="+", required=True)
+    parser.add_argument("--out", type=Path, default=default_out)
+    parser.add_argument("--steps", type=int, default=300)
+    parser.add_argument("--vocab-size", type=int, default=2048)
+    parser.add_argument("--n-layer", type=int, default=2)
+    parser.add_argument("--n-head", type=int, default=4)
+    parser.add_argument("--n-embd", type=int, default=128)
+    parser.add_argument("--block-size", type=int, default=64)
+    parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--max-docs", type=int, default=0)
+    parser.add_argument("--prefix-len", type=int, default=20)
+    parser.add_argument("--continuation-len", type=int, default=40)
+    parser.add_argument("--windows", type=int, default=100)
+    parser.add_argument("--seed", type=int, default=1337)
+    parser.add_argument("--retrain", action="store_true")
+    return parser
+
+
+def train_heads(args: argparse.Namespace, heads: tuple[str, ...], command: str) -> tuple[dict[str, Bundle], list[str]]:
+    """Train (or reuse, unless --retrain) one bundle per head in args.out/<head>; the first run's
+    tokenizer is reused by the others. Returns the bundles and the held-out documents."""
+    bundles: dict[str, Bundle] = {}
+    valid_docs: list[str] = []
+    tokenizer_dir: Path | None = None
+    for head in heads:
+        out = args.out / head
+        model = ModelConfig(vocab_size=args.vocab_size, n_layer=args.n_layer, n_head=args.n_head,
+                            n_embd=args.n_embd, block_size=args.block_size, dropout=0.1, head=head)
+        train = TrainConfig(train_files=[str(p) for p in args.train_files], out_dir=str(out),
+                            batch_size=args.batch_size, max_steps=args.steps, warmup_steps=max(1, args.steps // 20),
+                            lr=3e-3, min_lr=3e-4, eval_every=args.steps, save_every=args.steps, seed=args.seed,
+                            max_docs=args.max_docs, device="cpu")
+        if args.retrain or not (out / "bundle" / "config.json").is_file():
+            trainer = Trainer(model, train, tokenizer_dir, command=command, show_progress=False)
+            valid_docs = trainer.valid_docs
+            trainer.run()
+        else:
+            valid_docs = json.loads((out / "valid_docs.json").read_text())
+        (out / "valid_docs.json").write_text(json.dumps(valid_docs))
+        bundles[head] = load_bundle(out / "bundle")
+        tokenizer_dir = out / "tokenizer"
+    return bundles, valid_docs
+
+
+def continue_windows(bundle: Bundle, windows: list[Window], settings: DecodeConfig, seed: int) -> list[list[int]]:
+    """One continuation per window (eos removed), seed `seed + i`, through VariantStream."""
+    eos = bundle.tokenizer.eos_id
+    outputs = []
+    for i, window in enumerate(windows):
+        stream = VariantStream(bundle.model, bundle.tokenizer, window.prefix, 1, settings.with_seed(seed + i))
+        for _ in stream:
+            pass
+        outputs.append([t for t in stream.variants[0].token_ids if t != eos])
+    return outputs
+
+
+def save_result(result: dict[str, Any], args: argparse.Namespace, name: str, argv: list[str] | None) -> None:
+    """Record the reproducing command in `result` and write it to args.out/<name>.json."""
+    result["command"] = f"python -m engine.benchmarks.{name} " + " ".join(sys.argv[1:] if argv is None else argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / f"{name}.json").write_text(json.dumps(result, indent=2))

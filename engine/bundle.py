@@ -10,8 +10,6 @@ bare traceback.
 from __future__ import annotations
 
 import json
-import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +18,7 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_model
 
+from engine.atomic import atomic_directory
 from engine.config import (
     BUNDLE_FORMAT_VERSION,
     ConfigError,
@@ -66,9 +65,7 @@ def save_bundle(
         raise BundleError(
             f"tokenizer has {tokenizer.vocab_size} tokens but the model expects {model.config.vocab_size}"
         )
-    directory.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{directory.name}-", dir=directory.parent))
-    try:
+    with atomic_directory(directory) as staging:
         config = {
             "format_version": BUNDLE_FORMAT_VERSION,
             "model": model.config.to_dict(),
@@ -80,12 +77,6 @@ def save_bundle(
         (staging / CARD_FILE).write_text(card)
         for name, content in model.head.bundle_files().items():  # head-specific files (POSG: pos_vocab.json)
             (staging / name).write_text(content)
-        if directory.exists():
-            shutil.rmtree(directory)
-        staging.rename(directory)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
 
 
 def _read_config(directory: Path) -> dict[str, Any]:

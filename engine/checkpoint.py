@@ -8,14 +8,13 @@ written to a temporary sibling and renamed, so a crash mid-save leaves the previ
 from __future__ import annotations
 
 import json
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import torch
 from safetensors.torch import load_model, save_model
 
+from engine.atomic import atomic_directory
 from engine.model import LanguageModel
 
 STATE_FILE = "state.json"
@@ -26,21 +25,13 @@ WEIGHTS_FILE = "model.safetensors"
 def save_checkpoint(
     directory: Path, model: LanguageModel, optimizer: torch.optim.Optimizer, step: int, meta: dict[str, Any]
 ) -> None:
-    directory.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{directory.name}-", dir=directory.parent))
-    try:
+    with atomic_directory(directory) as staging:
         save_model(model, str(staging / WEIGHTS_FILE))
         rng = {"cpu": torch.get_rng_state()}
         if torch.cuda.is_available():
             rng["cuda"] = torch.cuda.get_rng_state()
         torch.save({"optimizer": optimizer.state_dict(), "rng": rng}, staging / OPTIMIZER_FILE)
         (staging / STATE_FILE).write_text(json.dumps({"step": step, **meta}, indent=2))
-        if directory.exists():
-            shutil.rmtree(directory)
-        staging.rename(directory)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
 
 
 def read_checkpoint_state(directory: Path) -> dict[str, Any] | None:

@@ -9,8 +9,6 @@ Weights are safetensors (tied weights saved once); loading checks every file and
 from __future__ import annotations
 
 import json
-import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,6 +17,7 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_model
 
+from engine.atomic import atomic_directory
 from engine.bundle import CARD_FILE, CONFIG_FILE, REQUIRED_FILES, WEIGHTS_FILE, BundleError
 from engine.config import BUNDLE_FORMAT_VERSION, ConfigError
 from engine.permgen.config import PermGenConfig
@@ -54,9 +53,7 @@ def save_permgen_bundle(
     """Write a bundle atomically (temporary sibling, then renamed into place)."""
     if tokenizer.vocab_size != model.config.model.vocab_size:
         raise BundleError(f"tokenizer has {tokenizer.vocab_size} tokens, the model {model.config.model.vocab_size}")
-    directory.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{directory.name}-", dir=directory.parent))
-    try:
+    with atomic_directory(directory) as staging:
         extras = model.config.to_dict()
         config = {"format_version": BUNDLE_FORMAT_VERSION, "kind": KIND, "model": extras.pop("model"),
                   "permgen": extras, "provenance": provenance or {}}
@@ -66,12 +63,6 @@ def save_permgen_bundle(
         for name, text in model.head.bundle_files().items():
             (staging / name).write_text(text)
         (staging / CARD_FILE).write_text(card)
-        if directory.exists():
-            shutil.rmtree(directory)
-        staging.rename(directory)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
 
 
 def _read(directory: Path) -> tuple[PermGenConfig, dict[str, Any]]:

@@ -27,12 +27,7 @@ class ValueSlider(QWidget):
             self.slider.setRange(int(spec.minimum), int(spec.maximum))
         else:
             self.slider.setRange(0, round((spec.maximum - spec.minimum) / STEP))
-        self.readout = QLabel()
-        self.readout.setMinimumWidth(44)
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.slider, 1)
-        layout.addWidget(self.readout)
+        self.readout = _slider_row(self, self.slider, "")
         self.slider.valueChanged.connect(self._on_slider)
         self.set_value(spec.default)
 
@@ -70,12 +65,7 @@ class FactorSlider(QWidget):
         self.slider.setRange(-100, 100)  # 10 ** (position / 100)
         self.slider.setAccessibleName(f"{name} bias")
         self.slider.setToolTip(tooltip)
-        self.readout = QLabel("×1.00")
-        self.readout.setMinimumWidth(44)
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.slider, 1)
-        layout.addWidget(self.readout)
+        self.readout = _slider_row(self, self.slider, "×1.00")
         self.slider.valueChanged.connect(self._on_slider)
 
     def value(self) -> float:
@@ -89,3 +79,14 @@ class FactorSlider(QWidget):
     def _on_slider(self, _: int) -> None:
         self.readout.setText(f"×{self.value():.2f}")
         self.changed.emit(self.value())
+
+
+def _slider_row(owner: QWidget, slider: QSlider, text: str) -> QLabel:
+    """Lay out `slider` with a value readout to its right in `owner`; returns the readout."""
+    readout = QLabel(text)
+    readout.setMinimumWidth(44)
+    layout = QHBoxLayout(owner)
+    layout.setContentsMargins(0, 0, 0, 0)
+    layout.addWidget(slider, 1)
+    layout.addWidget(readout)
+    return readout

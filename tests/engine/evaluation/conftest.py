@@ -28,9 +28,13 @@ def one_thread() -> Iterator[None]:
 @pytest.fixture(scope="session")
 def two_bundles(tmp_path_factory: pytest.TempPathFactory, tokenizer: VariorumTokenizer) -> list[Path]:
     paths = []
-    for seed, fraction in ((0, 0.2), (1, 0.01)):
+    for seed, fraction, termination in ((0, 0.2, "va"), (1, 0.01, "st")):  # ST: its state is carried by the stream
         torch.manual_seed(seed)
-        model = LanguageModel(tiny_config(tokenizer.vocab_size)).eval()
+        model = LanguageModel(tiny_config(tokenizer.vocab_size, termination=termination)).eval()
+        if termination == "st":  # z = u·h ≈ 32 at every position: σ(z) ≈ 1, so the ST model rarely stops at once
+            with torch.no_grad():
+                model.backbone.transformer.ln_f.bias.fill_(1.0)
+                model.head.gate.weight.fill_(1.0)
         path = tmp_path_factory.mktemp("eval_bundles") / f"tiny{seed}"
         save_bundle(path, model, tokenizer, f"# Tiny model {seed}\n\nUntrained, for tests.\n",
                     {"train": {"valid_fraction": fraction}})

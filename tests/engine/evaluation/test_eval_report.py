@@ -51,6 +51,7 @@ def test_json_records_command_seeds_hashes_and_every_table(report_dir: Path, two
         assert sum(result["shares"]["topk=5"]) == pytest.approx(1.0)
         assert 0 < result["agg"]["isotropy"] <= 1
         assert set(result["nmst"]["greedy"]["r_nt"]) == {"5", "20"} and len(result["nmst"]["greedy"]["curve"]) == 20
+    assert report["bundles"][1]["result"]["nmst"]["greedy"]["r_nt"]  # the ST bundle has its termination row
     human = report["human"]
     assert "kld" not in human["lm"] and human["lm"]["self_bleu_4"] is not None and human["windows"] == 12
 

@@ -55,12 +55,14 @@ def train_heads(args: argparse.Namespace, heads: tuple[str, ...], command: str) 
                             batch_size=args.batch_size, max_steps=args.steps, warmup_steps=max(1, args.steps // 20),
                             lr=3e-3, min_lr=3e-4, eval_every=args.steps, save_every=args.steps, seed=args.seed,
                             max_docs=args.max_docs, device="cpu")
-        if args.retrain or not (out / "bundle" / "config.json").is_file():
+        reuse = not args.retrain and (out / "bundle" / "config.json").is_file()
+        if reuse and (out / "valid_docs.json").is_file():
+            valid_docs = json.loads((out / "valid_docs.json").read_text())
+        else:  # the trainer's split gives the held-out documents (runs from before valid_docs.json too)
             trainer = Trainer(model, train, tokenizer_dir, command=command, show_progress=False)
             valid_docs = trainer.valid_docs
-            trainer.run()
-        else:
-            valid_docs = json.loads((out / "valid_docs.json").read_text())
+            if not reuse:
+                trainer.run()
         (out / "valid_docs.json").write_text(json.dumps(valid_docs))
         bundles[head] = load_bundle(out / "bundle")
         tokenizer_dir = out / "tokenizer"

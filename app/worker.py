@@ -86,7 +86,8 @@ class GenerationController(QObject):
         return self._job is not None
 
     @property
-    def thread(self) -> threading.Thread | None:
+    def worker_thread(self) -> threading.Thread | None:
+        """The running generation's thread (named so as not to hide QObject.thread())."""
         return self._job.thread if self._job else None
 
     def start(self, model: LoadedModel, request: GenerationRequest, targets: list[int] | None = None) -> None:

@@ -44,9 +44,10 @@ class ModeBox(QGroupBox):
         self.reason = QLabel(wordWrap=True)
         self.reason.setStyleSheet("color: #c0392b;")
         self.stack = QStackedWidget()
-        self.title = QLineEdit(placeholderText="e.g. The lost key")
-        self.title.setAccessibleName("Title")
-        self.title.setToolTip("The title the story or abstract is written for (required).")
+        # named title_edit, not title: that would hide QGroupBox.title()
+        self.title_edit = QLineEdit(placeholderText="e.g. The lost key")
+        self.title_edit.setAccessibleName("Title")
+        self.title_edit.setToolTip("The title the story or abstract is written for (required).")
         self.keywords = QLineEdit(placeholderText="comma, separated, keywords")
         self.keywords.setAccessibleName("Keywords")
         self.keywords.setToolTip("Words the text should use, in any order. Leave empty to let the model choose.")
@@ -65,7 +66,7 @@ class ModeBox(QGroupBox):
         self.full.setAccessibleName("Full sentence order")
         planned = QWidget()
         form = QFormLayout(planned)
-        form.addRow("Title", self.title)
+        form.addRow("Title", self.title_edit)
         form.addRow("Keywords", self.keywords)
         form.addRow("Sentences", self.sentences)
         form.addRow("Order", self.order)
@@ -103,7 +104,7 @@ class ModeBox(QGroupBox):
 
     def inputs(self) -> ModeInputs:
         return ModeInputs(
-            title=self.title.text(), keywords=self.keywords.text(), num_sentences=self.sentences.value(),
+            title=self.title_edit.text(), keywords=self.keywords.text(), num_sentences=self.sentences.value(),
             order=str(self.order.currentData()), first_sentence=self.first.value(), full_order=self.full.text(),
         )
 
@@ -112,7 +113,9 @@ class ModeBox(QGroupBox):
         self.stack.setCurrentIndex(self.pages["planned" if mode in ("story", "abstract") else mode])
         for index in range(self.stack.count()):  # size the stack to the shown page only
             policy = QSizePolicy.Policy.Preferred if index == self.stack.currentIndex() else QSizePolicy.Policy.Ignored
-            self.stack.widget(index).setSizePolicy(policy, policy)
+            page = self.stack.widget(index)
+            assert page is not None  # index < count()
+            page.setSizePolicy(policy, policy)
         self.stack.adjustSize()
         self.reason.setText(self.unavailable_reason())
         self.reason.setVisible(bool(self.reason.text()))

@@ -28,10 +28,10 @@ class FindBar(QWidget):
         layout.setContentsMargins(4, 0, 4, 0)
         for widget in (QLabel("Find:"), self.field, self.case, previous, following, self.status, close):
             layout.addWidget(widget)
-        self.field.returnPressed.connect(lambda: self.find(False))
-        self.field.textChanged.connect(lambda _: self.find(False, from_start=True))
-        previous.clicked.connect(lambda: self.find(True))
-        following.clicked.connect(lambda: self.find(False))
+        self.field.returnPressed.connect(lambda: self.search(False))
+        self.field.textChanged.connect(lambda _: self.search(False, from_start=True))
+        previous.clicked.connect(lambda: self.search(True))
+        following.clicked.connect(lambda: self.search(False))
         close.clicked.connect(self.hide)
         self.hide()
 
@@ -43,7 +43,8 @@ class FindBar(QWidget):
         self.field.setFocus()
         self.field.selectAll()
 
-    def find(self, backward: bool, from_start: bool = False) -> bool:
+    def search(self, backward: bool, from_start: bool = False) -> bool:
+        """Select the next (or previous) match; named search, not find, which would hide QWidget.find()."""
         editor = self._editor()
         if editor is None:
             return False
@@ -64,6 +65,6 @@ class FindBar(QWidget):
             return
         shift = event.modifiers() & Qt.KeyboardModifier.ShiftModifier
         if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and shift:
-            self.find(True)
+            self.search(True)
             return
         super().keyPressEvent(event)

@@ -34,7 +34,7 @@ def test_stop_ends_generation_within_100ms(make_window: MakeWindow, qtbot: QtBot
     window = make_window(FakeEngine(FakeModel(CAPS, step_s=0.005, length=100_000)))
     window.generate()
     qtbot.waitUntil(lambda: window.variants.panes[0].state.tokens > 5, timeout=5000)
-    thread = window.generator.thread
+    thread = window.generator.worker_thread
     assert thread is not None
     start = time.perf_counter()
     with qtbot.waitSignal(window.generator.finished, timeout=1000) as blocker:
@@ -86,7 +86,7 @@ def test_real_tiny_bundle_streams_and_stops(make_window: MakeWindow, qtbot: QtBo
     window.controls.decode.set_values({"max_new_tokens": 1000})
     window.generate()
     qtbot.waitUntil(lambda: window.variants.panes[0].state.tokens > 2, timeout=10_000)
-    thread = window.generator.thread
+    thread = window.generator.worker_thread
     assert thread is not None
     start = time.perf_counter()
     with qtbot.waitSignal(window.generator.finished, timeout=2000) as blocker:

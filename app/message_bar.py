@@ -30,7 +30,7 @@ class MessageBar(QFrame):
         self._buttons: list[QPushButton] = []
         self.hide()
 
-    def show_message(self, text: str, kind: str = "info", actions: list[tuple[str, Callable[[], None]]] | None = None
+    def show_message(self, text: str, kind: str = "info", actions: list[tuple[str, Callable[[], object]]] | None = None
                      ) -> None:
         for button in self._buttons:
             button.deleteLater()

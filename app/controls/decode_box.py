@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 from app.controls.spec import (
     POS_BIAS_FIELD,
     SAMPLING,
+    SliderSpec,
     default_values,
     pos_bias_groups,
     visible_method_controls,
@@ -73,15 +74,15 @@ class DecodeBox(QWidget):
         self.termination = QLabel(wordWrap=True)
         self.layout_ = QVBoxLayout(self)
         self.layout_.setContentsMargins(0, 0, 0, 0)
-        for widget in (basics, sampling, self.f2_box, self.posg_box, self.termination):
-            self.layout_.addWidget(widget)
+        for part in (basics, sampling, self.f2_box, self.posg_box, self.termination):
+            self.layout_.addWidget(part)
         self.seed_fixed.toggled.connect(self.seed.setEnabled)
         self.seed.setEnabled(False)
         for signal in (self.n.valueChanged, self.seed.valueChanged, self.seed_fixed.toggled):
             signal.connect(lambda *_: self.changed.emit())
         self.set_capabilities({})
 
-    def _slider(self, spec: Any) -> ValueSlider:
+    def _slider(self, spec: SliderSpec) -> ValueSlider:
         slider = ValueSlider(spec)
         slider.changed.connect(lambda _: self.changed.emit())
         self.sliders[spec.field] = slider
@@ -90,8 +91,8 @@ class DecodeBox(QWidget):
     def set_capabilities(self, capabilities: dict[str, Any]) -> None:
         """Rebuild the method boxes for this bundle; hidden controls keep their values for later."""
         self._stored.update(self.values())
-        for spec in [s for s in self.sliders.values() if s.spec.group != "sampling"]:
-            del self.sliders[spec.spec.field]
+        for stale in [s for s in self.sliders.values() if s.spec.group != "sampling"]:
+            del self.sliders[stale.spec.field]
         self.bias = {}
         for box in (self.f2_box, self.posg_box):
             _clear(box)
@@ -132,8 +133,8 @@ class DecodeBox(QWidget):
             if name in values:
                 slider.set_value(float(values[name]))
         bias = values.get(POS_BIAS_FIELD, {}) if isinstance(values.get(POS_BIAS_FIELD), dict) else {}
-        for group, slider in self.bias.items():
-            slider.set_value(float(bias.get(group, 1.0)))
+        for group, factor in self.bias.items():
+            factor.set_value(float(bias.get(group, 1.0)))
         self.n.setValue(int(values.get("n", self.n.value())))
         self.seed_fixed.setChecked(bool(values.get("seed_fixed", False)))
         self.seed.setValue(int(values.get("seed", self.seed.value())))
@@ -154,6 +155,7 @@ def _clear(box: QGroupBox) -> None:
         return
     while layout.count():
         item = layout.takeAt(0)
-        if item.widget():
-            item.widget().deleteLater()
+        widget = item.widget() if item is not None else None
+        if widget:
+            widget.deleteLater()
     QWidget().setLayout(layout)  # reparent the old layout so a new one can be installed

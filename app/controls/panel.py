@@ -77,7 +77,8 @@ class ControlsPanel(QWidget):
             ("Delete", self._delete_clicked, "Forget the chosen preset."),
             ("Reset", self.reset_controls, "Put every control back to its default."),
         ):
-            button = QPushButton(label, toolTip=tip)
+            button = QPushButton(label)
+            button.setToolTip(tip)
             button.setAccessibleName(f"{label} preset")
             button.clicked.connect(slot)
             row.addWidget(button)

@@ -46,7 +46,8 @@ class PresetStore:
     def load(self, name: str) -> dict[str, Any]:
         if name not in self._presets:
             raise PresetError(f"there is no preset called {name!r}")
-        return json.loads(json.dumps(self._presets[name]))
+        copy: dict[str, Any] = json.loads(json.dumps(self._presets[name]))  # a deep copy of a saved dict
+        return copy
 
     def delete(self, name: str) -> None:
         if self._presets.pop(name, None) is not None:

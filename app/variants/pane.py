@@ -51,7 +51,9 @@ class VariantPane(QFrame):
             ("regenerate", "Regenerate", "Write this one variant again with a new seed and the current settings."),
             ("pin", "Pin", "Keep this variant on screen when you generate again, to compare alternatives."),
         ):
-            button = QToolButton(text=label, toolTip=tip)
+            button = QToolButton()
+            button.setText(label)
+            button.setToolTip(tip)
             button.setAccessibleName(f"{label} variant")
             row.addWidget(button)
             self.buttons[key] = button

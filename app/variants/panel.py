@@ -12,6 +12,7 @@ from PySide6.QtWidgets import (
     QGridLayout,
     QHBoxLayout,
     QLabel,
+    QListView,
     QScrollArea,
     QVBoxLayout,
     QWidget,
@@ -73,6 +74,7 @@ class VariantsPanel(QWidget):
         """'Model group' only makes sense for heads with more than one group."""
         index = self.colour_mode.findData("group")
         view = self.colour_mode.view()
+        assert isinstance(view, QListView)  # QComboBox's default view; the one with per-row hiding
         view.setRowHidden(index, not available)
         if not available and self.mode() == "group":
             self.colour_mode.setCurrentIndex(0)

@@ -10,7 +10,6 @@ from PySide6.QtWidgets import (
     QApplication,
     QLabel,
     QListWidget,
-    QMainWindow,
     QPushButton,
     QSplitter,
     QTabWidget,
@@ -37,7 +36,7 @@ from app.worker import BackgroundCall, GenerationController
 from engine.api import Engine, LoadedModel
 
 
-class MainWindow(QMainWindow, FilesMixin, GenerationMixin):
+class MainWindow(FilesMixin, GenerationMixin):
     """Everything a writer sees. `engine` is injectable so UI tests can use a fake one."""
 
     def __init__(self, paths: AppPaths, engine: Engine | None = None, load_model: bool = True,
@@ -113,7 +112,8 @@ class MainWindow(QMainWindow, FilesMixin, GenerationMixin):
         self._word_timer = QTimer(self, singleShot=True, interval=250)
         self._word_timer.timeout.connect(self._update_words)
 
-    def _action(self, menu_name: str, text: str, slot: object, shortcut: str | QKeySequence = "") -> QAction:
+    def _action(self, menu_name: str, text: str, slot: object,
+                shortcut: str | QKeySequence | QKeySequence.StandardKey = "") -> QAction:
         action = QAction(text, self)
         if shortcut:
             action.setShortcut(QKeySequence(shortcut))
@@ -155,7 +155,7 @@ class MainWindow(QMainWindow, FilesMixin, GenerationMixin):
     def _connect(self) -> None:
         self.tabs.tabCloseRequested.connect(self.close_tab)
         self.tabs.changed.connect(self._on_text_changed)
-        self.tabs.currentChanged.connect(lambda _: (self._update_words(), self.refresh_history()))
+        self.tabs.currentChanged.connect(self._on_tab_changed)
         self.controls.generate_clicked.connect(self.generate)
         self.controls.stop_clicked.connect(self.stop)
         self.controls.preset_message.connect(lambda m: self.statusBar().showMessage(m, 5000))
@@ -184,12 +184,13 @@ class MainWindow(QMainWindow, FilesMixin, GenerationMixin):
         if 0 <= index < len(bundles) and not bundles[index].error:
             self.load_bundle(Path(bundles[index].path))
 
-    def show_error(self, text: str) -> None:
-        self.messages.show_message(text, "error")
-
     def _on_text_changed(self, editor: DocumentEditor) -> None:
         self.autosaver.touch(editor)
         self._word_timer.start()
+
+    def _on_tab_changed(self, _index: int) -> None:
+        self._update_words()
+        self.refresh_history()
 
     def _update_words(self) -> None:
         editor = self.tabs.current()

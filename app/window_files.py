@@ -3,27 +3,24 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from app.editor.document import DocumentEditor
 from app.editor.tabs import DocumentError
 from app.persistence.autosave import discard_orphans, recoverable_documents
-
-if TYPE_CHECKING:
-    from app.main_window import MainWindow
+from app.window_base import WindowBase
 
 FILE_FILTER = "Text and Markdown (*.txt *.md);;Text (*.txt);;Markdown (*.md)"
 
 
-class FilesMixin:
-    """Mixed into MainWindow; `self` is the window."""
+class FilesMixin(WindowBase):
+    """Part of MainWindow (its base, after FilesMixin/GenerationMixin); `self` is the window."""
 
-    def new_document(self: MainWindow) -> DocumentEditor:
+    def new_document(self) -> DocumentEditor:
         return self.tabs.new_document()
 
-    def open_path(self: MainWindow, path: Path) -> DocumentEditor | None:
+    def open_path(self, path: Path) -> DocumentEditor | None:
         try:
             editor = self.tabs.open_file(path)
         except DocumentError as error:
@@ -33,12 +30,12 @@ class FilesMixin:
         self._refresh_recent()
         return editor
 
-    def open_dialog(self: MainWindow) -> None:
+    def open_dialog(self) -> None:
         name, _ = QFileDialog.getOpenFileName(self, "Open", "", FILE_FILTER)
         if name:
             self.open_path(Path(name))
 
-    def save_current(self: MainWindow, path: Path | None = None) -> bool:
+    def save_current(self, path: Path | None = None) -> bool:
         editor = self.tabs.current()
         if editor is None:
             return False
@@ -55,14 +52,14 @@ class FilesMixin:
         self.statusBar().showMessage(f"Saved {editor.path}", 4000)
         return True
 
-    def save_as_dialog(self: MainWindow) -> bool:
+    def save_as_dialog(self) -> bool:
         editor = self.tabs.current()
         if editor is None:
             return False
         name, _ = QFileDialog.getSaveFileName(self, "Save As", str(editor.path or editor.title + ".txt"), FILE_FILTER)
         return self.save_current(Path(name)) if name else False
 
-    def ask_unsaved(self: MainWindow, editor: DocumentEditor) -> str:
+    def ask_unsaved(self, editor: DocumentEditor) -> str:
         """'save' / 'discard' / 'cancel' for a modified document being closed (tests replace this)."""
         answer = QMessageBox.question(
             self, "Unsaved changes", f"Save changes to {editor.title}?",
@@ -71,7 +68,7 @@ class FilesMixin:
         return {QMessageBox.StandardButton.Save: "save", QMessageBox.StandardButton.Discard: "discard"}.get(
             answer, "cancel")
 
-    def close_tab(self: MainWindow, index: int) -> bool:
+    def close_tab(self, index: int) -> bool:
         editor = self.tabs.widget(index)
         if not isinstance(editor, DocumentEditor):
             return True
@@ -89,14 +86,14 @@ class FilesMixin:
             self.new_document()
         return True
 
-    def _refresh_recent(self: MainWindow) -> None:
+    def _refresh_recent(self) -> None:
         self.recent_menu.clear()
         for name in self.settings.recent_files:
             action = self.recent_menu.addAction(name)
             action.triggered.connect(lambda _=False, n=name: self.open_path(Path(n)))
         self.recent_menu.setEnabled(bool(self.settings.recent_files))
 
-    def offer_recovery(self: MainWindow) -> None:
+    def offer_recovery(self) -> None:
         docs = recoverable_documents(self.paths.autosave_dir, self.autosave_session.directory)
         if not docs:  # crashed sessions with no unsaved text: nothing to offer, tidy them away
             discard_orphans(self.paths.autosave_dir, self.autosave_session.directory)
@@ -106,7 +103,7 @@ class FilesMixin:
             f"Variorum did not close properly last time. Unsaved text of {len(docs)} document(s) can be "
             f"recovered: {names}.", "offer", [("Recover", self.recover_documents), ("Discard", self.discard_recovery)])
 
-    def recover_documents(self: MainWindow) -> list[DocumentEditor]:
+    def recover_documents(self) -> list[DocumentEditor]:
         docs = recoverable_documents(self.paths.autosave_dir, self.autosave_session.directory)
         opened = []
         for doc in reversed(docs):
@@ -121,12 +118,13 @@ class FilesMixin:
         self.messages.show_message(f"Recovered {len(opened)} document(s). Save them to keep them.", "info")
         return opened
 
-    def discard_recovery(self: MainWindow) -> None:
+    def discard_recovery(self) -> None:
         discard_orphans(self.paths.autosave_dir, self.autosave_session.directory)
         self.messages.dismiss()
 
-    def _drop_blank_first_tab(self: MainWindow) -> None:
+    def _drop_blank_first_tab(self) -> None:
         first = self.tabs.widget(0)
-        blank = isinstance(first, DocumentEditor) and not first.modified and not first.toPlainText()
-        if blank and self.tabs.count() > 1:
+        if not isinstance(first, DocumentEditor) or self.tabs.count() < 2:
+            return
+        if not first.modified and not first.toPlainText():  # the untitled tab the window started with
             self.tabs.close_editor(first)

@@ -8,7 +8,7 @@ import dataclasses
 import random
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from app.controls.modes import ModeError, build_request
 from app.controls.spec import decode_config
@@ -16,20 +16,23 @@ from app.editor.document import DocumentEditor
 from app.editor.history import Batch
 from app.variants.labels import LabelSource
 from app.variants.pane import VariantPane
+from app.window_base import WindowBase
 from app.worker import BackgroundCall, GenerationOutcome
 from engine.api import GenerationRequest, LoadedModel, TokenEvent, tag_words
-
-if TYPE_CHECKING:
-    from app.main_window import MainWindow
 
 SUMMARY_CHARS = 40
 
 
-class GenerationMixin:
-    """Mixed into MainWindow; `self` is the window."""
+class GenerationMixin(WindowBase):
+    """Part of MainWindow (its base, after FilesMixin/GenerationMixin); `self` is the window."""
+
+    model: LoadedModel | None  # None until a bundle has loaded
+    labels: LabelSource | None  # colour labels for the loaded model
+    _loader: BackgroundCall | None  # the bundle load in flight (kept so it is not collected)
+    _batch_editor: DocumentEditor | None  # the document the running batch belongs to
 
     # --- model -------------------------------------------------------------------------------------
-    def load_bundle(self: MainWindow, path: Path) -> None:
+    def load_bundle(self, path: Path) -> None:
         if self.generator.running:
             self.generator.stop()
         device = self.controls.model.device_name()
@@ -39,7 +42,7 @@ class GenerationMixin:
         self._loader.failed.connect(lambda message: self._on_load_failed(path, message))
         self._loader.start()
 
-    def _on_loaded(self: MainWindow, path: Path, model: LoadedModel) -> None:
+    def _on_loaded(self, path: Path, model: LoadedModel) -> None:
         self.model = model
         self.labels = LabelSource(model)
         capabilities = model.capabilities
@@ -51,13 +54,13 @@ class GenerationMixin:
         self.settings.last_bundle = str(path)
         self.model_label.setText(f"Model: {path.name} ({model.device.type})")
 
-    def _on_load_failed(self: MainWindow, path: Path, message: str) -> None:
+    def _on_load_failed(self, path: Path, message: str) -> None:
         self.controls.model.set_loading(False)
         self.controls.model.set_status(f"Could not load {path.name}.", error=True)
         self.show_error(f"Could not load the model {path.name}: {message}")
 
     # --- generate ----------------------------------------------------------------------------------
-    def generate(self: MainWindow) -> bool:
+    def generate(self) -> bool:
         """Start a batch for the current mode; False (with a message) when it cannot start."""
         request = self._request()
         if request is None:
@@ -66,7 +69,7 @@ class GenerationMixin:
         targets = self.variants.prepare(request.n)
         return self._start(request, targets, editor, new_batch=True)
 
-    def regenerate(self: MainWindow, pane: VariantPane) -> bool:
+    def regenerate(self, pane: VariantPane) -> bool:
         """Write one pane again with a fresh random seed and the current settings."""
         if pane not in self.variants.panes:
             return False
@@ -78,7 +81,7 @@ class GenerationMixin:
         pane.reset()
         return self._start(request, [self.variants.panes.index(pane)], self.tabs.current(), new_batch=False)
 
-    def _request(self: MainWindow, n: int | None = None) -> GenerationRequest | None:
+    def _request(self, n: int | None = None) -> GenerationRequest | None:
         if self.generator.running:
             self.show_error("Variants are still being written; press Stop (Esc) first.")
             return None
@@ -99,26 +102,27 @@ class GenerationMixin:
             self.show_error(str(error))
             return None
 
-    def _start(self: MainWindow, request: GenerationRequest, targets: list[int], editor: DocumentEditor | None,
+    def _start(self, request: GenerationRequest, targets: list[int], editor: DocumentEditor | None,
                new_batch: bool) -> bool:
         self._batch_editor = editor
         self._new_batch = new_batch
         self._gen_started = time.perf_counter()
         self._first_token_at: float | None = None
-        self.generator.start(self.model, request, targets)  # type: ignore[arg-type]
+        assert self.model is not None  # _request() returned a request, so a model is loaded (it is never unloaded)
+        self.generator.start(self.model, request, targets)
         self.controls.set_running(True)
         self.variants.set_busy(True, targets)
         self.statusBar().showMessage(f"Writing {len(targets)} variant(s)…")
         return True
 
-    def stop(self: MainWindow) -> None:
+    def stop(self) -> None:
         if self.generator.running:
             self.generator.stop()
             self.statusBar().showMessage("Stopping…")
         elif self.find_bar.isVisible():
             self.find_bar.hide()
 
-    def _on_tokens(self: MainWindow, batch: list[tuple[int, TokenEvent]]) -> None:
+    def _on_tokens(self, batch: list[tuple[int, TokenEvent]]) -> None:
         if self._first_token_at is None:
             self._first_token_at = time.perf_counter()
         pending: dict[int, list[str]] = {}
@@ -132,7 +136,7 @@ class GenerationMixin:
         rate = self.generator.tokens_per_second()
         self.statusBar().showMessage(f"Writing… {rate:.0f} tokens/s")
 
-    def _on_finished(self: MainWindow, outcome: GenerationOutcome) -> None:
+    def _on_finished(self, outcome: GenerationOutcome) -> None:
         panes = self.variants.panes
         for variant in outcome.variants:
             index = outcome.targets[variant.index]
@@ -151,7 +155,7 @@ class GenerationMixin:
         self._record_batch(outcome)
         self.recolour()
 
-    def _record_batch(self: MainWindow, outcome: GenerationOutcome) -> None:
+    def _record_batch(self, outcome: GenerationOutcome) -> None:
         editor = self._batch_editor
         if editor is None or not outcome.variants:
             return
@@ -167,7 +171,7 @@ class GenerationMixin:
             latest.variants.append(states[0])
         self.refresh_history()
 
-    def restore_batch(self: MainWindow, index: int) -> None:
+    def restore_batch(self, index: int) -> None:
         editor = self.tabs.current()
         if editor is None or not 0 <= index < len(editor.history.batches):
             return
@@ -177,14 +181,14 @@ class GenerationMixin:
         self.recolour()
         self.statusBar().showMessage(f"Restored batch from {batch.label()}", 5000)
 
-    def refresh_history(self: MainWindow) -> None:
+    def refresh_history(self) -> None:
         self.history_list.clear()
         editor = self.tabs.current()
         if editor is not None:
             self.history_list.addItems([b.label() for b in editor.history.batches])
 
     # --- colouring ---------------------------------------------------------------------------------
-    def recolour(self: MainWindow) -> None:
+    def recolour(self) -> None:
         mode = self.variants.mode()
         if self.labels is None or mode == "none":
             self.variants.each(lambda p: p.apply_colours([]))
@@ -195,7 +199,7 @@ class GenerationMixin:
         source = self.labels
         self.variants.each(lambda p: p.apply_colours(source.labels(mode, p.state)))
 
-    def _tag_and_colour(self: MainWindow) -> None:
+    def _tag_and_colour(self) -> None:
         panes = list(self.variants.panes)
         texts = [p.state.text for p in panes]
         self.statusBar().showMessage("Tagging parts of speech…")
@@ -204,7 +208,7 @@ class GenerationMixin:
         self._tagger_call.failed.connect(lambda m: self.show_error(f"Cannot colour by part of speech: {m}"))
         self._tagger_call.start()
 
-    def _apply_tags(self: MainWindow, panes: list[VariantPane], texts: list[str], tagged: list[Any]) -> None:
+    def _apply_tags(self, panes: list[VariantPane], texts: list[str], tagged: list[Any]) -> None:
         if self.labels is None or self.variants.mode() != "pos":
             return
         for pane, text, words in zip(panes, texts, tagged, strict=True):

@@ -74,7 +74,10 @@ def measure(bundle: Path, tokens: int, runs: int) -> list[tuple[float, float, fl
         wait_until(lambda: window.model is not None or "Could not load" in window.messages.label.text())
         if window.model is None:
             sys.exit(window.messages.label.text())
-        window.tabs.current().setPlainText("The old lighthouse keeper looked out at the sea and")
+        editor = window.tabs.current()
+        if editor is None:  # a new window always opens one document
+            sys.exit("the window opened without a document to write in")
+        editor.setPlainText("The old lighthouse keeper looked out at the sea and")
         window.controls.decode.set_values({"n": 5, "max_new_tokens": tokens, "seed_fixed": True, "seed": 1})
         results = []
         meter = StallMeter()

@@ -38,6 +38,8 @@ def take(bundle: Path, out: Path, width: int = 1500, height: int = 900) -> None:
         if window.model is None:
             sys.exit(window.messages.label.text())
         editor = window.tabs.current()
+        if editor is None:  # a new window always opens one document
+            sys.exit("the window opened without a document to write in")
         editor.setPlainText(PROMPT)
         editor.moveCursor(editor.textCursor().MoveOperation.End)
         window.controls.decode.set_values({"n": 4, "max_new_tokens": 60, "seed_fixed": True, "seed": 7,

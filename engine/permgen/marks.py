@@ -10,13 +10,15 @@ that sentence, ⟨B-t⟩ being 0 and ⟨E-t⟩ being len(s_t) + 1. Tokens outsid
 start token, ⟨EOP⟩) have global 0, local 0. Sentence t keeps its index t whatever its place in
 π, so the same sentence is embedded the same way in every order (Fig. 2).
 
-`PositionTracker` computes the positions one token at a time (the decoder uses it), and
-`hierarchical_positions` runs it over a whole sequence (training), so both agree by construction.
+`mark_groups` lays out the POS groups of the same tokens (POSG head) with the same code, so a
+token's tag follows it through every order. `PositionTracker` computes the positions one token at
+a time (the decoder uses it), and `hierarchical_positions` runs it over a whole sequence
+(training), so both agree by construction.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from engine.tokenizer import END_OF_PARAGRAPH, MAX_SENTENCES, SENTENCE_BEGIN, SENTENCE_END, SPECIAL_TOKENS
@@ -63,15 +65,33 @@ def check_order(order: Sequence[int], num_sentences: int) -> None:
         raise MarkError(f"order {list(order)} is not a permutation of 1..{num_sentences}")
 
 
-def mark_target(sentences: Sequence[Sequence[int]], order: Sequence[int]) -> list[int]:
-    """Token ids of the sentences (natural order, each a list of ids) written in `order`, with marks."""
+def _in_order(
+    sentences: Sequence[Sequence[int]], order: Sequence[int], begin: Callable[[int], int], end: Callable[[int], int],
+    last: int,
+) -> list[int]:
+    """begin(π1) s_π1 end(π1) … end(πT) last: the per-token layout that `mark_target` and
+    `mark_groups` share, so a token and its POS group always land at the same position."""
     if not 1 <= len(sentences) <= MAX_SENTENCES:
         raise MarkError(f"a paragraph needs 1..{MAX_SENTENCES} sentences, got {len(sentences)}")
     check_order(order, len(sentences))
-    ids: list[int] = []
+    row: list[int] = []
     for t in order:
-        ids += [begin_id(t), *sentences[t - 1], end_id(t)]
-    return [*ids, EOP_ID]
+        row += [begin(t), *sentences[t - 1], end(t)]
+    return [*row, last]
+
+
+def mark_target(sentences: Sequence[Sequence[int]], order: Sequence[int]) -> list[int]:
+    """Token ids of the sentences (natural order, each a list of ids) written in `order`, with marks."""
+    return _in_order(sentences, order, begin_id, end_id, EOP_ID)
+
+
+def mark_groups(sentence_groups: Sequence[Sequence[int]], order: Sequence[int], mark_group: int) -> list[int]:
+    """The observed POS group of every token of `mark_target(sentences, order)` (POSG training).
+
+    `sentence_groups[t - 1]` holds one group id per token of sentence t (natural order); the groups
+    move with their sentence, and the marks ⟨B-t⟩ / ⟨E-t⟩ / ⟨EOP⟩ get `mark_group` (the special
+    group, as the LM pipeline gives its eos separators)."""
+    return _in_order(sentence_groups, order, lambda _: mark_group, lambda _: mark_group, mark_group)
 
 
 @dataclass

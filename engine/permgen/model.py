@@ -8,6 +8,12 @@ drawn (engine/permgen/permutation.py), the target is written in that order with 
 
 — a sum over the example's marked tokens (⟨B-t⟩, words, ⟨E-t⟩, ⟨EOP⟩), averaged over the
 batch, exactly Eq. 7. `token_nll` gives the per-token terms, used for perplexity.
+
+With a POSG head the batch also carries the observed POS group of every target (`collate(...,
+mark_group=...)`, the tags of engine/permgen/pos.py moved with their sentences by `mark_groups`),
+and each per-token term becomes the POSG paper's Eq. 4 term −log p(ρ_l | ·) − log p(y_l | ρ_l, ·);
+the sum over the example and the batch mean stay Eq. 7's. Batches without groups (held-out
+evaluation) get the marginal −log Σ_ρ p(ρ) p(y_l | ρ), comparable with a softmax model.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from engine.backbones.bart import BartBackbone, bart_config
 from engine.heads import OutputHead, build_head
 from engine.model import IGNORE_INDEX
 from engine.permgen.config import PermGenConfig
-from engine.permgen.marks import hierarchical_positions, mark_target
+from engine.permgen.marks import hierarchical_positions, mark_groups, mark_target
 from engine.tokenizer import EOS, PAD, SPECIAL_TOKENS
 
 PAD_ID = SPECIAL_TOKENS.index(PAD)
@@ -35,6 +41,7 @@ class EncodedExample:
 
     source: list[int]
     sentences: list[list[int]]
+    groups: list[list[int]] | None = None  # POSG: observed group id of each sentence token (same shape)
 
 
 @dataclass
@@ -48,10 +55,12 @@ class Batch:
     local: torch.Tensor  # [B, T] local positions
     targets: torch.Tensor  # [B, T], IGNORE_INDEX after the end
     orders: list[list[int]]
+    target_groups: torch.Tensor | None = None  # [B, T] POSG observed groups, IGNORE_INDEX after the end
 
     def to(self, device: torch.device) -> Batch:
+        groups = self.target_groups.to(device) if self.target_groups is not None else None
         return Batch(self.source.to(device), self.source_mask.to(device), self.decoder_input.to(device),
-                     self.sentence.to(device), self.local.to(device), self.targets.to(device), self.orders)
+                     self.sentence.to(device), self.local.to(device), self.targets.to(device), self.orders, groups)
 
 
 def _pad(rows: Sequence[Sequence[int]], value: int) -> torch.Tensor:
@@ -59,11 +68,21 @@ def _pad(rows: Sequence[Sequence[int]], value: int) -> torch.Tensor:
     return torch.tensor([[*row, *[value] * (width - len(row))] for row in rows], dtype=torch.long)
 
 
-def collate(examples: Sequence[EncodedExample], orders: Sequence[Sequence[int]]) -> Batch:
-    """Mark each example's target in its order and pad everything (right padding)."""
+def collate(
+    examples: Sequence[EncodedExample], orders: Sequence[Sequence[int]], mark_group: int | None = None
+) -> Batch:
+    """Mark each example's target in its order and pad everything (right padding).
+
+    `mark_group` (POSG training): also lay out every example's observed groups in the same order,
+    the marks getting this group; then every example must carry `groups`. None: no groups (the
+    loss is the head's plain / marginal NLL)."""
     if len(examples) != len(orders) or not examples:
         raise ValueError(f"need one order per example, got {len(orders)} orders for {len(examples)} examples")
     targets = [mark_target(e.sentences, order) for e, order in zip(examples, orders, strict=True)]
+    groups = None
+    if mark_group is not None:
+        groups = _pad([mark_groups(_groups_of(e), order, mark_group) for e, order in zip(examples, orders,
+                                                                                      strict=True)], IGNORE_INDEX)
     inputs = [[START_ID, *target[:-1]] for target in targets]
     positions = [hierarchical_positions(row) for row in inputs]
     source = _pad([e.source for e in examples], PAD_ID)
@@ -75,7 +94,18 @@ def collate(examples: Sequence[EncodedExample], orders: Sequence[Sequence[int]])
         local=_pad([loc for _, loc in positions], 0),
         targets=_pad(targets, IGNORE_INDEX),
         orders=[list(o) for o in orders],
+        target_groups=groups,
     )
+
+
+def _groups_of(example: EncodedExample) -> list[list[int]]:
+    """The example's sentence groups, checked to match its sentences token for token."""
+    shapes = [len(s) for s in example.sentences]
+    if example.groups is None or [len(g) for g in example.groups] != shapes:
+        got = None if example.groups is None else [len(g) for g in example.groups]
+        raise ValueError(f"POSG training needs one group per target token: sentences of {shapes} tokens, "
+                         f"groups {got}")
+    return example.groups
 
 
 class PermGenModel(nn.Module):
@@ -103,11 +133,18 @@ class PermGenModel(nn.Module):
         return hidden
 
     def token_nll(self, batch: Batch) -> torch.Tensor:
-        """−log p(y_l | y_<l, X) per target token [B, T]; 0 at padding."""
+        """−log p(y_l | y_<l, X) per target token [B, T]; 0 at padding. With `batch.target_groups`
+        (POSG training) the term is −log p(ρ_l) − log p(y_l | ρ_l) of the observed group ρ_l."""
         hidden = self.decoder_hidden(batch)
         size, length = batch.targets.shape
+        flat = hidden.reshape(size * length, -1)  # [B·T, D]
+        targets = batch.targets.clamp(min=0).reshape(-1)  # [B·T]; padding masked out below
         steps = torch.arange(1, length + 1, device=hidden.device).repeat(size)
-        nll = self.head.token_nll(hidden.reshape(size * length, -1), batch.targets.clamp(min=0).reshape(-1), steps)
+        if batch.target_groups is None:
+            nll = self.head.token_nll(flat, targets, steps)
+        else:
+            nll = self.head.token_nll_given_groups(flat, targets, batch.target_groups.clamp(min=0).reshape(-1), steps)
+        # masked_fill, not `* mask`: a padding position may be +inf (target outside group 0), and 0·inf is nan
         return nll.view(size, length).masked_fill(batch.targets == IGNORE_INDEX, 0.0)
 
     def forward(self, batch: Batch) -> torch.Tensor:

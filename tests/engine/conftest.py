@@ -1,4 +1,5 @@
-"""Shared POS fixtures: one spaCy tagger per test session, skipped when the model is not installed."""
+"""Fixtures shared by engine test packages: one spaCy tagger per test session (POS and PermGen POSG tests),
+skipped when the model is not installed."""
 
 from __future__ import annotations
 

@@ -4,7 +4,9 @@ Steps per candidate: I = {} → choose a mark among the allowed ⟨B-t⟩ ∪ �
 control.py) by masking the decoder's own classifier → if ⟨EOP⟩, stop → write sentence t token by
 token from V ∪ {⟨E-t⟩} with any token decoder (DecodeConfig: greedy, temperature, top-k, nucleus,
 repetition penalty; two-stage heads sample group then token, engine/permgen/sampling.py) →
-I ← I ∪ {t} → choose again. The N candidates run in lock-step with one KV cache.
+I ← I ∪ {t} → choose again. The N candidates run in lock-step with one KV cache. Each token
+records the group it was drawn from (POSG: its tag); a mark forced between sentences or at the
+cap records its likeliest group instead (POSG: the special group), never the discarded draw's.
 
 Every decode ends: a sentence is closed with ⟨E-t⟩ when it reaches the per-sentence cap
 min(max_sentence_len − 2, DecodeConfig.max_new_tokens) tokens, at most T sentences are written,
@@ -26,7 +28,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from engine.decoding.class_sampling import check_group_controls
+from engine.decoding.class_sampling import check_group_controls, most_likely_groups
 from engine.decoding.generate import FINISH_CANCELLED, INCOMPLETE_CHAR, TokenEvent, Variant, VariantStream
 from engine.decoding.settings import DecodeConfig
 from engine.permgen.control import OrderControl
@@ -167,7 +169,11 @@ class PermGenStream(VariantStream):
             tokens, groups = sample_allowed(
                 head, hidden, steps, allowed, history, self.settings.processors(), self.group_processors,
                 generators, self.settings.greedy, head.num_groups > 1 and self.settings.flat_sampling)
-            tokens = self._override_marks(tokens, marginal, firsts, step)
+            sampled, tokens = tokens, self._override_marks(tokens, marginal, firsts, step)
+            forced = tokens != sampled  # [N]
+            if head.num_groups > 1 and bool(forced.any()):  # a forced mark was not drawn from `groups`:
+                # record the group it most likely came from (POSG: the special group), not the discarded draw's
+                groups = torch.where(forced, most_likely_groups(head, hidden, tokens, steps), groups)
             tokens = torch.where(active, tokens, torch.full_like(tokens, PAD_ID))
             log_probs = marginal.gather(1, tokens[:, None])[:, 0]
             yield from self._record(active, tokens, log_probs, groups)

@@ -7,6 +7,7 @@ from typing import Any
 import torch
 
 from engine.permgen.model import PermGenModel
+from engine.pos.vocab import UNSEEN_GROUP
 
 SMALL_DATA_NOTE = {
     "abstract": "AGENDA here is only its 2,000 validation + test abstracts (the train split is missing), "
@@ -32,6 +33,23 @@ def _random_order_line(task: str, summary: dict[str, Any]) -> str:
     return f"- NLL per target token, one random order per paragraph: {permuted:.4f}"
 
 
+def _head_note(model: PermGenModel, provenance: dict[str, Any]) -> str:
+    """A paragraph on the POSG head (what V_ρ came from, what the loss and the numbers are); else ""."""
+    tags = model.config.model.pos_tags
+    if model.config.model.head != "posg":
+        return ""
+    unseen = ", one for tokens never seen in training" if UNSEEN_GROUP in tags else ""
+    tagger = provenance.get("pos_tagger", "an unrecorded tagger")
+    return (
+        "\n**POS head.** POS-guided softmax (Yang et al., 2022): the model picks a POS tag, then a token "
+        f"among the tokens seen with that tag. Its {len(tags)} groups (PTB tags, one for the sentence marks "
+        f"and other special tokens{unseen}) and their token sets come from the training targets, tagged "
+        f"sentence by sentence by {tagger} on the lowercased, tokenized text. Training loss: Eq. 4 "
+        "(−log p(tag) − log p(token | tag), observed tags) summed over each target as in PermGen's Eq. 7. "
+        "The held-out numbers below use the marginal p(token) = Σ_tag p(tag) p(token | tag).\n"
+    )
+
+
 def render_permgen_card(model: PermGenModel, provenance: dict[str, Any], device: torch.device) -> str:
     config = model.config
     train, summary, data = provenance["train"], provenance["summary"], provenance["data"]
@@ -46,7 +64,7 @@ def render_permgen_card(model: PermGenModel, provenance: dict[str, Any], device:
 **What it is.** A small BART-style encoder-decoder ({model.num_parameters() / 1e6:.2f}M parameters: \
 {config.encoder_layers} encoder + {config.model.n_layer} decoder layers, width {config.model.n_embd}, \
 {config.model.head} head) that {_what(config.task)} (Yu et al., PermGen). {SMALL_DATA_NOTE[config.task]}
-
+{_head_note(model, provenance)}
 ## Data
 {files}
 

@@ -9,6 +9,14 @@ decoder positions, natural order; the sentence marks stay so that both decode th
 Optimisation reuses the LM trainer's AdamW groups and warmup + cosine schedule (engine/train.py).
 
 `--task paraphrase` trains sentence → paraphrase on ParaSCI / MRPC pairs (one target sentence).
+
+`--head posg` (POS-guided softmax): the training targets are tagged sentence by sentence once
+(engine/permgen/tagging.py; `--pos-backend`, `--pos-cache-dir` as for `variorum train`), V_ρ is
+built from them and installed in the head (so the bundle and checkpoints carry it), and every
+step's batch carries each target's observed group, moved with its sentence through that step's
+order; the per-token term of Eq. 7 is then the POSG paper's Eq. 4 term −log p(ρ) − log p(x | ρ).
+Held-out NLL uses the marginal p(x) = Σ_ρ p(ρ) p(x | ρ), comparable with a softmax model's.
+
 A checkpoint (engine/checkpoint.py: weights, AdamW and RNG state, step) is written every
 `--save-every` steps and at the end of a chunk; `--resume` continues from it exactly (batches and
 π-SGD orders are functions of (seed, step)), `--chunk-steps K` stops after K more steps. At the
@@ -33,6 +41,7 @@ from engine.cli_args import add_dataclass_flags, dataclass_from_flags
 from engine.config import ConfigError, ModelConfig, TrainConfig
 from engine.data.blocks import BatchOrder
 from engine.devices import resolve_device
+from engine.heads.posg import POSGHead
 from engine.heads.registry import fit_head, load_fitted_head
 from engine.model import LanguageModel
 from engine.permgen.bundle import save_permgen_bundle
@@ -42,6 +51,9 @@ from engine.permgen.data import DataStats, encode_examples, load_examples, split
 from engine.permgen.model import EncodedExample, PermGenModel, collate
 from engine.permgen.permutation import PermutationSampler
 from engine.permgen.readers import ParagraphExample
+from engine.permgen.tagging import attach_groups, tag_targets
+from engine.pos.tagger import TaggerUnavailableError
+from engine.pos.training import PosTrainingData
 from engine.tokenizer import VariorumTokenizer
 from engine.train import build_optimizer, learning_rate
 
@@ -55,9 +67,6 @@ class PermGenTrainer:
     ) -> None:
         if train.objective != "mle":
             raise ConfigError(f"PermGen trains with the π-SGD likelihood only, got objective {train.objective!r}")
-        if config.model.head == "posg":
-            raise ConfigError("PermGen training with the posg head needs tagged targets, not wired yet; "
-                              "use softmax or f2 (decoding with a posg head works)")
         self.train_config, self.command = train, command
         self.out = Path(train.out_dir)
         self.device = resolve_device(train.device)
@@ -67,6 +76,7 @@ class PermGenTrainer:
         self.tokenizer = self._tokenizer(tokenizer_dir, config)
         config.model.vocab_size = self.tokenizer.vocab_size
         config.model, head_state = fit_head(config.model, self.tokenizer)  # F²: classes from token counts
+        self.pos = self._pos_data(config.model)  # POSG: tagged training targets and V_ρ, else None
         self.config = config
         torch.manual_seed(train.seed)
         backbone = None
@@ -75,8 +85,12 @@ class PermGenTrainer:
                                     config.max_sentence_len, self.tokenizer.pad_id, config.absolute_positions)
         self.model = PermGenModel(config, backbone).to(self.device)
         load_fitted_head(self.model.head, head_state)
+        if self.pos is not None:
+            self.pos.install(self.model.head)  # V_ρ from the training targets
         self.optimizer = build_optimizer(self.model, train)
         self.train_data: list[EncodedExample] = self._encode(self.train_examples)
+        if self.pos is not None:  # held-out examples stay untagged: they are scored by the marginal
+            self.train_data = attach_groups(self.train_data, self.pos)
         self.valid_data: list[EncodedExample] = self._encode(self.valid_examples)
         self.batches = BatchOrder(len(self.train_data), train.batch_size, train.seed)
         self.sampler = PermutationSampler(train.seed, identity=not config.permute)
@@ -93,6 +107,21 @@ class PermGenTrainer:
             return examples, load_examples([Path(p) for p in valid_files], DataStats(), task=task)
         return split_examples(examples, self.train_config.valid_fraction)
 
+    def _pos_data(self, model: ModelConfig) -> PosTrainingData | None:
+        """POSG: tag the training targets (cached), build V_ρ and name the head's groups in
+        `model.pos_tags` (so the checkpoint and bundle configs rebuild the same head). Else None."""
+        if model.head != "posg":
+            return None
+        cache = Path(self.train_config.pos_cache_dir) if self.train_config.pos_cache_dir else None
+        data = tag_targets(self.train_examples, self.tokenizer, self.train_config.pos_backend, cache)
+        model.pos_tags = list(data.vocabulary.tags)
+        return data
+
+    @property
+    def mark_group(self) -> int | None:
+        """Group of the marks in POSG training batches (the special group); None for other heads."""
+        return self.pos.special_group if self.pos is not None else None
+
     def _encode(self, examples: list[ParagraphExample]) -> list[EncodedExample]:
         c = self.config
         return encode_examples(examples, self.tokenizer, c.max_source_len, c.max_sentence_len, self.stats, c.lowercase,
@@ -107,14 +136,14 @@ class PermGenTrainer:
         return tokenizer
 
     def step(self, step: int) -> float:
-        """One optimizer step (π-SGD); returns the Eq. 7 loss."""
+        """One optimizer step (π-SGD); returns the Eq. 7 loss (with Eq. 4 token terms for posg)."""
         ids = self.batches.global_batch(step).tolist()
         examples = [self.train_data[i] for i in ids]
         orders = self.sampler.orders(step, [len(e.sentences) for e in examples])
         self.orders_log.append(orders)
         for group in self.optimizer.param_groups:
             group["lr"] = learning_rate(step, self.train_config)
-        loss = self.model(collate(examples, orders).to(self.device))
+        loss = self.model(collate(examples, orders, self.mark_group).to(self.device))
         loss.backward()
         if self.train_config.grad_clip > 0:
             torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.train_config.grad_clip)
@@ -132,6 +161,7 @@ class PermGenTrainer:
         size = self.train_config.batch_size
         for start in range(0, min(len(data), size * self.train_config.eval_batches), size):
             chunk = data[start : start + size]
+            # no groups: the marginal NLL, also for the train-data fallback (tagged examples)
             batch = collate(chunk, sampler.orders(start, [len(e.sentences) for e in chunk])).to(self.device)
             total += float(self.model.token_nll(batch).sum())
             count += int((batch.targets >= 0).sum())
@@ -184,12 +214,21 @@ class PermGenTrainer:
             raise ConfigError(f"{self.out / 'checkpoint'} was written for another model config; "
                               "resume with the same flags or use a new --out-dir")
         self.seconds_before = float(state.get("train_seconds", 0.0))
-        return load_checkpoint(self.out / "checkpoint", cast(LanguageModel, self.model), self.optimizer)
+        step = load_checkpoint(self.out / "checkpoint", cast(LanguageModel, self.model), self.optimizer)
+        head = self.model.head
+        if self.pos is not None and isinstance(head, POSGHead) and head.vocabulary() != self.pos.vocabulary:
+            # same tag names but other (token, tag) pairs: the tagger changed since the checkpoint, and
+            # this run's observed tags could fall outside the checkpoint's V_ρ (an infinite loss)
+            raise ConfigError(f"{self.out / 'checkpoint'} was trained on other POS tags of the targets (another "
+                              f"tagger or model version than {self.pos.tagger}?); use a new --out-dir")
+        return step
 
     def _export(self, summary: dict[str, Any]) -> None:
         provenance = {"train": self.train_config.to_dict(), "data": vars(self.stats), "summary": summary,
                       "examples": {"train": len(self.train_data), "valid": len(self.valid_data)},
                       "command": self.command}
+        if self.pos is not None:  # POSG: which tagger made V_ρ
+            provenance["pos_tagger"] = self.pos.tagger
         card = render_permgen_card(self.model, provenance, self.device)
         save_permgen_bundle(self.out / "bundle", self.model, self.tokenizer, card, provenance)
 
@@ -227,8 +266,13 @@ def main(argv: list[str] | None = None) -> int:
     config = dataclass_from_flags(PermGenConfig, args, PermGenConfig(model=model))
     config.model = model
     train = dataclass_from_flags(TrainConfig, args, TrainConfig(out_dir="runs/permgen", lr=5e-4, warmup_steps=50))
-    trainer = PermGenTrainer(config, train, args.valid_files, args.tokenizer, args.init_from_hf,
-                             "variorum train-permgen " + " ".join(argv))
+    try:
+        trainer = PermGenTrainer(config, train, args.valid_files, args.tokenizer, args.init_from_hf,
+                                 "variorum train-permgen " + " ".join(argv))
+    except (ValueError, TaggerUnavailableError) as error:  # bad flags or data (ConfigError, ReaderError, an
+        # unknown --pos-backend are ValueErrors), or no POS tagger for posg: the message says what to fix
+        print(f"variorum train-permgen: error: {error}", file=sys.stderr)
+        return 2
     print(json.dumps(trainer.run(resume=args.resume, chunk_steps=args.chunk_steps), indent=2))
     return 0
 

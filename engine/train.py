@@ -40,6 +40,7 @@ from engine.heads.registry import fit_head, load_fitted_head
 from engine.model import LanguageModel
 from engine.objectives import ObjectiveContext, ObjectiveModule, build_objective
 from engine.plots import plot_loss_curve
+from engine.pos.tagger import TaggerUnavailableError
 from engine.pos.training import PosTrainingData, prepare_pos_training
 from engine.tokenizer import VariorumTokenizer
 from engine.training_card import render_card
@@ -321,14 +322,31 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _read_config_file(path: Path) -> dict[str, Any]:
+    """The --config JSON ({"model": {...}, "train": {...}}), or a ConfigError naming the file."""
+    try:
+        data = json.loads(path.read_text())
+    except json.JSONDecodeError as error:
+        raise ConfigError(f"config file {path} is not valid JSON: {error}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"config file {path} must hold a JSON object with 'model' and/or 'train'")
+    return data
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    base: dict[str, Any] = json.loads(args.config.read_text()) if args.config else {}
-    model_config = dataclass_from_flags(ModelConfig, args, config_from_dict(ModelConfig, base.get("model", {})))
-    train_config = dataclass_from_flags(TrainConfig, args, config_from_dict(TrainConfig, base.get("train", {})))
     command = "variorum train " + " ".join(sys.argv[1:] if argv is None else argv)
-    trainer = Trainer(model_config, train_config, args.tokenizer, args.init_from_hf, command, not args.no_progress)
-    summary = trainer.run(resume=args.resume, chunk_steps=args.chunk_steps)
+    try:
+        base = _read_config_file(args.config) if args.config else {}
+        model_config = dataclass_from_flags(ModelConfig, args, config_from_dict(ModelConfig, base.get("model", {})))
+        train_config = dataclass_from_flags(TrainConfig, args, config_from_dict(TrainConfig, base.get("train", {})))
+        trainer = Trainer(model_config, train_config, args.tokenizer, args.init_from_hf, command, not args.no_progress)
+        summary = trainer.run(resume=args.resume, chunk_steps=args.chunk_steps)
+    except (OSError, ValueError, TaggerUnavailableError) as error:
+        # Bad flags, config or data (ConfigError, CorpusError and JSON errors are ValueErrors), an
+        # unreadable file, a checkpoint that does not fit, or no POS tagger: one line saying what to fix.
+        print(f"variorum train: error: {error}", file=sys.stderr)
+        return 2
     if trainer.rank == 0:
         print(json.dumps(summary, indent=2))
     if dist.is_initialized():

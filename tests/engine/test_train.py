@@ -14,6 +14,7 @@ from transformers import GPT2Model
 from engine.backbones import load_hf_gpt2_backbone
 from engine.backbones.gpt2 import hf_config
 from engine.bundle import load_bundle
+from engine.cli import main as cli_main
 from engine.config import ConfigError, ModelConfig, TrainConfig
 from engine.train import Trainer, learning_rate
 from engine.train import main as train_main
@@ -124,3 +125,23 @@ def test_validation_perplexity_is_exp_loss(tmp_path: Path) -> None:
     trainer = Trainer(model_config(), small_run(tmp_path, 2), show_progress=False)
     summary = trainer.run()
     assert summary["valid_ppl"] == pytest.approx(math.exp(summary["valid_loss"]))
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--train-files", "/nonexistent/corpus.txt"], "corpus file /nonexistent/corpus.txt does not exist"),
+        (["--train-files", str(STORIES), "--config", "BAD_JSON"], "is not valid JSON"),
+        (["--train-files", str(STORIES), "--max-steps", "0"], "max_steps"),
+    ],
+)
+def test_cli_bad_input_is_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], message: str
+) -> None:
+    bad_json = tmp_path / "bad.json"
+    bad_json.write_text("{bad")
+    argv = ["train", "--out-dir", str(tmp_path / "run"), *[str(bad_json) if a == "BAD_JSON" else a for a in extra]]
+    assert cli_main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("variorum train: error:") and message in err and "Traceback" not in err
+    assert not (tmp_path / "run" / "bundle").exists()

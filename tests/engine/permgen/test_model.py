@@ -27,7 +27,7 @@ EXAMPLES = [
 def test_loss_is_eq7_the_batch_mean_of_per_example_summed_nll(pg_model: PermGenModel) -> None:
     batch = collate(EXAMPLES, [[3, 1, 2], [2, 1]])
     hidden = pg_model.decoder_hidden(batch).detach()
-    log_probs = torch.log_softmax(pg_model.head.proj(hidden), dim=-1)  # softmax head, [B, T, V]
+    log_probs = torch.log_softmax(pg_model.head.proj(hidden), dim=-1).detach()  # softmax head, [B, T, V]
     per_example = []
     for i in range(2):
         length = int((batch.targets[i] >= 0).sum())

@@ -39,7 +39,7 @@ def test_loss_is_eq7_the_batch_mean_of_per_example_summed_nll(pg_model: PermGenM
 def test_padding_does_not_change_an_example_loss(pg_model: PermGenModel) -> None:
     alone = collate(EXAMPLES[1:], [[2, 1]])
     padded = collate(EXAMPLES, [[1, 2, 3], [2, 1]])
-    assert float(pg_model.token_nll(alone).sum()) == pytest.approx(float(pg_model.token_nll(padded)[1].sum()), rel=1e-4)
+    assert pg_model.token_nll(alone).sum().item() == pytest.approx(pg_model.token_nll(padded)[1].sum().item(), rel=1e-4)
 
 
 def test_every_position_row_trains_including_row_1(pg_model: PermGenModel) -> None:

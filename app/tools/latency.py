@@ -11,19 +11,16 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
-import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from PySide6.QtCore import QEventLoop, QTimer
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
-from app.paths import AppPaths
-from engine.api import RESOURCES_MODELS, Engine
+from app.tools.window import loaded_window, wait_until
+from engine.api import RESOURCES_MODELS
 
 TICK_MS = 2
 
@@ -51,32 +48,10 @@ class StallMeter:
         return self.longest
 
 
-def wait_until(condition: Callable[[], bool]) -> None:
-    """Run the Qt event loop until `condition()` holds. Unlike a processEvents() busy loop, the event
-    loop sleeps between events and leaves the GIL to the generation thread, as the real app does."""
-    loop = QEventLoop()
-    check = QTimer(interval=5)
-    check.timeout.connect(lambda: loop.quit() if condition() else None)
-    check.start()
-    if not condition():
-        loop.exec()
-    check.stop()
-
-
 def measure(bundle: Path, tokens: int, runs: int) -> list[tuple[float, float, float]]:
     qt = QApplication.instance() or QApplication([])  # noqa: F841 (must stay alive while measuring)
-    from app.main_window import MainWindow
 
-    with tempfile.TemporaryDirectory() as home:
-        window = MainWindow(AppPaths.default(home), engine=Engine(search_dirs=[bundle.parent]))
-        window.settings.last_bundle = str(bundle)
-        window.show()
-        wait_until(lambda: window.model is not None or "Could not load" in window.messages.label.text())
-        if window.model is None:
-            sys.exit(window.messages.label.text())
-        editor = window.tabs.current()
-        if editor is None:  # a new window always opens one document
-            sys.exit("the window opened without a document to write in")
+    with loaded_window(bundle) as (window, editor):
         editor.setPlainText("The old lighthouse keeper looked out at the sea and")
         window.controls.decode.set_values({"n": 5, "max_new_tokens": tokens, "seed_fixed": True, "seed": 1})
         results = []
@@ -89,8 +64,6 @@ def measure(bundle: Path, tokens: int, runs: int) -> list[tuple[float, float, fl
             stall = meter.stop()
             first = (window._first_token_at or started) - started
             results.append((first, stall, time.perf_counter() - started))
-        window.ask_unsaved = lambda editor: "discard"  # type: ignore[method-assign]
-        window.close()
     return results[1:]
 
 

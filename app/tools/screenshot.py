@@ -11,16 +11,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from PySide6.QtWidgets import QApplication
 
-from app.paths import AppPaths
-from app.tools.latency import wait_until
-from engine.api import RESOURCES_MODELS, Engine
+from app.tools.window import loaded_window, wait_until
+from engine.api import RESOURCES_MODELS
 
 PROMPT = "The Lost Key\n\nMaria searched the whole house for the key to her grandmother's old box."
 OUT = Path(__file__).resolve().parents[2] / "resources" / "screenshot.png"
@@ -28,18 +26,7 @@ OUT = Path(__file__).resolve().parents[2] / "resources" / "screenshot.png"
 
 def take(bundle: Path, out: Path, width: int = 1500, height: int = 900) -> None:
     qt = QApplication.instance() or QApplication([])  # noqa: F841 (must stay alive)
-    from app.main_window import MainWindow
-    with tempfile.TemporaryDirectory() as home:
-        window = MainWindow(AppPaths.default(home), engine=Engine(search_dirs=[bundle.parent]))
-        window.settings.last_bundle = str(bundle)
-        window.resize(width, height)
-        window.show()
-        wait_until(lambda: window.model is not None or "Could not load" in window.messages.label.text())
-        if window.model is None:
-            sys.exit(window.messages.label.text())
-        editor = window.tabs.current()
-        if editor is None:  # a new window always opens one document
-            sys.exit("the window opened without a document to write in")
+    with loaded_window(bundle, (width, height)) as (window, editor):
         editor.setPlainText(PROMPT)
         editor.moveCursor(editor.textCursor().MoveOperation.End)
         window.controls.decode.set_values({"n": 4, "max_new_tokens": 60, "seed_fixed": True, "seed": 7,
@@ -51,8 +38,6 @@ def take(bundle: Path, out: Path, width: int = 1500, height: int = 900) -> None:
         out.parent.mkdir(parents=True, exist_ok=True)
         if not window.grab().save(str(out)):
             sys.exit(f"could not write {out}")
-        window.ask_unsaved = lambda editor: "discard"  # type: ignore[method-assign]
-        window.close()
     print(f"wrote {out}")
 
 

@@ -21,10 +21,9 @@ Existing bundles in --out are reused (pass --retrain to train again).
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
-from engine.benchmarks.head_compare import comparison_parser, continue_windows, save_result, train_heads
+from engine.benchmarks.head_compare import continue_windows, run_comparison
 from engine.bundle import Bundle
 from engine.decoding import DecodeConfig
 from engine.evaluation.continuation import make_windows
@@ -78,13 +77,7 @@ def print_table(result: dict[str, Any]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = comparison_parser(__doc__.splitlines()[0], Path("runs/f2_compare"))
-    args = parser.parse_args(argv)
-    bundles, valid_docs = train_heads(args, ("softmax", "f2"), "engine.benchmarks.f2_compare")
-    result = evaluate(bundles, valid_docs, args)
-    save_result(result, args, "f2_compare", argv)
-    print_table(result)
-    return 0
+    return run_comparison("f2_compare", __doc__.splitlines()[0], ("softmax", "f2"), evaluate, print_table, argv)
 
 
 if __name__ == "__main__":

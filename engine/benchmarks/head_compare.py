@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -86,3 +87,18 @@ def save_result(result: dict[str, Any], args: argparse.Namespace, name: str, arg
     result["command"] = f"python -m engine.benchmarks.{name} " + " ".join(sys.argv[1:] if argv is None else argv)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / f"{name}.json").write_text(json.dumps(result, indent=2))
+
+
+Evaluate = Callable[[dict[str, Bundle], list[str], argparse.Namespace], dict[str, Any]]
+
+
+def run_comparison(name: str, description: str, heads: tuple[str, ...], evaluate: Evaluate,
+                   print_table: Callable[[dict[str, Any]], None], argv: list[str] | None) -> int:
+    """A comparison's whole `main`: parse flags, train (or reuse) one bundle per head, evaluate,
+    write runs/<name>/<name>.json and print the table."""
+    args = comparison_parser(description, Path(f"runs/{name}")).parse_args(argv)
+    bundles, valid_docs = train_heads(args, heads, f"engine.benchmarks.{name}")
+    result = evaluate(bundles, valid_docs, args)
+    save_result(result, args, name, argv)
+    print_table(result)
+    return 0

@@ -24,10 +24,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any
 
-from engine.benchmarks.head_compare import comparison_parser, continue_windows, save_result, train_heads
+from engine.benchmarks.head_compare import continue_windows, run_comparison
 from engine.bundle import Bundle
 from engine.decoding import DecodeConfig
 from engine.evaluation.continuation import make_windows
@@ -87,13 +86,7 @@ def print_table(result: dict[str, Any]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = comparison_parser(__doc__.splitlines()[0], Path("runs/posg_compare"))
-    args = parser.parse_args(argv)
-    bundles, valid_docs = train_heads(args, ("softmax", "posg"), "engine.benchmarks.posg_compare")
-    result = evaluate(bundles, valid_docs, args)
-    save_result(result, args, "posg_compare", argv)
-    print_table(result)
-    return 0
+    return run_comparison("posg_compare", __doc__.splitlines()[0], ("softmax", "posg"), evaluate, print_table, argv)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject, QTimer
 
 from app.editor.document import DocumentEditor
-from app.persistence.autosave import AutosaveSession
+from app.persistence.autosave import AutosaveSession, SavedDocument
 
 DEBOUNCE_MS = 1000
 MAX_DELAY_S = 10.0
@@ -46,7 +46,7 @@ class Autosaver(QObject):
         for editor in dirty.values():
             try:
                 if editor.modified:
-                    self.session.write(editor.doc_id, editor.title, str(editor.path or ""), editor.toPlainText())
+                    self.session.write(saved_document(editor))
                 else:
                     self.session.remove(editor.doc_id)
             except OSError as error:
@@ -57,3 +57,9 @@ class Autosaver(QObject):
     def forget(self, editor: DocumentEditor) -> None:
         self._dirty.pop(editor.doc_id, None)
         self.session.remove(editor.doc_id)
+
+
+def saved_document(editor: DocumentEditor) -> SavedDocument:
+    """What an autosave keeps of a document: text, file, encoding and generation history."""
+    return SavedDocument(editor.doc_id, editor.title, str(editor.path or ""), editor.toPlainText(), time.time(),
+                         editor.encoding, editor.history.to_json())

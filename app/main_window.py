@@ -51,11 +51,11 @@ class MainWindow(FilesMixin, GenerationMixin):
         self._loader: BackgroundCall | None = None
         self._batch_editor: DocumentEditor | None = None
         self.settings, settings_notice = load_settings(paths.settings_file)
-        self.settings_saver = SettingsSaver(paths.settings_file, self._current_settings, self.show_error, self)
+        self.settings_saver = SettingsSaver(paths.settings_file, self._current_settings, self.add_notice, self)
         self.presets = PresetStore(paths.presets_file)
         self.history_store = HistoryStore(paths.data_dir / "history")
         self.autosave_session = AutosaveSession(paths.autosave_dir)
-        self.autosaver = Autosaver(self.autosave_session, self.show_error, self, autosave_ms)
+        self.autosaver = Autosaver(self.autosave_session, self.add_notice, self, autosave_ms)
         self.generator = GenerationController(self)
         self.setWindowTitle("Variorum")
         self.resize(1400, 860)

@@ -150,6 +150,7 @@ class FilesMixin(WindowBase):
                 safe.append(found.file)
             except OSError as error:
                 failures.append(f"{editor.title} ({error.strerror or error}; still in {found.file})")
+                self.autosaver.adopt(editor, found.file)  # deleted once this session holds the text
         self._offered = []
         self._drop_blank_first_tab()
         forget_files(safe, self.paths.autosave_dir, self.autosave_session.directory)

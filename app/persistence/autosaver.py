@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from PySide6.QtCore import QObject, QTimer
 
@@ -27,6 +28,7 @@ class Autosaver(QObject):
         self.session = session
         self._on_error = on_error
         self._dirty: dict[str, DocumentEditor] = {}
+        self._older: dict[str, Path] = {}  # doc_id → a crashed session's autosave still holding its text
         self._first_dirty = 0.0
         self._timer = QTimer(self, singleShot=True, interval=debounce_ms)
         self._timer.timeout.connect(self.flush)
@@ -40,6 +42,17 @@ class Autosaver(QObject):
         else:
             self._timer.start()  # restart = debounce
 
+    def adopt(self, editor: DocumentEditor, older: Path) -> None:
+        """A recovered document whose old autosave must stay until this session has written (or the
+        writer saved or closed) the document."""
+        self._older[editor.doc_id] = older
+        self.touch(editor)
+
+    def _release(self, doc_id: str) -> None:
+        older = self._older.pop(doc_id, None)
+        if older is not None:
+            older.unlink(missing_ok=True)
+
     def flush(self) -> None:
         self._timer.stop()
         dirty, self._dirty = self._dirty, {}
@@ -49,6 +62,7 @@ class Autosaver(QObject):
                     self.session.write(saved_document(editor))
                 else:
                     self.session.remove(editor.doc_id)
+                self._release(editor.doc_id)
             except OSError as error:
                 self._on_error(f"Autosave failed for {editor.title}: {error}")
             except RuntimeError:
@@ -57,6 +71,7 @@ class Autosaver(QObject):
     def forget(self, editor: DocumentEditor) -> None:
         self._dirty.pop(editor.doc_id, None)
         self.session.remove(editor.doc_id)
+        self._release(editor.doc_id)
 
 
 def saved_document(editor: DocumentEditor) -> SavedDocument:

@@ -48,7 +48,7 @@ class PresetStore:
         if not name:
             raise PresetError("a preset needs a name")
         self._presets[name] = json.loads(json.dumps(values))  # a deep, JSON-clean copy
-        write_text_atomic(self.path, json.dumps(self._presets, indent=2, sort_keys=True))
+        self._write()
 
     def load(self, name: str) -> dict[str, Any]:
         if name not in self._presets:
@@ -58,4 +58,10 @@ class PresetStore:
 
     def delete(self, name: str) -> None:
         if self._presets.pop(name, None) is not None:
+            self._write()
+
+    def _write(self) -> None:
+        try:
             write_text_atomic(self.path, json.dumps(self._presets, indent=2, sort_keys=True))
+        except OSError as error:
+            raise PresetError(f"presets could not be saved to {self.path} ({error.strerror or error})") from None

@@ -76,6 +76,20 @@ def test_recovering_onto_a_full_disk_keeps_the_old_autosave(make_window: MakeWin
     assert (session / "d1.json").exists()  # its text is nowhere else on disk
     text = window.messages.label.text()
     assert window.messages.kind == "error" and "Could not autosave 1" in text and "No space" in text
+    monkeypatch.undo()  # space again: once this session holds the text, the old file goes
+    window.autosaver.flush()
+    assert not (session / "d1.json").exists()
+    assert json.loads(next(window.autosave_session.directory.glob("[!s]*.json")).read_text())["text"] == "only copy"
+
+
+def test_saving_a_preset_on_a_full_disk_says_so(make_window: MakeWindow, monkeypatch: pytest.MonkeyPatch) -> None:
+    window = make_window(load_model=False, wait_model=False)
+    messages: list[str] = []
+    window.controls.preset_message.connect(messages.append)
+    _full_disk(monkeypatch)
+    window.controls.preset_picker.setCurrentText("mine")
+    window.controls._save_clicked()  # the Save preset button
+    assert messages and "presets could not be saved" in messages[-1] and "No space" in messages[-1]
 
 
 def test_settings_are_saved_on_change_before_any_exit(make_window: MakeWindow, home: AppPaths,

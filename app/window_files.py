@@ -165,6 +165,8 @@ class FilesMixin(WindowBase):
         doc = found.document
         editor = self.tabs.new_document(doc.text, Path(doc.path) if doc.path else None, doc.encoding)
         editor.history = History.from_json(doc.history)[0]
+        if editor.path is not None:  # a file's history is in the history store
+            editor.history = self.history_store.load(editor.path)[0]
         editor.document().setModified(True)  # recovered text is not on disk yet
         self.tabs.refresh_title(editor)
         return editor

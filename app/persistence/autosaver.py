@@ -75,6 +75,9 @@ class Autosaver(QObject):
 
 
 def saved_document(editor: DocumentEditor) -> SavedDocument:
-    """What an autosave keeps of a document: text, file, encoding and generation history."""
+    """What an autosave keeps of a document: text, file, encoding, and the generation history of a
+    document without a file (a saved file's history is in the history store, kept current per batch,
+    so the autosave written while typing stays small)."""
+    history = editor.history.to_json() if editor.path is None else []
     return SavedDocument(editor.doc_id, editor.title, str(editor.path or ""), editor.toPlainText(), time.time(),
-                         editor.encoding, editor.history.to_json())
+                         editor.encoding, history)

@@ -204,3 +204,18 @@ def test_seed_box_refuses_letters_and_seeds_beyond_the_range(qtbot: QtBot) -> No
     box.lineEdit().setText("")
     qtbot.keyClicks(box.lineEdit(), str(MAX_SEED) + "0")  # one digit too many is refused
     assert box.value() == MAX_SEED
+
+
+def test_recovered_file_gets_its_history_from_the_store(make_window: MakeWindow, qtbot: QtBot,
+                                                        tmp_path: Path) -> None:
+    window = make_window(autosave_ms=10)
+    target = tmp_path / "kept.txt"
+    window.tabs.current().insertPlainText("Saved once")
+    assert window.save_current(target)
+    _generate(window, qtbot)
+    window.tabs.current().insertPlainText(", then changed")
+    window.autosaver.flush()
+    (window.autosave_session.directory / SESSION_FILE).write_text(json.dumps({"pid": 2**22 + 12345}))  # "crashed"
+    again = make_window(load_model=False, wait_model=False)
+    (editor,) = again.recover_documents()
+    assert editor.toPlainText() == "Saved once, then changed" and len(editor.history) == 1

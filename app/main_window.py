@@ -25,8 +25,10 @@ from app.message_bar import MessageBar
 from app.paths import AppPaths
 from app.persistence.autosave import AutosaveSession
 from app.persistence.autosaver import DEBOUNCE_MS, Autosaver
+from app.persistence.history_store import HistoryStore
 from app.persistence.presets import PresetStore
-from app.persistence.settings import load_settings, save_settings
+from app.persistence.settings import AppSettings, load_settings
+from app.persistence.settings_saver import SettingsSaver
 from app.theme import apply_theme
 from app.variants.labels import LabelSource
 from app.variants.panel import VariantsPanel
@@ -49,9 +51,11 @@ class MainWindow(FilesMixin, GenerationMixin):
         self._loader: BackgroundCall | None = None
         self._batch_editor: DocumentEditor | None = None
         self.settings, settings_notice = load_settings(paths.settings_file)
+        self.settings_saver = SettingsSaver(paths.settings_file, self._current_settings, self.add_notice, self)
         self.presets = PresetStore(paths.presets_file)
+        self.history_store = HistoryStore(paths.data_dir / "history")
         self.autosave_session = AutosaveSession(paths.autosave_dir)
-        self.autosaver = Autosaver(self.autosave_session, self.show_error, self, autosave_ms)
+        self.autosaver = Autosaver(self.autosave_session, self.add_notice, self, autosave_ms)
         self.generator = GenerationController(self)
         self.setWindowTitle("Variorum")
         self.resize(1400, 860)
@@ -62,10 +66,8 @@ class MainWindow(FilesMixin, GenerationMixin):
         self.controls.decode.set_values(self.settings.controls)
         self.controls.model.set_device(self.settings.device)
         self.apply_look()
-        notices = [n for n in (settings_notice, self.presets.notice) if n]
-        if notices:
-            self.messages.show_message(" ".join(notices), "error")
-        self.offer_recovery()
+        self.controls.decode.changed.connect(self.settings_changed)
+        self.offer_recovery([settings_notice, self.presets.notice, self.autosave_session.notice])
         if load_model:
             self.refresh_bundles()
 
@@ -84,11 +86,16 @@ class MainWindow(FilesMixin, GenerationMixin):
         self.history_list.setAccessibleName("Generation history")
         self.history_list.setToolTip("Every batch generated for this document. Double-click to show it again.")
         restore = QPushButton("Restore selected batch")
+        restore.setToolTip("Show the batch's variants again; your controls stay as they are.")
         restore.clicked.connect(lambda: self.restore_batch(self.history_list.currentRow()))
+        use_settings = QPushButton("Use its settings")
+        use_settings.setToolTip("Set the controls to the settings the selected batch was written with.")
+        use_settings.clicked.connect(lambda: self.use_batch_settings(self.history_list.currentRow()))
         history = QWidget()
         history_layout = QVBoxLayout(history)
         history_layout.addWidget(self.history_list, 1)
         history_layout.addWidget(restore)
+        history_layout.addWidget(use_settings)
         self.side_tabs = QTabWidget()
         self.side_tabs.addTab(self.variants, "Variants")
         self.side_tabs.addTab(history, "History")
@@ -128,7 +135,7 @@ class MainWindow(FilesMixin, GenerationMixin):
         self._action("&File", "New", self.new_document, QKeySequence.StandardKey.New)
         self._action("&File", "Open…", self.open_dialog, QKeySequence.StandardKey.Open)
         self.recent_menu = self.menus["&File"].addMenu("Open Recent")
-        self._action("&File", "Save", self.save_current, QKeySequence.StandardKey.Save)
+        self._action("&File", "Save", self.save, QKeySequence.StandardKey.Save)
         self._action("&File", "Save As…", self.save_as_dialog, "Ctrl+Shift+S")
         self._action("&File", "Close Tab", lambda: self.close_tab(self.tabs.currentIndex()), "Ctrl+W")
         self._action("&File", "Quit", self.close, QKeySequence.StandardKey.Quit)
@@ -171,14 +178,20 @@ class MainWindow(FilesMixin, GenerationMixin):
 
     # --- behaviour ---------------------------------------------------------------------------------
     def refresh_bundles(self) -> None:
-        choice = self.controls.model.set_bundles(self.engine.list_bundles(), self.settings.last_bundle)
+        bundles = self.engine.list_bundles()
+        choice = self.controls.model.set_bundles(bundles, self.settings.last_bundle)
         if choice is None:
             self.show_error(self.controls.model.status.text())
-        else:
-            self.load_bundle(Path(choice.path))
+            return
+        broken = [b for b in bundles if b.error]
+        if broken:
+            self.add_notice("Skipped unusable model folder(s): " +
+                            "; ".join(f"{b.path} ({b.error})" for b in broken) + ".")
+        self.load_bundle(Path(choice.path))
 
     def _on_device(self, name: str) -> None:
         self.settings.device = name
+        self.settings_changed()
         index = self.controls.model.picker.currentIndex()
         bundles = self.controls.model.bundles
         if 0 <= index < len(bundles) and not bundles[index].error:
@@ -219,10 +232,12 @@ class MainWindow(FilesMixin, GenerationMixin):
     def _toggle_theme(self) -> None:
         self.settings.theme = "dark" if self.dark_action.isChecked() else "light"
         self.apply_look()
+        self.settings_changed()
 
     def set_font_size(self, size: int) -> None:
         self.settings.font_size = min(max(size, 8), 32)
         self.apply_look()
+        self.settings_changed()
 
     def apply_look(self) -> None:
         app = QApplication.instance()
@@ -231,9 +246,12 @@ class MainWindow(FilesMixin, GenerationMixin):
         self.dark_action.setChecked(self.settings.theme == "dark")
         font = QFont(self.font())
         font.setPointSize(self.settings.font_size)
-        for editor in self.tabs.editors():
-            editor.setFont(font)
+        self.tabs.set_editor_font(font)
         self.variants.setFont(font)
+
+    def _current_settings(self) -> AppSettings:
+        self.settings.controls = self.controls.decode.values()
+        return self.settings
 
     def closeEvent(self, event: QCloseEvent) -> None:
         for editor in list(self.tabs.editors()):
@@ -241,10 +259,7 @@ class MainWindow(FilesMixin, GenerationMixin):
                 event.ignore()
                 return
         self.generator.stop()
-        self.settings.controls = self.controls.decode.values()
-        try:
-            save_settings(self.paths.settings_file, self.settings)
-        except OSError as error:
-            print(f"variorum: could not save settings: {error}")
+        if not self.settings_saver.flush():
+            print(f"variorum: could not save settings to {self.paths.settings_file}")
         self.autosave_session.close()
         event.accept()

@@ -6,14 +6,17 @@ from __future__ import annotations
 from PySide6.QtWidgets import QLabel, QListWidget, QMainWindow, QMenu
 
 from app.controls.panel import ControlsPanel
+from app.editor.document import DocumentEditor
 from app.editor.find_bar import FindBar
 from app.editor.tabs import DocumentTabs
 from app.message_bar import MessageBar
 from app.paths import AppPaths
 from app.persistence.autosave import AutosaveSession
 from app.persistence.autosaver import Autosaver
+from app.persistence.history_store import HistoryStore
 from app.persistence.presets import PresetStore
 from app.persistence.settings import AppSettings
+from app.persistence.settings_saver import SettingsSaver
 from app.variants.panel import VariantsPanel
 from app.worker import GenerationController
 from engine.api import Engine
@@ -25,6 +28,8 @@ class WindowBase(QMainWindow):
     paths: AppPaths
     engine: Engine
     settings: AppSettings
+    settings_saver: SettingsSaver
+    history_store: HistoryStore
     presets: PresetStore
     autosave_session: AutosaveSession
     autosaver: Autosaver
@@ -40,3 +45,29 @@ class WindowBase(QMainWindow):
 
     def show_error(self, text: str) -> None:
         self.messages.show_message(text, "error")
+
+    def add_notice(self, text: str) -> None:
+        """Show a notice without hiding an open offer (e.g. recovery): it is added to the offer's text."""
+        if self.messages.kind == "offer":
+            self.messages.label.setText(f"{self.messages.label.text()} {text}")
+        else:
+            self.show_error(text)
+
+    def refresh_history(self) -> None:
+        """Show the current document's batches (GenerationMixin implements it)."""
+        raise NotImplementedError
+
+    def settings_changed(self) -> None:
+        """Every change of `settings` (or the controls) ends here: saved soon, so a crash keeps it."""
+        self.settings_saver.schedule()
+
+    def keep_history(self, editor: DocumentEditor) -> None:
+        """Store a saved document's generation history with its file (an unsaved one's rides in its autosave)."""
+        if editor.path is None:
+            self.autosaver.touch(editor)
+            return
+        try:
+            self.history_store.save(editor.path, editor.history)
+        except OSError as error:
+            self.show_error(f"The generation history of {editor.title} could not be saved "
+                            f"({error.strerror or error}).")

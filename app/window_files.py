@@ -1,4 +1,8 @@
-"""Main-window behaviour for documents: new/open/save/save-as, recent files, closing, autosave recovery."""
+"""Main-window behaviour for documents: new/open/save/save-as, recent files, closing, autosave recovery.
+
+Recovery deletes an old autosave only after its text is written into this session's autosave, or
+when the writer presses Discard; unreadable autosaves are named and left alone.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +11,11 @@ from pathlib import Path
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from app.editor.document import DocumentEditor
+from app.editor.history import History
 from app.editor.tabs import DocumentError
-from app.persistence.autosave import discard_orphans, recoverable_documents
+from app.editor.text_file import UTF8, describe
+from app.persistence.autosave import FoundDocument, find_recoverable, forget_files, remove_empty_orphans
+from app.persistence.autosaver import saved_document
 from app.window_base import WindowBase
 
 FILE_FILTER = "Text and Markdown (*.txt *.md);;Text (*.txt);;Markdown (*.md)"
@@ -16,6 +23,8 @@ FILE_FILTER = "Text and Markdown (*.txt *.md);;Text (*.txt);;Markdown (*.md)"
 
 class FilesMixin(WindowBase):
     """Part of MainWindow (its base, after FilesMixin/GenerationMixin); `self` is the window."""
+
+    _offered: list[FoundDocument]  # the crashed sessions' documents the recovery offer names
 
     def new_document(self) -> DocumentEditor:
         return self.tabs.new_document()
@@ -26,14 +35,32 @@ class FilesMixin(WindowBase):
         except DocumentError as error:
             self.show_error(str(error))
             return None
+        if editor.path is not None and not editor.history.batches:
+            editor.history, notice = self.history_store.load(editor.path)
+            self.refresh_history()
+            if notice:
+                self.show_error(notice)
+        if editor.encoding != UTF8:
+            self.messages.show_message(f"{editor.title} is not UTF-8; it was read as {describe(editor.encoding)} "
+                                       "and will be saved the same way.", "info")
+        self._remember_recent(editor)
+        return editor
+
+    def _remember_recent(self, editor: DocumentEditor) -> None:
         self.settings.add_recent(str(editor.path))
         self._refresh_recent()
-        return editor
+        self.settings_changed()
 
     def open_dialog(self) -> None:
         name, _ = QFileDialog.getOpenFileName(self, "Open", "", FILE_FILTER)
         if name:
             self.open_path(Path(name))
+
+    def save(self) -> bool:
+        """File → Save (Ctrl+S): to the document's file, or through the Save As dialog when it has none.
+
+        A slot of its own: a menu action passes `checked` (False), which must never reach `path`."""
+        return self.save_current()
 
     def save_current(self, path: Path | None = None) -> bool:
         editor = self.tabs.current()
@@ -42,14 +69,17 @@ class FilesMixin(WindowBase):
         if path is None and editor.path is None:
             return self.save_as_dialog()
         try:
-            self.tabs.save(editor, path)
+            old_encoding = self.tabs.save(editor, path)
         except DocumentError as error:
             self.show_error(str(error))
             return False
         self.autosaver.forget(editor)
-        self.settings.add_recent(str(editor.path))
-        self._refresh_recent()
+        self.keep_history(editor)
+        self._remember_recent(editor)
         self.statusBar().showMessage(f"Saved {editor.path}", 4000)
+        if old_encoding:
+            self.messages.show_message(f"{editor.title} now holds characters {old_encoding} cannot store, so it "
+                                       "was saved as UTF-8.", "info")
         return True
 
     def save_as_dialog(self) -> bool:
@@ -93,33 +123,58 @@ class FilesMixin(WindowBase):
             action.triggered.connect(lambda _=False, n=name: self.open_path(Path(n)))
         self.recent_menu.setEnabled(bool(self.settings.recent_files))
 
-    def offer_recovery(self) -> None:
-        docs = recoverable_documents(self.paths.autosave_dir, self.autosave_session.directory)
-        if not docs:  # crashed sessions with no unsaved text: nothing to offer, tidy them away
-            discard_orphans(self.paths.autosave_dir, self.autosave_session.directory)
+    def offer_recovery(self, notices: list[str]) -> None:
+        """Offer crashed sessions' documents; show the start-up `notices` with the offer (or alone)."""
+        recovery = find_recoverable(self.paths.autosave_dir, self.autosave_session.directory)
+        remove_empty_orphans(self.paths.autosave_dir, self.autosave_session.directory)
+        self._offered = recovery.documents
+        notes = " ".join(n for n in (*notices, recovery.damaged_notice()) if n)
+        if not self._offered:
+            if notes:
+                self.show_error(notes)
             return
+        docs = [found.document for found in self._offered]
         names = ", ".join(d.title for d in docs[:5]) + ("…" if len(docs) > 5 else "")
         self.messages.show_message(
             f"Variorum did not close properly last time. Unsaved text of {len(docs)} document(s) can be "
-            f"recovered: {names}.", "offer", [("Recover", self.recover_documents), ("Discard", self.discard_recovery)])
+            f"recovered: {names}. {notes}".strip(), "offer",
+            [("Recover", self.recover_documents), ("Discard", self.discard_recovery)])
 
     def recover_documents(self) -> list[DocumentEditor]:
-        docs = recoverable_documents(self.paths.autosave_dir, self.autosave_session.directory)
-        opened = []
-        for doc in reversed(docs):
-            editor = self.tabs.new_document(doc.text, Path(doc.path) if doc.path else None)
-            editor.document().setModified(True)  # recovered text is not on disk yet
-            self.tabs.refresh_title(editor)
-            self.autosaver.touch(editor)
+        opened, safe, failures = [], [], []
+        for found in reversed(self._offered):
+            editor = self._open_recovered(found)
             opened.append(editor)
+            try:
+                self.autosave_session.write(saved_document(editor))
+                safe.append(found.file)
+            except OSError as error:
+                failures.append(f"{editor.title} ({error.strerror or error}; still in {found.file})")
+                self.autosaver.adopt(editor, found.file)  # deleted once this session holds the text
+        self._offered = []
         self._drop_blank_first_tab()
-        self.autosaver.flush()  # our own session now holds the text before the old files go
-        discard_orphans(self.paths.autosave_dir, self.autosave_session.directory)
-        self.messages.show_message(f"Recovered {len(opened)} document(s). Save them to keep them.", "info")
+        forget_files(safe, self.paths.autosave_dir, self.autosave_session.directory)
+        text = f"Recovered {len(opened)} document(s). Save them to keep them."
+        if failures:
+            text += f" Could not autosave {len(failures)} of them again, so their old autosave is kept: " + \
+                "; ".join(failures) + "."
+        self.messages.show_message(text, "error" if failures else "info")
         return opened
 
+    def _open_recovered(self, found: FoundDocument) -> DocumentEditor:
+        doc = found.document
+        editor = self.tabs.new_document(doc.text, Path(doc.path) if doc.path else None, doc.encoding)
+        editor.history = History.from_json(doc.history)[0]
+        if editor.path is not None:  # a file's history is in the history store
+            editor.history = self.history_store.load(editor.path)[0]
+        editor.document().setModified(True)  # recovered text is not on disk yet
+        self.tabs.refresh_title(editor)
+        return editor
+
     def discard_recovery(self) -> None:
-        discard_orphans(self.paths.autosave_dir, self.autosave_session.directory)
+        forget_files([found.file for found in self._offered], self.paths.autosave_dir,
+                     self.autosave_session.directory)
+        self._offered = []
         self.messages.dismiss()
 
     def _drop_blank_first_tab(self) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 
 from app.controls.modes import ModeError, build_request
 from app.controls.spec import decode_config
+from app.controls.values import MAX_SEED, clean_control_values
 from app.editor.document import DocumentEditor
 from app.editor.history import Batch
 from app.variants.labels import LabelSource
@@ -52,6 +53,7 @@ class GenerationMixin(WindowBase):
         self.controls.decode.set_capabilities(capabilities)
         self.variants.set_group_mode_available(int(str(capabilities.get("groups", 1))) > 1)
         self.settings.last_bundle = str(path)
+        self.settings_changed()
         self.model_label.setText(f"Model: {path.name} ({model.device.type})")
 
     def _on_load_failed(self, path: Path, message: str) -> None:
@@ -76,7 +78,7 @@ class GenerationMixin(WindowBase):
         request = self._request(n=1)
         if request is None:
             return False
-        fresh = dataclasses.replace(request.decode, seed=random.randrange(2**31))
+        fresh = dataclasses.replace(request.decode, seed=random.randrange(MAX_SEED + 1))
         request = dataclasses.replace(request, decode=fresh)
         pane.reset()
         return self._start(request, [self.variants.panes.index(pane)], self.tabs.current(), new_batch=False)
@@ -169,17 +171,32 @@ class GenerationMixin(WindowBase):
         elif editor.history.batches:  # a regenerated pane updates the latest batch
             latest = editor.history.batches[-1]
             latest.variants.append(states[0])
+        self.keep_history(editor)
         self.refresh_history()
 
-    def restore_batch(self, index: int) -> None:
+    def _batch(self, index: int) -> Batch | None:
         editor = self.tabs.current()
         if editor is None or not 0 <= index < len(editor.history.batches):
+            return None
+        return editor.history.batches[index]
+
+    def restore_batch(self, index: int) -> None:
+        """Show a past batch's variants again; the controls keep their current values."""
+        batch = self._batch(index)
+        if batch is None:
             return
-        batch = editor.history.batches[index]
         self.variants.show_states([copy.deepcopy(s) for s in batch.variants])
-        self.controls.decode.set_values({k: v for k, v in batch.settings.items() if k != "seed"})
         self.recolour()
         self.statusBar().showMessage(f"Restored batch from {batch.label()}", 5000)
+
+    def use_batch_settings(self, index: int) -> None:
+        """Set the controls to a past batch's settings (only when the writer asks; the seed stays)."""
+        batch = self._batch(index)
+        if batch is None:
+            return
+        values, _ = clean_control_values({k: v for k, v in batch.settings.items() if k != "seed"})
+        self.controls.decode.set_values(values)
+        self.statusBar().showMessage(f"Controls set to the settings of {batch.label()}", 5000)
 
     def refresh_history(self) -> None:
         self.history_list.clear()

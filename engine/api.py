@@ -82,9 +82,9 @@ def describe_bundle(path: Path) -> BundleInfo:
     try:
         config = json.loads((path / CONFIG_FILE).read_text())
         head = str(config["model"]["head"])
-    except (OSError, ValueError, KeyError, TypeError) as error:
-        return BundleInfo(path, path.name, "?", "", f"unreadable {CONFIG_FILE}: {error}")
-    card = (path / "card.md").read_text(errors="replace") if (path / "card.md").is_file() else ""
+        card = (path / "card.md").read_text(errors="replace") if (path / "card.md").is_file() else ""
+    except (OSError, ValueError, KeyError, TypeError, RecursionError) as error:  # RecursionError: deeply nested JSON
+        return BundleInfo(path, path.name, "?", "", f"unreadable {CONFIG_FILE} or card.md: {str(error)[:200]}")
     paragraphs = [p.strip() for p in card.split("\n\n") if p.strip() and not p.startswith("#")]
     return BundleInfo(path, path.name, head, paragraphs[0].replace("\n", " ") if paragraphs else "")
 

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.controls.seed_box import SeedBox
 from app.controls.spec import (
     POS_BIAS_FIELD,
     SAMPLING,
@@ -27,9 +28,9 @@ from app.controls.spec import (
     pos_bias_groups,
     visible_method_controls,
 )
+from app.controls.values import MAX_SEED
 from app.controls.widgets import FactorSlider, ValueSlider
 
-MAX_SEED = 2**31 - 1
 TERMINATION_WORDS = {
     "nmst": "NMST: every variant is guaranteed to end; the chance of ending grows with length.",
     "st": "Self-terminating: the chance of ending never decreases, so every variant ends.",
@@ -52,12 +53,12 @@ class DecodeBox(QWidget):
         self.seed_fixed = QCheckBox("Fixed seed")
         self.seed_fixed.setToolTip("Off: every Generate gives new variants. On: the same settings give the "
                                    "same variants again (variant i uses seed + i).")
-        self.seed = QSpinBox(minimum=0, maximum=MAX_SEED, value=1234)
+        self.seed = SeedBox(1234)
         self.seed.setAccessibleName("Seed")
         self.seed.setToolTip("The starting number of the random choices, when the seed is fixed.")
         dice = QPushButton("New")
         dice.setToolTip("Pick a new random seed.")
-        dice.clicked.connect(lambda: self.seed.setValue(random.randrange(MAX_SEED)))
+        dice.clicked.connect(lambda: self.seed.setValue(random.randrange(MAX_SEED + 1)))
         seed_row = QHBoxLayout()
         for widget in (self.seed_fixed, self.seed, dice):
             seed_row.addWidget(widget)

@@ -10,6 +10,7 @@ from PySide6.QtGui import QTextCursor, QTextDocument
 from PySide6.QtWidgets import QPlainTextEdit, QWidget
 
 from app.editor.history import History
+from app.editor.text_file import UTF8, describe, write_text_file
 
 WORD = re.compile(r"\b[\w'’-]+\b")
 FILE_TYPES = (".txt", ".md")
@@ -24,6 +25,7 @@ class DocumentEditor(QPlainTextEdit):
         self.path = path
         self.untitled_number = untitled_number
         self.history = History()
+        self.encoding = UTF8  # what the file was read in; saving writes it back the same way
         self.setAccessibleName("Document text")
         self.setUndoRedoEnabled(True)
 
@@ -35,18 +37,14 @@ class DocumentEditor(QPlainTextEdit):
     def modified(self) -> bool:
         return self.document().isModified()
 
-    def load_file(self, path: Path) -> None:
-        """Read a .txt/.md file (UTF-8; undecodable bytes are replaced and the writer warned by the caller)."""
-        self.setPlainText(path.read_text(encoding="utf-8", errors="replace"))
-        self.path = path
+    def save_file(self, path: Path) -> str:
+        """Write the text in this document's encoding (UTF-8 when it no longer fits); return the old
+        encoding's name when the file had to change to UTF-8, else ""."""
+        used = write_text_file(path, self.toPlainText(), self.encoding)
+        changed = describe(self.encoding) if used != self.encoding else ""
+        self.path, self.encoding = path, used
         self.document().setModified(False)
-
-    def save_file(self, path: Path) -> None:
-        from app.persistence.atomic import write_text_atomic
-
-        write_text_atomic(path, self.toPlainText())
-        self.path = path
-        self.document().setModified(False)
+        return changed
 
     def text_before_cursor(self) -> str:
         return self.toPlainText()[: self.textCursor().position()]

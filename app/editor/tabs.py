@@ -5,9 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import Signal
+from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QTabWidget, QWidget
 
 from app.editor.document import FILE_TYPES, DocumentEditor
+from app.editor.text_file import UTF8, read_text_file
 
 
 class DocumentError(ValueError):
@@ -27,6 +29,12 @@ class DocumentTabs(QTabWidget):
         self.setDocumentMode(True)
         self.setAccessibleName("Documents")
         self._untitled = 0
+        self._editor_font: QFont | None = None  # the writer's text size; every new tab gets it too
+
+    def set_editor_font(self, font: QFont) -> None:
+        self._editor_font = QFont(font)
+        for editor in self.editors():
+            editor.setFont(font)
 
     def editors(self) -> list[DocumentEditor]:
         return [w for i in range(self.count()) if isinstance(w := self.widget(i), DocumentEditor)]
@@ -35,9 +43,12 @@ class DocumentTabs(QTabWidget):
         widget = self.currentWidget()
         return widget if isinstance(widget, DocumentEditor) else None
 
-    def new_document(self, text: str = "", path: Path | None = None) -> DocumentEditor:
+    def new_document(self, text: str = "", path: Path | None = None, encoding: str = UTF8) -> DocumentEditor:
         self._untitled += 1
         editor = DocumentEditor(self._untitled, path)
+        editor.encoding = encoding
+        if self._editor_font is not None:
+            editor.setFont(self._editor_font)
         editor.setPlainText(text)
         editor.document().setModified(False)
         editor.textChanged.connect(lambda: self._on_changed(editor))
@@ -56,24 +67,26 @@ class DocumentTabs(QTabWidget):
         if path.suffix.lower() not in FILE_TYPES:
             raise DocumentError(f"{path.name}: only plain text (.txt) and Markdown (.md) files can be opened.")
         try:
-            text = path.read_text(encoding="utf-8", errors="replace")
+            file = read_text_file(path)
         except OSError as error:
             raise DocumentError(f"Could not open {path}: {error.strerror or error}") from error
-        editor = self.new_document(text, path)
+        editor = self.new_document(file.text, path, file.encoding)
         self.refresh_title(editor)
         return editor
 
-    def save(self, editor: DocumentEditor, path: Path | None = None) -> None:
+    def save(self, editor: DocumentEditor, path: Path | None = None) -> str:
+        """Save to `path` (else the editor's file); return the old encoding when the file became UTF-8."""
         target = path or editor.path
         if target is None:
             raise DocumentError("This document has no file yet; use Save As.")
         if target.suffix.lower() not in FILE_TYPES:
             target = target.with_suffix(".txt")
         try:
-            editor.save_file(target.resolve())
+            changed = editor.save_file(target.resolve())
         except OSError as error:
             raise DocumentError(f"Could not save {target}: {error.strerror or error}") from error
         self.refresh_title(editor)
+        return changed
 
     def refresh_title(self, editor: DocumentEditor) -> None:
         index = self.indexOf(editor)

@@ -4,6 +4,10 @@ Each running app owns a session folder `autosave/<session>/` holding `session.js
 one `<doc_id>.json` per open document with unsaved changes. A clean exit deletes the folder. A
 folder whose pid is no longer running belongs to an app that crashed or was killed: its documents
 are offered for recovery at the next start. Every file is written atomically.
+
+An autosave file is deleted only once its text is safe elsewhere (recovered into this session's
+autosave) or the writer explicitly discarded it; a file that cannot be read is left in place and
+named, and unknown keys in a file are ignored.
 """
 
 from __future__ import annotations
@@ -13,8 +17,9 @@ import os
 import shutil
 import time
 import uuid
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from app.persistence.atomic import write_text_atomic
 
@@ -23,13 +28,53 @@ SESSION_FILE = "session.json"
 
 @dataclass(frozen=True)
 class SavedDocument:
-    """One autosaved document: its text and where it belongs."""
+    """One autosaved document: its text, where it belongs, its encoding and generation history."""
 
     doc_id: str
     title: str
     path: str  # "" for a document never saved
     text: str
     saved_at: float
+    encoding: str = "utf-8"
+    history: list[Any] = field(default_factory=list, hash=False)  # History.to_json()
+
+    @classmethod
+    def from_json(cls, data: Any) -> SavedDocument:
+        """Raise ValueError naming the first field with a wrong type; keys this app does not know are ignored."""
+        if not isinstance(data, dict):
+            raise ValueError("not a JSON object")
+        for name in ("doc_id", "title", "path", "text"):
+            if not isinstance(data.get(name), str):
+                raise ValueError(f"{name} is not a string")
+        saved_at = data.get("saved_at", 0.0)
+        encoding, history = data.get("encoding", "utf-8"), data.get("history", [])
+        if isinstance(saved_at, bool) or not isinstance(saved_at, int | float):
+            raise ValueError("saved_at is not a number")
+        return cls(data["doc_id"], data["title"], data["path"], data["text"], float(saved_at),
+                   encoding if isinstance(encoding, str) else "utf-8", history if isinstance(history, list) else [])
+
+
+@dataclass(frozen=True)
+class FoundDocument:
+    """A recoverable document and the autosave file it came from."""
+
+    file: Path
+    document: SavedDocument
+
+
+@dataclass
+class Recovery:
+    """What crashed sessions left: readable documents (newest first) and unreadable files with the reason."""
+
+    documents: list[FoundDocument] = field(default_factory=list)
+    damaged: list[tuple[Path, str]] = field(default_factory=list)
+
+    def damaged_notice(self) -> str:
+        if not self.damaged:
+            return ""
+        named = "; ".join(f"{file} ({reason})" for file, reason in self.damaged[:3])
+        more = f" and {len(self.damaged) - 3} more" if len(self.damaged) > 3 else ""
+        return f"Skipped {len(self.damaged)} unreadable autosave file(s), left in place: {named}{more}."
 
 
 def pid_alive(pid: int) -> bool:
@@ -42,21 +87,36 @@ def pid_alive(pid: int) -> bool:
         return False
     except PermissionError:
         return True
+    except OverflowError:
+        return False  # a pid no process can have
     return True
 
 
 class AutosaveSession:
-    """This app run's autosave folder."""
+    """This app run's autosave folder. When it cannot be created (read-only or full disk) the app
+    still starts: `notice` says why, and every later `write` tries again."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
         self.directory = root / f"{int(time.time())}-{uuid.uuid4().hex[:8]}"
-        self.directory.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(self.directory / SESSION_FILE, json.dumps({"pid": os.getpid(), "started": time.time()}))
+        self.notice = ""
+        self._started = False
+        try:
+            self._start()
+        except OSError as error:
+            self.notice = f"Autosave is off for now: cannot write to {root} ({error.strerror or error})."
 
-    def write(self, doc_id: str, title: str, path: str, text: str) -> None:
-        record = SavedDocument(doc_id, title, path, text, time.time())
-        write_text_atomic(self.directory / f"{doc_id}.json", json.dumps(asdict(record)))
+    def _start(self) -> None:
+        if not self._started:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            write_text_atomic(self.directory / SESSION_FILE,
+                              json.dumps({"pid": os.getpid(), "started": time.time()}))
+            self._started = True
+
+    def write(self, document: SavedDocument) -> None:
+        """Write one document's autosave (raises OSError when the disk refuses)."""
+        self._start()
+        write_text_atomic(self.directory / f"{document.doc_id}.json", json.dumps(asdict(document)))
 
     def remove(self, doc_id: str) -> None:
         (self.directory / f"{doc_id}.json").unlink(missing_ok=True)
@@ -69,33 +129,56 @@ class AutosaveSession:
 def _session_pid(directory: Path) -> int:
     try:
         return int(json.loads((directory / SESSION_FILE).read_text())["pid"])
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
         return -1  # unreadable lock: treat the session as dead so its text is still offered
 
 
 def orphaned_sessions(root: Path, own: Path | None = None) -> list[Path]:
     """Session folders left by apps that are no longer running."""
-    if not root.is_dir():
+    try:
+        folders = [d for d in root.iterdir() if d.is_dir() and d != own] if root.is_dir() else []
+    except OSError:
         return []
-    return sorted(
-        d for d in root.iterdir() if d.is_dir() and d != own and not pid_alive(_session_pid(d))
-    )
+    return sorted(d for d in folders if not pid_alive(_session_pid(d)))
 
 
-def recoverable_documents(root: Path, own: Path | None = None) -> list[SavedDocument]:
-    """Every readable autosaved document of crashed sessions, newest first."""
-    found: list[SavedDocument] = []
+def read_saved(file: Path) -> SavedDocument:
+    """Raise OSError / ValueError / RecursionError when the file cannot be read as an autosave."""
+    return SavedDocument.from_json(json.loads(file.read_text(encoding="utf-8")))
+
+
+def find_recoverable(root: Path, own: Path | None = None) -> Recovery:
+    """Every autosaved document of crashed sessions (newest first), and the files that could not be read."""
+    recovery = Recovery()
     for session in orphaned_sessions(root, own):
-        for file in session.glob("*.json"):
+        for file in sorted(session.glob("*.json")):
             if file.name == SESSION_FILE:
                 continue
             try:
-                found.append(SavedDocument(**json.loads(file.read_text(encoding="utf-8"))))
-            except (OSError, ValueError, TypeError):
-                continue  # a damaged autosave cannot be offered; the atomic writes make this rare
-    return sorted(found, key=lambda d: d.saved_at, reverse=True)
+                recovery.documents.append(FoundDocument(file, read_saved(file)))
+            except (OSError, ValueError, RecursionError) as error:
+                recovery.damaged.append((file, str(error)[:120]))
+    recovery.documents.sort(key=lambda found: found.document.saved_at, reverse=True)
+    return recovery
 
 
-def discard_orphans(root: Path, own: Path | None = None) -> None:
+def recoverable_documents(root: Path, own: Path | None = None) -> list[SavedDocument]:
+    """The readable documents of `find_recoverable`, newest first."""
+    return [found.document for found in find_recoverable(root, own).documents]
+
+
+def forget_files(files: list[Path], root: Path, own: Path | None = None) -> None:
+    """Delete these autosave files (recovered or discarded), then every crashed session left with none."""
+    for file in files:
+        file.unlink(missing_ok=True)
+    remove_empty_orphans(root, own)
+
+
+def remove_empty_orphans(root: Path, own: Path | None = None) -> None:
+    """Delete crashed sessions' folders that hold nothing but their session file."""
     for session in orphaned_sessions(root, own):
-        shutil.rmtree(session, ignore_errors=True)
+        try:
+            if all(p.name == SESSION_FILE for p in session.iterdir()):
+                shutil.rmtree(session, ignore_errors=True)
+        except OSError:
+            continue

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from PySide6.QtCore import QObject, QTimer
 
 from app.editor.document import DocumentEditor
-from app.persistence.autosave import AutosaveSession
+from app.persistence.autosave import AutosaveSession, SavedDocument
 
 DEBOUNCE_MS = 1000
 MAX_DELAY_S = 10.0
@@ -27,6 +28,7 @@ class Autosaver(QObject):
         self.session = session
         self._on_error = on_error
         self._dirty: dict[str, DocumentEditor] = {}
+        self._older: dict[str, Path] = {}  # doc_id → a crashed session's autosave still holding its text
         self._first_dirty = 0.0
         self._timer = QTimer(self, singleShot=True, interval=debounce_ms)
         self._timer.timeout.connect(self.flush)
@@ -40,15 +42,27 @@ class Autosaver(QObject):
         else:
             self._timer.start()  # restart = debounce
 
+    def adopt(self, editor: DocumentEditor, older: Path) -> None:
+        """A recovered document whose old autosave must stay until this session has written (or the
+        writer saved or closed) the document."""
+        self._older[editor.doc_id] = older
+        self.touch(editor)
+
+    def _release(self, doc_id: str) -> None:
+        older = self._older.pop(doc_id, None)
+        if older is not None:
+            older.unlink(missing_ok=True)
+
     def flush(self) -> None:
         self._timer.stop()
         dirty, self._dirty = self._dirty, {}
         for editor in dirty.values():
             try:
                 if editor.modified:
-                    self.session.write(editor.doc_id, editor.title, str(editor.path or ""), editor.toPlainText())
+                    self.session.write(saved_document(editor))
                 else:
                     self.session.remove(editor.doc_id)
+                self._release(editor.doc_id)
             except OSError as error:
                 self._on_error(f"Autosave failed for {editor.title}: {error}")
             except RuntimeError:
@@ -57,3 +71,13 @@ class Autosaver(QObject):
     def forget(self, editor: DocumentEditor) -> None:
         self._dirty.pop(editor.doc_id, None)
         self.session.remove(editor.doc_id)
+        self._release(editor.doc_id)
+
+
+def saved_document(editor: DocumentEditor) -> SavedDocument:
+    """What an autosave keeps of a document: text, file, encoding, and the generation history of a
+    document without a file (a saved file's history is in the history store, kept current per batch,
+    so the autosave written while typing stays small)."""
+    history = editor.history.to_json() if editor.path is None else []
+    return SavedDocument(editor.doc_id, editor.title, str(editor.path or ""), editor.toPlainText(), time.time(),
+                         editor.encoding, history)

@@ -1,4 +1,8 @@
-"""App settings persisted as JSON in the user config dir; a corrupt file falls back to defaults with a notice."""
+"""App settings persisted as JSON in the user config dir; a corrupt file falls back to defaults with a notice.
+
+An unreadable file is kept as a numbered backup (`settings.corrupt.json`, `settings.corrupt-2.json`, …) so
+a second corrupt file never overwrites the first; a bad control value is dropped and named, not fatal.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from app.controls.values import clean_control_values
 from app.persistence.atomic import write_text_atomic
 
 THEMES = ("light", "dark")
@@ -54,15 +59,27 @@ def load_settings(path: Path) -> tuple[AppSettings, str]:
         known = {f.name for f in dataclasses.fields(AppSettings)}
         settings = AppSettings(**{k: v for k, v in data.items() if k in known})
         settings.validate()
-    except (OSError, ValueError, TypeError) as error:
-        backup = path.with_suffix(".corrupt.json")
+    except (OSError, ValueError, TypeError, RecursionError) as error:
+        kept = keep_backup(path)
+        return AppSettings(), f"Your settings could not be read ({error}); defaults are used instead.{kept}"
+    settings.controls, dropped = clean_control_values(settings.controls)
+    if dropped:
+        return settings, f"Ignored unusable saved control value(s): {', '.join(dropped)}."
+    return settings, ""
+
+
+def keep_backup(path: Path) -> str:
+    """Move an unreadable file to the first free `<name>.corrupt[-N].json`; say where (or "")."""
+    for number in range(1, 1000):
+        backup = path.with_suffix(".corrupt.json" if number == 1 else f".corrupt-{number}.json")
+        if backup.exists():
+            continue
         try:
             path.replace(backup)
-            kept = f" The unreadable file was kept as {backup.name}."
         except OSError:
-            kept = ""
-        return AppSettings(), f"Your settings could not be read ({error}); defaults are used instead.{kept}"
-    return settings, ""
+            return ""
+        return f" The unreadable file was kept as {backup.name}."
+    return ""
 
 
 def save_settings(path: Path, settings: AppSettings) -> None:

@@ -15,7 +15,7 @@ from pytestqt.qtbot import QtBot
 
 from app.paths import AppPaths
 from app.persistence.atomic import write_text_atomic
-from app.persistence.autosave import AutosaveSession, recoverable_documents
+from app.persistence.autosave import AutosaveSession, SavedDocument, recoverable_documents
 from app.persistence.settings import AppSettings, load_settings, save_settings
 from engine.api import BundleInfo, Engine
 from tests.app.conftest import MakeWindow
@@ -68,9 +68,9 @@ def test_saved_document_has_no_autosave(make_window: MakeWindow, qtbot: QtBot, t
 
 def test_orphan_from_dead_pid_is_recoverable_live_one_is_not(tmp_path: Path) -> None:
     live = AutosaveSession(tmp_path)
-    live.write("a", "Untitled 1", "", "mine")
+    live.write(SavedDocument("a", "Untitled 1", "", "mine", 1.0))
     dead = AutosaveSession(tmp_path)
-    dead.write("b", "notes.txt", "/x/notes.txt", "theirs")
+    dead.write(SavedDocument("b", "notes.txt", "/x/notes.txt", "theirs", 2.0))
     (dead.directory / "session.json").write_text(json.dumps({"pid": 2**22 + 12345}))  # no such process
     found = recoverable_documents(tmp_path)
     assert [(d.text, d.path) for d in found] == [("theirs", "/x/notes.txt")]

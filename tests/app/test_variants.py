@@ -48,6 +48,8 @@ def test_history_keeps_every_batch_and_restores_it(make_window: MakeWindow, qtbo
     assert history.batches[0].settings["temperature"] == 0.5 and len(history.batches[1].variants) == 2
     window.restore_batch(0)
     assert [p.state.text for p in window.variants.panes] == first
+    assert window.controls.decode.values()["temperature"] == 1.5  # restoring shows variants, keeps controls
+    window.use_batch_settings(0)  # the controls follow the batch only when asked
     assert window.controls.decode.values()["temperature"] == 0.5
     window.new_document()  # history is per document
     assert window.history_list.count() == 0

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import sys
 from collections.abc import Callable
+from typing import Protocol
 
 from engine.bundle import BundleError
 from engine.pos.tagger import TaggerUnavailableError
@@ -18,7 +19,11 @@ from engine.pos.tagger import TaggerUnavailableError
 USER_ERRORS: tuple[type[BaseException], ...] = (BundleError, OSError, ValueError, TaggerUnavailableError)
 USAGE_ERROR_EXIT = 2  # argparse's exit status for a bad command line, so bad input always exits 2
 
-SubcommandMain = Callable[[list[str] | None], int]  # main(argv) -> exit status
+
+class SubcommandMain(Protocol):
+    """A subcommand's entry point: `main(argv)` -> exit status (argv None = sys.argv[1:])."""
+
+    def __call__(self, argv: list[str] | None = None) -> int: ...
 
 
 def report_user_error(command: str, error: BaseException) -> int:

@@ -17,11 +17,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--home", type=Path, default=None,
                         help="keep settings and autosaves under this folder instead of the user dirs")
     parser.add_argument("--no-model", action="store_true", help="start without loading a model")
+    parser.add_argument("--smoke-test", action="store_true",
+                        help="open the window on the bundled model, write a few tokens and exit (0 = works)")
     return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.smoke_test:
+        return _smoke_test()
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("Variorum")
     from app.main_window import MainWindow  # after QApplication: widgets need it
@@ -31,3 +35,10 @@ def main(argv: list[str] | None = None) -> int:
         window.open_path(path)
     window.show()
     return int(app.exec())
+
+
+def _smoke_test() -> int:
+    """The packaged build's self-check (see app/tools/smoke.py)."""
+    from app.tools.smoke import run_smoke_test
+
+    return run_smoke_test()

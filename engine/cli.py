@@ -17,10 +17,11 @@ from rich.console import Console, Group
 from rich.live import Live
 from rich.panel import Panel
 
+from engine import api
 from engine.api import TASKS, Engine, GenerationRequest
 from engine.bundle import BundleError
-from engine.config import ConfigError
-from engine.decoding import DecodeConfig, DecodeSettingError, Variant, VariantStream
+from engine.cli_errors import USER_ERRORS, report_user_error
+from engine.decoding import DecodeConfig, Variant, VariantStream
 from engine.decoding.pos_sampling import parse_pos_bias
 
 
@@ -106,8 +107,7 @@ def run_generate(args: argparse.Namespace, console: Console) -> int:
     if path is None:
         usable = [b for b in engine.list_bundles() if not b.error]
         if not usable:
-            console.print("no model bundle found; pass --bundle DIR or train one with `variorum train`")
-            return 2
+            raise BundleError("no model bundle found; pass --bundle DIR or train one with `variorum train`")
         path = usable[0].path
     decode = DecodeConfig(
         max_new_tokens=args.max_new_tokens,
@@ -132,7 +132,8 @@ def run_generate(args: argparse.Namespace, console: Console) -> int:
     texts = [""] * request.n
     finished: set[int] = set()
     if console.is_terminal:
-        with Live(_render(stream.variants, texts, finished), console=console, refresh_per_second=12) as live:
+        with Live(_render(stream.variants, texts, finished), console=console, refresh_per_second=12,
+                  transient=True) as live:  # the live panels give way to the final listing: each variant once
             _consume(stream, texts, finished, stop, lambda: live.update(_render(stream.variants, texts, finished)))
     else:
         _consume(stream, texts, finished, stop, lambda: None)
@@ -170,13 +171,12 @@ def _paragraph_fields(args: argparse.Namespace) -> dict[str, object]:
 
 def run_bundles(console: Console) -> int:
     bundles = Engine().list_bundles()
-    if not bundles:
-        console.print("no bundles found")
-        return 1
     for info in bundles:
         status = f"UNUSABLE: {info.error}" if info.error else info.summary[:100]
         console.print(f"{info.name}  [{info.head}]  {info.path}\n    {status}", markup=False, highlight=False)
-    return 0
+    console.print(f"{'no bundles found; ' if not bundles else ''}your models folder: {api.user_models_dir()} "
+                  "(copy a bundle folder there to use it)", markup=False, highlight=False)
+    return 0 if bundles else 1
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -207,9 +207,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "bundles":
             return run_bundles(console)
         return run_generate(args, console)
-    except (BundleError, ConfigError, DecodeSettingError, ValueError) as error:
-        console.print(f"error: {error}", markup=False, highlight=False, style="red")
-        return 2
+    except USER_ERRORS as error:
+        return report_user_error(args.command, error)
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ from pathlib import Path
 import torch
 
 from engine.bundle import load_bundle
+from engine.cli_errors import reports_user_errors
 from engine.data.blocks import make_blocks
 from engine.data.corpus import read_corpus, split_documents
 from engine.model import LanguageModel
@@ -39,6 +40,7 @@ def block_perplexity(model: LanguageModel, blocks: torch.Tensor, batch_size: int
     return mean, math.exp(min(mean, 50))
 
 
+@reports_user_errors("perplexity")
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="variorum perplexity", description=__doc__.splitlines()[0])
     parser.add_argument("--bundle", type=Path, required=True)

@@ -18,27 +18,39 @@ from engine.bundle import Bundle, load_bundle
 from engine.config import ModelConfig, TrainConfig
 from engine.decoding import DecodeConfig, VariantStream
 from engine.evaluation.continuation import Window
+from engine.evaluation.splits import default_data_root
 from engine.train import Trainer
+
+# The ROCStories files the bundled models were trained on, under $VARIORUM_DATA or ../shared/data.
+ROC_TRAIN_FILES = ("rocstories/diffusion_lm/roc_valid.json",
+                   "rocstories/story_cloze_2016/cloze_test_val__spring2016-cloze_test_ALL_val.tsv",
+                   "rocstories/story_cloze_2016/cloze_test_test__spring2016-cloze_test_ALL_test.tsv")
+
+
+def default_train_files() -> list[str]:
+    """Strings, so --help shows them as paths (run_comparison turns them into Paths)."""
+    return [str(default_data_root() / name) for name in ROC_TRAIN_FILES]
 
 
 def comparison_parser(description: str, default_out: Path) -> argparse.ArgumentParser:
-    """The flags every head comparison takes (model size, steps, windows, seed)."""
-    parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("--train-files", type=Path, nargs="+", required=True)
-    parser.add_argument("--out", type=Path, default=default_out)
-    parser.add_argument("--steps", type=int, default=300)
-    parser.add_argument("--vocab-size", type=int, default=2048)
-    parser.add_argument("--n-layer", type=int, default=2)
-    parser.add_argument("--n-head", type=int, default=4)
-    parser.add_argument("--n-embd", type=int, default=128)
-    parser.add_argument("--block-size", type=int, default=64)
-    parser.add_argument("--batch-size", type=int, default=16)
-    parser.add_argument("--max-docs", type=int, default=0)
-    parser.add_argument("--prefix-len", type=int, default=20)
-    parser.add_argument("--continuation-len", type=int, default=40)
-    parser.add_argument("--windows", type=int, default=100)
-    parser.add_argument("--seed", type=int, default=1337)
-    parser.add_argument("--retrain", action="store_true")
+    """The flags every head comparison takes (model size, steps, windows, seed); --help shows the defaults."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument("--train-files", type=Path, nargs="+", default=default_train_files(),
+                        help="training text; the default is the bundled models' ROCStories files")
+    parser.add_argument("--out", type=Path, default=default_out, help="bundles and the JSON result")
+    parser.add_argument("--steps", type=int, default=300, help="training steps per model")
+    parser.add_argument("--vocab-size", type=int, default=2048, help="BPE vocabulary")
+    parser.add_argument("--n-layer", type=int, default=2, help="transformer layers")
+    parser.add_argument("--n-head", type=int, default=4, help="attention heads")
+    parser.add_argument("--n-embd", type=int, default=128, help="model width")
+    parser.add_argument("--block-size", type=int, default=64, help="context length in tokens")
+    parser.add_argument("--batch-size", type=int, default=16, help="training batch")
+    parser.add_argument("--max-docs", type=int, default=0, help="read at most this many documents, 0 = all")
+    parser.add_argument("--prefix-len", type=int, default=20, help="prefix tokens per window")
+    parser.add_argument("--continuation-len", type=int, default=40, help="continuation tokens per window")
+    parser.add_argument("--windows", type=int, default=100, help="held-out windows continued per decoder")
+    parser.add_argument("--seed", type=int, default=1337, help="training and sampling seed")
+    parser.add_argument("--retrain", action="store_true", help="train again even if --out has the bundles")
     return parser
 
 
@@ -96,7 +108,13 @@ def run_comparison(name: str, description: str, heads: tuple[str, ...], evaluate
                    print_table: Callable[[dict[str, Any]], None], argv: list[str] | None) -> int:
     """A comparison's whole `main`: parse flags, train (or reuse) one bundle per head, evaluate,
     write runs/<name>/<name>.json and print the table."""
-    args = comparison_parser(description, Path(f"runs/{name}")).parse_args(argv)
+    parser = comparison_parser(description, Path(f"runs/{name}"))
+    args = parser.parse_args(argv)
+    args.train_files = [Path(path) for path in args.train_files]
+    missing = [str(path) for path in args.train_files if not path.is_file()]
+    if missing:
+        parser.error(f"training data not found: {', '.join(missing)} (set VARIORUM_DATA to the data folder "
+                     "or pass --train-files FILE ...)")
     bundles, valid_docs = train_heads(args, heads, f"engine.benchmarks.{name}")
     result = evaluate(bundles, valid_docs, args)
     save_result(result, args, name, argv)

@@ -37,9 +37,21 @@ from engine.data.blocks import make_blocks
 from engine.data.corpus import read_corpus, split_documents
 from engine.decoding.termination import decode_prompts, parse_decoder
 from engine.evaluate import block_perplexity
+from engine.evaluation.splits import default_data_root
 from engine.metrics.termination import non_termination_ratio
 from engine.model import EOS_ID
 
+ROC_VALID = "rocstories/diffusion_lm/roc_valid.json"
+RUNS = "runs/nmst_short"
+TINY_TRAIN = "--max-steps 300 --vocab-size 2048 --n-layer 2 --n-head 4 --n-embd 128 --block-size 64 --no-progress"
+HOW_TO_TRAIN = "\n".join([
+    "train the three bundles (tiny settings; minutes on a CPU), then compare them:",
+    *(f"  variorum train --train-files {default_data_root() / ROC_VALID} --out-dir {RUNS}/{name} "
+      f"--termination {name} {eps}{TINY_TRAIN}" for name, eps in (("va", ""), ("st", "--eps 1e-5 "),
+                                                                  ("nmst", "--eps 1e-5 "))),
+    f"  python -m engine.benchmarks.nmst_termination --bundle VA={RUNS}/va/bundle "
+    f"--bundle ST={RUNS}/st/bundle --bundle NMST={RUNS}/nmst/bundle --prompts 20 --cap 100 --lengths 50 100",
+])
 TABLE4 = ["greedy", "top-2", "top-4", "nucleus-0.2", "nucleus-0.4", "beam-2", "beam-4"]
 
 
@@ -132,9 +144,11 @@ def plot(results: list[dict[str, Any]], out: Path, cap: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--bundle", action="append", required=True, help="NAME=PATH (repeat)")
-    parser.add_argument("--files", type=Path, nargs="+", required=True)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], epilog=HOW_TO_TRAIN,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--bundle", action="append", help="NAME=PATH (repeat); see below to train them")
+    parser.add_argument("--files", type=Path, nargs="+", default=[default_data_root() / ROC_VALID],
+                        help="held-out text (default: %(default)s)")
     parser.add_argument("--decoders", nargs="+", default=TABLE4)
     parser.add_argument("--prefix", type=int, default=10)
     parser.add_argument("--prompts", type=int, default=100)
@@ -142,8 +156,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lengths", type=int, nargs="+", default=[50, 100, 300])
     parser.add_argument("--curve-doc", type=int, default=0, help="which held-out document Fig. 3 follows")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--out", type=Path, default=Path("runs/nmst_short/report"), help="default: %(default)s")
     args = parser.parse_args(argv)
+    if not args.bundle:
+        parser.error("no --bundle given: it compares bundles you train first:\n" + HOW_TO_TRAIN)
+    if missing := [str(path) for path in args.files if not path.is_file()]:
+        parser.error(f"held-out data not found: {', '.join(missing)} (set VARIORUM_DATA or pass --files)")
     args.argv = sys.argv[1:] if argv is None else argv
     if any(not 1 <= n <= args.cap for n in args.lengths):
         parser.error(f"every --lengths value must be in [1, --cap={args.cap}]")

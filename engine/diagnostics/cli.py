@@ -25,6 +25,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 from engine.bundle import Bundle, load_bundle
+from engine.cli_errors import reports_user_errors
 from engine.data.blocks import make_blocks
 from engine.data.corpus import read_corpus, split_documents
 from engine.diagnostics.embedding import (
@@ -72,6 +73,7 @@ def plot_singular_values(curves: dict[str, list[float]], png: Path) -> None:
     plt.close(figure)
 
 
+@reports_user_errors("diagnose")
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="variorum diagnose", description=__doc__.splitlines()[0])
     parser.add_argument("--bundle", type=Path, action="append", required=True, help="repeat to compare bundles")

@@ -25,10 +25,9 @@ from typing import Any
 
 from tqdm import tqdm
 
-from engine.bundle import Bundle, BundleError, load_bundle
-from engine.config import ConfigError
-from engine.data.corpus import CorpusError, file_sha256
-from engine.decoding import DecodeSettingError
+from engine.bundle import Bundle, load_bundle
+from engine.cli_errors import reports_user_errors
+from engine.data.corpus import file_sha256
 from engine.devices import resolve_device
 from engine.evaluation.decoders import check_decoders, parse_decoder
 from engine.evaluation.figures import write_plots
@@ -204,14 +203,11 @@ def run(args: argparse.Namespace, argv: list[str]) -> Path:
     return out
 
 
+@reports_user_errors("eval")
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = build_parser().parse_args(argv)
-    try:
-        out = run(args, argv)
-    except (BundleError, ConfigError, CorpusError, DecodeSettingError, ValueError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+    out = run(args, argv)
     print(f"report written to {out / 'report.md'} and {out / 'report.json'}")
     return 0
 

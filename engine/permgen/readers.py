@@ -152,6 +152,8 @@ def detect_format(path: Path) -> str:
 
 def read_examples(path: Path, data_format: str = "") -> list[ParagraphExample]:
     """Read `path` with the named reader (or the one its name implies)."""
+    if not path.is_file():
+        raise ReaderError(f"data file {path} does not exist")
     fmt = data_format or detect_format(path)
     if fmt not in READERS:
         raise ReaderError(f"unknown data format {fmt!r}; known: {sorted(READERS)}")

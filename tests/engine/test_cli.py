@@ -52,7 +52,7 @@ def test_no_bundle_found_is_a_clear_error(
     monkeypatch.setattr(api, "RESOURCES_MODELS", tmp_path / "none")
     monkeypatch.setattr(api, "user_models_dir", lambda: tmp_path / "none2")
     assert main(["generate"]) == 2
-    assert "no model bundle found" in capsys.readouterr().out
+    assert "no model bundle found" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
@@ -67,8 +67,8 @@ def test_bad_settings_exit_2_with_message(
     tiny_bundle: Path, capsys: pytest.CaptureFixture[str], extra: list[str], message: str
 ) -> None:
     assert main(["generate", "--bundle", str(tiny_bundle), *extra]) == 2
-    out = capsys.readouterr().out
-    assert out.startswith("error:") and message in out
+    err = capsys.readouterr().err
+    assert err.startswith("variorum generate: error:") and message in err
 
 
 def test_corrupt_bundle_exit_2_without_traceback(
@@ -78,5 +78,5 @@ def test_corrupt_bundle_exit_2_without_traceback(
     shutil.copytree(tiny_bundle, copy)
     (copy / "model.safetensors").write_bytes(b"\x00" * 10)
     assert main(["generate", "--bundle", str(copy)]) == 2
-    out = capsys.readouterr().out
-    assert out.startswith("error:") and "Traceback" not in out
+    err = capsys.readouterr().err
+    assert err.startswith("variorum generate: error:") and "Traceback" not in err

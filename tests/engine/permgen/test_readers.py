@@ -72,8 +72,15 @@ def test_malformed_lines_are_rejected_with_their_line_number(
 
 
 def test_unknown_file_is_refused(tmp_path: Path) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("some notes\n")
     with pytest.raises(ReaderError, match="unknown data file"):
-        read_examples(tmp_path / "notes.txt")
+        read_examples(notes)
+
+
+def test_missing_file_is_named(tmp_path: Path) -> None:
+    with pytest.raises(ReaderError, match=r"story_cloze_val\.tsv does not exist"):
+        read_examples(tmp_path / "story_cloze_val.tsv")
 
 
 def test_storyline_takes_one_keyword_per_sentence() -> None:

@@ -1,0 +1,48 @@
+"""The README's benchmark commands run as written: defaults on the shared data, clear errors otherwise."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engine.benchmarks import f2_compare, nmst_termination, posg_compare
+from engine.benchmarks.head_compare import ROC_TRAIN_FILES, comparison_parser
+
+
+def test_head_comparisons_train_on_the_shared_roc_files_by_default(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("VARIORUM_DATA", str(tmp_path))
+    args = comparison_parser("test", Path("runs/test")).parse_args([])
+    assert args.train_files == [str(tmp_path / name) for name in ROC_TRAIN_FILES]
+
+
+@pytest.mark.parametrize("benchmark", [f2_compare, posg_compare])
+def test_missing_default_data_names_the_expected_path(
+    benchmark: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("VARIORUM_DATA", str(tmp_path))
+    with pytest.raises(SystemExit) as exit_info:
+        benchmark.main(["--out", str(tmp_path / "out")])  # type: ignore[attr-defined]
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert f"training data not found: {tmp_path / ROC_TRAIN_FILES[0]}" in err and "Traceback" not in err
+
+
+def test_help_shows_the_defaults(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        f2_compare.main(["--help"])
+    out = capsys.readouterr().out
+    assert "training steps per model (default: 300)" in out
+    assert ROC_TRAIN_FILES[0] in "".join(out.split())  # argparse wraps the long path
+
+
+def test_nmst_without_bundles_prints_the_commands_that_train_them(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        nmst_termination.main([])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    for name in ("va", "st", "nmst"):
+        assert f"--out-dir runs/nmst_short/{name} --termination {name}" in err
+    assert "--bundle NMST=runs/nmst_short/nmst/bundle" in err

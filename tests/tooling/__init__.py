@@ -1,0 +1,1 @@
+"""Tests of the repository's scripts: CI, venv set-up and packaging."""

@@ -48,6 +48,7 @@ from engine.permgen.bundle import save_permgen_bundle
 from engine.permgen.card import render_permgen_card
 from engine.permgen.config import PermGenConfig
 from engine.permgen.data import DataStats, encode_examples, load_examples, split_examples, tokenizer_texts
+from engine.permgen.heldout import target_nll
 from engine.permgen.model import EncodedExample, PermGenModel, collate
 from engine.permgen.permutation import PermutationSampler
 from engine.permgen.readers import ParagraphExample
@@ -151,22 +152,12 @@ class PermGenTrainer:
         self.optimizer.zero_grad(set_to_none=True)
         return float(loss.detach())
 
-    @torch.no_grad()
     def evaluate(self, natural: bool = True) -> float:
         """Mean per-token NLL of the held-out targets (natural order, or one fixed random order each)."""
         data = self.valid_data or self.train_data[: self.train_config.batch_size]
-        self.model.eval()
-        total, count = 0.0, 0
-        sampler = PermutationSampler(self.train_config.seed + 1, identity=natural)
         size = self.train_config.batch_size
-        for start in range(0, min(len(data), size * self.train_config.eval_batches), size):
-            chunk = data[start : start + size]
-            # no groups: the marginal NLL, also for the train-data fallback (tagged examples)
-            batch = collate(chunk, sampler.orders(start, [len(e.sentences) for e in chunk])).to(self.device)
-            total += float(self.model.token_nll(batch).sum())
-            count += int((batch.targets >= 0).sum())
-        self.model.train()
-        return total / max(count, 1)
+        return target_nll(self.model, data, size, natural, self.train_config.seed + 1,
+                          size * self.train_config.eval_batches)
 
     def run(self, resume: bool = False, chunk_steps: int = 0) -> dict[str, Any]:
         """Train to max_steps (or `chunk_steps` more, then checkpoint and return), evaluating every

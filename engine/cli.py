@@ -19,6 +19,7 @@ from rich.panel import Panel
 
 from engine.api import TASKS, Engine, GenerationRequest
 from engine.bundle import BundleError
+from engine.bundle_choice import missing_model_message
 from engine.config import ConfigError
 from engine.decoding import DecodeConfig, DecodeSettingError, Variant, VariantStream
 from engine.decoding.pos_sampling import parse_pos_bias
@@ -104,11 +105,12 @@ def run_generate(args: argparse.Namespace, console: Console) -> int:
     engine = Engine()
     path = args.bundle
     if path is None:
-        usable = [b for b in engine.list_bundles() if not b.error]
-        if not usable:
-            console.print("no model bundle found; pass --bundle DIR or train one with `variorum train`")
+        info = engine.default_bundle(args.task)
+        if info is None:
+            console.print(f"no bundle for {args.task}; pass --bundle DIR. {missing_model_message(args.task)}",
+                          markup=False, highlight=False)
             return 2
-        path = usable[0].path
+        path = info.path
     decode = DecodeConfig(
         max_new_tokens=args.max_new_tokens,
         temperature=args.temperature,

@@ -160,6 +160,7 @@ class MainWindow(FilesMixin, GenerationMixin):
         self.controls.stop_clicked.connect(self.stop)
         self.controls.preset_message.connect(lambda m: self.statusBar().showMessage(m, 5000))
         self.controls.model.bundle_chosen.connect(self.load_bundle)
+        self.controls.mode.mode_picked.connect(self.load_model_for_mode)
         self.controls.model.device_chosen.connect(self._on_device)
         self.generator.tokens.connect(self._on_tokens)
         self.generator.finished.connect(self._on_finished)
@@ -172,6 +173,7 @@ class MainWindow(FilesMixin, GenerationMixin):
     # --- behaviour ---------------------------------------------------------------------------------
     def refresh_bundles(self) -> None:
         choice = self.controls.model.set_bundles(self.engine.list_bundles(), self.settings.last_bundle)
+        self.controls.mode.set_installed_tasks(self.controls.model.installed_tasks())
         if choice is None:
             self.show_error(self.controls.model.status.text())
         else:

@@ -66,6 +66,7 @@ def choose_bundle(bundles: Sequence[B], task: str, defaults: dict[str, str]) -> 
 
 def missing_model_message(task: str) -> str:
     """What a writer with no bundle for `task` should run, exactly."""
-    return (f"No {task} model is installed. Build one (a GPU makes it minutes) from the repository root with "
+    return (f"{task.capitalize()} needs a model, and none is installed. Build one (minutes on a GPU) from the "
+            f"repository root with "
             f"`variorum build-recipe {TASK_RECIPES[task]}` (data in ../shared/data), then copy the bundle it "
             f"writes into your models folder.")

@@ -70,6 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("train-permgen", help="train a PermGen story/abstract/paraphrase model (see --help)",
                    add_help=False)
     sub.add_parser("diagnose", help="embedding I(W), group cosine, PPL/Uniq per frequency group", add_help=False)
+    sub.add_parser("build-recipe", help="build a bundle from recipes/<name>.json and measure it", add_help=False)
     sub.add_parser("eval", help="evaluate bundles on a split: the papers' tables and plots", add_help=False)
     return parser
 
@@ -199,6 +200,10 @@ def main(argv: list[str] | None = None) -> int:
         from engine.diagnostics.cli import main as diagnose_main
 
         return diagnose_main(argv[1:])
+    if argv and argv[0] == "build-recipe":  # train a shipped bundle from recipes/<name>.json, then measure it
+        from engine.recipes import main as recipe_main
+
+        return recipe_main(argv[1:])
     if argv and argv[0] == "eval":
         from engine.evaluation.run import main as eval_main
 

@@ -167,6 +167,7 @@ class MainWindow(FilesMixin, GenerationMixin):
         self.controls.stop_clicked.connect(self.stop)
         self.controls.preset_message.connect(lambda m: self.statusBar().showMessage(m, 5000))
         self.controls.model.bundle_chosen.connect(self.load_bundle)
+        self.controls.mode.mode_picked.connect(self.load_model_for_mode)
         self.controls.model.device_chosen.connect(self._on_device)
         self.generator.tokens.connect(self._on_tokens)
         self.generator.finished.connect(self._on_finished)
@@ -180,6 +181,7 @@ class MainWindow(FilesMixin, GenerationMixin):
     def refresh_bundles(self) -> None:
         bundles = self.engine.list_bundles()
         choice = self.controls.model.set_bundles(bundles, self.settings.last_bundle)
+        self.controls.mode.set_installed_tasks(self.controls.model.installed_tasks())
         if choice is None:
             self.show_error(self.controls.model.status.text())
             return

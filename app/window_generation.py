@@ -43,6 +43,15 @@ class GenerationMixin(WindowBase):
         self._loader.failed.connect(lambda message: self._on_load_failed(path, message))
         self._loader.start()
 
+    def load_model_for_mode(self, mode: str) -> None:
+        """The writer picked `mode`: load its model unless the loaded one can do it already."""
+        if self.model is not None and mode in self.model.capabilities.get("tasks", ()):  # type: ignore[operator]
+            return
+        info = self.controls.model.bundle_for_mode(mode)
+        if info is not None:
+            self.controls.model.select(info)
+            self.load_bundle(Path(info.path))
+
     def _on_loaded(self, path: Path, model: LoadedModel) -> None:
         self.model = model
         self.labels = LabelSource(model)

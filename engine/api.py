@@ -21,6 +21,7 @@ import platformdirs
 import torch
 
 from engine.bundle import CONFIG_FILE, Bundle, BundleError, load_bundle
+from engine.bundle_choice import LM_TASKS, bundle_tasks, choose_bundle, read_defaults
 from engine.decoding import DecodeConfig, TokenEvent, Variant, VariantStream
 from engine.devices import gpu_unavailable_reason, resolve_device
 from engine.pos.tagger import Tagger, TaggerUnavailableError
@@ -29,7 +30,6 @@ TASKS: tuple[str, ...] = ("continue",)
 # PermGen (issue 8): paragraph tasks of encoder-decoder bundles (engine/permgen); an LM bundle does "continue" only.
 TASKS = (*TASKS, "story", "abstract")
 TASKS = (*TASKS, "paraphrase")  # issue 8: a passage rewritten sentence by sentence (engine/permgen/paraphrase.py)
-LM_TASKS = ("continue",)
 RESOURCES_MODELS = Path(__file__).resolve().parent.parent / "resources" / "models"
 
 
@@ -47,6 +47,7 @@ class BundleInfo:
     head: str
     summary: str  # first paragraph of the card, for pickers
     error: str = ""  # non-empty when the bundle looks unusable
+    tasks: tuple[str, ...] = LM_TASKS  # what it can write (engine/bundle_choice.py)
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,8 @@ def describe_bundle(path: Path) -> BundleInfo:
     except (OSError, ValueError, KeyError, TypeError, RecursionError) as error:  # RecursionError: deeply nested JSON
         return BundleInfo(path, path.name, "?", "", f"unreadable {CONFIG_FILE} or card.md: {str(error)[:200]}")
     paragraphs = [p.strip() for p in card.split("\n\n") if p.strip() and not p.startswith("#")]
-    return BundleInfo(path, path.name, head, paragraphs[0].replace("\n", " ") if paragraphs else "")
+    return BundleInfo(path, path.name, head, paragraphs[0].replace("\n", " ") if paragraphs else "",
+                      tasks=bundle_tasks(config))
 
 
 class LoadedModel:
@@ -171,6 +173,10 @@ class Engine:
 
     def list_bundles(self) -> list[BundleInfo]:
         return [describe_bundle(path) for path in self._bundle_dirs()]
+
+    def default_bundle(self, task: str) -> BundleInfo | None:
+        """The bundle `task` starts with (a folder's defaults.json, else the first that does it)."""
+        return choose_bundle(self.list_bundles(), task, read_defaults(self.search_dirs))
 
     def _bundle_dirs(self) -> Iterator[Path]:
         for directory in self.search_dirs:

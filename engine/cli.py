@@ -20,6 +20,7 @@ from rich.panel import Panel
 from engine import api
 from engine.api import TASKS, Engine, GenerationRequest
 from engine.bundle import BundleError
+from engine.bundle_choice import missing_model_message
 from engine.cli_errors import USER_ERRORS, report_user_error
 from engine.decoding import DecodeConfig, Variant, VariantStream
 from engine.decoding.pos_sampling import parse_pos_bias
@@ -70,6 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("train-permgen", help="train a PermGen story/abstract/paraphrase model (see --help)",
                    add_help=False)
     sub.add_parser("diagnose", help="embedding I(W), group cosine, PPL/Uniq per frequency group", add_help=False)
+    sub.add_parser("build-recipe", help="build a bundle from recipes/<name>.json and measure it", add_help=False)
     sub.add_parser("eval", help="evaluate bundles on a split: the papers' tables and plots", add_help=False)
     return parser
 
@@ -105,10 +107,10 @@ def run_generate(args: argparse.Namespace, console: Console) -> int:
     engine = Engine()
     path = args.bundle
     if path is None:
-        usable = [b for b in engine.list_bundles() if not b.error]
-        if not usable:
-            raise BundleError("no model bundle found; pass --bundle DIR or train one with `variorum train`")
-        path = usable[0].path
+        info = engine.default_bundle(args.task)
+        if info is None:
+            raise BundleError(f"no bundle for {args.task}; pass --bundle DIR. {missing_model_message(args.task)}")
+        path = info.path
     decode = DecodeConfig(
         max_new_tokens=args.max_new_tokens,
         temperature=args.temperature,
@@ -197,6 +199,10 @@ def main(argv: list[str] | None = None) -> int:
         from engine.diagnostics.cli import main as diagnose_main
 
         return diagnose_main(argv[1:])
+    if argv and argv[0] == "build-recipe":  # train a shipped bundle from recipes/<name>.json, then measure it
+        from engine.recipes import main as recipe_main
+
+        return recipe_main(argv[1:])
     if argv and argv[0] == "eval":
         from engine.evaluation.run import main as eval_main
 

@@ -118,6 +118,7 @@ class TrainConfig:
     # POSG (issue 6): how the training text is POS-tagged
     pos_backend: str = "spacy"  # "spacy" or "stanza" (engine/pos)
     pos_cache_dir: str = ""  # tag cache folder; "" = the user cache dir
+    compile: bool = False  # CUDA only: torch.compile the LM training forward (fixed block shapes)
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.valid_fraction < 1.0:

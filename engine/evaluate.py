@@ -2,7 +2,8 @@
 
 Perplexity is exp(mean NLL per BPE token) over all held-out blocks: the documents of the
 files that the deterministic hash split puts in validation (with the bundle's own
-`valid_fraction`), encoded and blocked exactly as in training.
+`valid_fraction`), encoded and blocked exactly as in training. For a PermGen bundle it is the
+held-out target NLL of engine/permgen/heldout.py (natural and random sentence order).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from engine.cli_errors import reports_user_errors
 from engine.data.blocks import make_blocks
 from engine.data.corpus import read_corpus, split_documents
 from engine.model import LanguageModel
+from engine.permgen.bundle import is_permgen_bundle, load_permgen_bundle
 
 
 @torch.no_grad()
@@ -48,6 +50,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--valid-fraction", type=float, help="default: the bundle's training split")
     parser.add_argument("--all", action="store_true", help="evaluate on every document, not the held-out split")
     args = parser.parse_args(argv)
+    if is_permgen_bundle(args.bundle):  # encoder-decoder: held-out target NLL (engine/permgen/heldout.py)
+        from engine.permgen.heldout import bundle_held_out
+
+        print(json.dumps(bundle_held_out(load_permgen_bundle(args.bundle), args.files)))
+        return 0
     bundle = load_bundle(args.bundle)
     fraction = args.valid_fraction
     if fraction is None:

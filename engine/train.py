@@ -20,7 +20,7 @@ import sys
 import time
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import torch
 import torch.distributed as dist
@@ -56,7 +56,7 @@ def learning_rate(step: int, config: TrainConfig) -> float:
 
 
 def build_optimizer(model: torch.nn.Module, config: TrainConfig) -> torch.optim.AdamW:
-    """AdamW with weight decay on matrices only (not on biases and layer norms)."""
+    """AdamW with weight decay on matrices only (not on biases and layer norms); fused on CUDA."""
     params = [p for p in model.parameters() if p.requires_grad]
     decay = [p for p in params if p.dim() >= 2]
     no_decay = [p for p in params if p.dim() < 2]
@@ -64,7 +64,8 @@ def build_optimizer(model: torch.nn.Module, config: TrainConfig) -> torch.optim.
         {"params": decay, "weight_decay": config.weight_decay},
         {"params": no_decay, "weight_decay": 0.0},
     ]
-    return torch.optim.AdamW(groups, lr=config.lr, betas=(config.beta1, config.beta2))
+    fused = bool(params) and all(p.is_cuda for p in params)  # one kernel per step instead of one per tensor
+    return torch.optim.AdamW(groups, lr=config.lr, betas=(config.beta1, config.beta2), fused=fused)
 
 
 class Trainer:
@@ -113,6 +114,8 @@ class Trainer:
         self.model_config = self.model.config
         self.optimizer = build_optimizer(self.model, config)
         self.train_blocks, self.valid_blocks = self._blocks()
+        if self.device.type == "cuda":  # the whole token stream lives on the GPU: no copy per step
+            self.train_blocks = self.train_blocks.to(self.device)
         self.order = BatchOrder(len(self.train_blocks), config.batch_size, config.seed)
         # POSG: the observed tag of every position, laid out exactly like train_blocks
         self.train_groups = self.pos.blocks(self.model_config.block_size) if self.pos is not None else None
@@ -255,6 +258,8 @@ class Trainer:
         if self.world > 1:
             device_ids = None if self.device.index is None else [self.device.index]
             ddp = DistributedDataParallel(ddp, device_ids=device_ids)
+        if self.config.compile and self.device.type == "cuda":  # fixed [B, block] shapes: compiles once
+            ddp = cast(torch.nn.Module, torch.compile(ddp))
         self.model.train()
         tokens_per_step = self.config.batch_size * self.model.config.block_size
         bar = tqdm(total=self.config.max_steps, initial=start, disable=not self.show_progress or self.rank != 0,
@@ -275,7 +280,8 @@ class Trainer:
                 valid = self.evaluate()
                 record.update(valid_loss=valid, valid_ppl=math.exp(min(valid, 50)))
                 summary = {"valid_loss": valid, "valid_ppl": record["valid_ppl"], "step": step + 1}
-                bar.write(f"step {step + 1}: validation loss {valid:.4f}, perplexity {record['valid_ppl']:.2f}")
+                bar.write(f"step {step + 1}: validation loss {valid:.4f}, perplexity {record['valid_ppl']:.2f}, "
+                          f"{rate:,.0f} tokens/s")
             self._log(record)
             if (step + 1) % self.config.save_every == 0 or done:
                 self._checkpoint(step + 1, self.seconds_before + time.perf_counter() - began)
@@ -322,7 +328,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _read_config_file(path: Path) -> dict[str, Any]:
+def read_config_file(path: Path) -> dict[str, Any]:
     """The --config JSON ({"model": {...}, "train": {...}}), or a ConfigError naming the file."""
     try:
         data = json.loads(path.read_text())
@@ -337,7 +343,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     command = "variorum train " + " ".join(sys.argv[1:] if argv is None else argv)
     try:
-        base = _read_config_file(args.config) if args.config else {}
+        base = read_config_file(args.config) if args.config else {}
         model_config = dataclass_from_flags(ModelConfig, args, config_from_dict(ModelConfig, base.get("model", {})))
         train_config = dataclass_from_flags(TrainConfig, args, config_from_dict(TrainConfig, base.get("train", {})))
         trainer = Trainer(model_config, train_config, args.tokenizer, args.init_from_hf, command, not args.no_progress)

@@ -4,11 +4,27 @@ from __future__ import annotations
 
 import os
 import platform
+import shlex
+from pathlib import Path
 from typing import Any
 
 import torch
 
 from engine.model import LanguageModel
+
+
+def portable_path(path: str) -> str:
+    """`path` as a card shows it: relative to the directory the command ran in (a card copied to another
+    machine must not carry this machine's absolute paths); relative paths are kept as given."""
+    return os.path.relpath(path) if Path(path).is_absolute() else path
+
+
+def portable_command(command: str) -> str:
+    """`command` with every absolute path argument (also `--flag=/abs/path`) made relative by `portable_path`."""
+    def fix(word: str) -> str:
+        flag, eq, value = word.partition("=")
+        return flag + eq + portable_path(value) if eq and value.startswith("/") else portable_path(word)
+    return " ".join(shlex.quote(fix(word)) for word in shlex.split(command))
 
 
 def hardware_description(device: torch.device, world: int) -> str:
@@ -24,7 +40,7 @@ def render_card(model: LanguageModel, provenance: dict[str, Any], device: torch.
     train = provenance["train"]
     summary = provenance["summary"]
     config = model.config
-    data_lines = "\n".join(f"- `{d['path']}` (sha256 `{d['sha256'][:16]}…`)" for d in provenance["data"])
+    data_lines = "\n".join(f"- `{portable_path(d['path'])}` (sha256 `{d['sha256'][:16]}…`)" for d in provenance["data"])
     tokens = train["max_steps"] * train["batch_size"] * config.block_size
     minutes = summary.get("train_seconds", 0.0) / 60
     return f"""# Variorum language model
@@ -54,7 +70,7 @@ for validation (split by a hash of each document's text, fraction {train['valid_
 Reproduce with:
 
 ```
-{provenance['command']}
+{portable_command(provenance['command'])}
 ```
 
 and re-measure the validation perplexity of this bundle with

@@ -1,11 +1,15 @@
-"""Mode choice (Continue / Story / Abstract / Paraphrase) and each mode's inputs; modes the bundle
-cannot do are disabled with the reason shown."""
+"""Mode choice (Continue / Story / Abstract / Paraphrase) and each mode's inputs.
+
+A mode the loaded bundle cannot do shows the reason and reports itself unusable (`usable_changed`,
+so Generate is disabled); a mode that no installed bundle does at all is greyed out in the picker,
+its tooltip giving the exact command that builds a model for it. `mode_picked` fires only when the
+writer picks a mode (not when capabilities change), so the window can load that mode's model."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QFormLayout,
@@ -20,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.controls.modes import MAX_SENTENCES, MODE_LABELS, MODES, ModeInputs, mode_unavailable_reason
+from engine.bundle_choice import missing_model_message
 
 ORDER_LABELS = {"model": "Model's choice", "first": "Start with sentence…", "full": "Full order…"}
 HINTS = {
@@ -32,6 +37,8 @@ class ModeBox(QGroupBox):
     """The mode picker and its input fields."""
 
     mode_changed = Signal(str)
+    mode_picked = Signal(str)  # the writer chose this mode in the picker
+    usable_changed = Signal(bool)  # whether the loaded model can do the shown mode
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__("Mode", parent)
@@ -82,8 +89,10 @@ class ModeBox(QGroupBox):
         layout.addWidget(self.reason)
         layout.addWidget(self.stack)
         self.picker.currentIndexChanged.connect(self._on_mode)
+        self.picker.activated.connect(lambda index: self.mode_picked.emit(MODES[index]))
         self.order.currentIndexChanged.connect(lambda _: self._sync_order())
         self._capabilities: dict[str, Any] = {"tasks": ["continue"]}
+        self._installed: set[str] = set(MODES)  # modes some installed bundle does
         self._on_mode()
 
     def mode(self) -> str:
@@ -94,12 +103,31 @@ class ModeBox(QGroupBox):
 
     def set_capabilities(self, capabilities: dict[str, Any]) -> None:
         self._capabilities = capabilities
-        for index, mode in enumerate(MODES):
-            reason = mode_unavailable_reason(mode, capabilities)
-            self.picker.setItemData(index, reason or MODE_LABELS[mode], 3)  # tooltip
+        self._sync_items()
         self._on_mode()
 
+    def set_installed_tasks(self, tasks: set[str]) -> None:
+        """The tasks of every usable installed bundle: modes outside them are greyed out."""
+        self._installed = set(tasks)
+        self._sync_items()
+        self._on_mode()
+
+    def is_installed(self, mode: str) -> bool:
+        """True when some installed bundle, or the loaded one, does `mode`."""
+        return mode in self._installed or mode in self._capabilities.get("tasks", ())
+
+    def _sync_items(self) -> None:
+        items = self.picker.model()
+        for index, mode in enumerate(MODES):
+            installed = self.is_installed(mode)
+            reason = mode_unavailable_reason(mode, self._capabilities)
+            tip = missing_model_message(mode) if not installed else reason or MODE_LABELS[mode]
+            self.picker.setItemData(index, tip, Qt.ItemDataRole.ToolTipRole)
+            items.item(index).setEnabled(installed)  # type: ignore[attr-defined]
+
     def unavailable_reason(self) -> str:
+        if not self.is_installed(self.mode()):
+            return missing_model_message(self.mode())
         return mode_unavailable_reason(self.mode(), self._capabilities)
 
     def inputs(self) -> ModeInputs:
@@ -120,6 +148,7 @@ class ModeBox(QGroupBox):
         self.reason.setText(self.unavailable_reason())
         self.reason.setVisible(bool(self.reason.text()))
         self._sync_order()
+        self.usable_changed.emit(not self.reason.text())
         self.mode_changed.emit(mode)
 
     def _sync_order(self) -> None:

@@ -1,4 +1,7 @@
-"""Model picker (bundles from resources and the user data dir, with their card summary) and device choice."""
+"""Model picker (bundles from resources and the user data dir, with their card summary) and device choice.
+
+Each mode has a model it starts with (engine/bundle_choice.py: the folder's defaults.json, else the
+first usable bundle doing the task); the picker still lists every bundle, so a writer can pick another."""
 
 from __future__ import annotations
 
@@ -8,6 +11,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QLabel, QProgressBar, QWidget
 
 from engine.api import BundleInfo, gpu_unavailable_reason
+from engine.bundle_choice import choose_bundle, read_defaults
 
 DEVICES = (("auto", "Automatic"), ("cpu", "CPU"), ("cuda", "GPU"))
 
@@ -51,6 +55,7 @@ class ModelBox(QGroupBox):
         form.addRow(self.progress)
         form.addRow(self.status)
         self.bundles: list[BundleInfo] = []
+        self.defaults: dict[str, str] = {}  # task → bundle name (defaults.json of the bundles' folders)
         self.picker.activated.connect(self._on_pick)
         self.device.activated.connect(lambda _: self.device_chosen.emit(self.device_name()))
 
@@ -63,8 +68,10 @@ class ModelBox(QGroupBox):
             self.device.setCurrentIndex(index)
 
     def set_bundles(self, bundles: list[BundleInfo], preferred: str = "") -> BundleInfo | None:
-        """Fill the picker; return the bundle to load first (preferred path, else the first usable)."""
+        """Fill the picker; return the bundle to load first (preferred path, else Continue's model, else
+        the first usable)."""
         self.bundles = bundles
+        self.defaults = read_defaults(list(dict.fromkeys(Path(b.path).parent for b in bundles)))
         self.picker.clear()
         for info in bundles:
             label = info.name if not info.error else f"{info.name} (unusable)"
@@ -76,13 +83,26 @@ class ModelBox(QGroupBox):
             self.set_status("No model found. Put a model folder in resources/models or in your models "
                             "folder, then restart.", error=True)
             return None
-        choice = next((b for b in usable if str(b.path) == preferred), usable[0] if usable else None)
+        first = self.bundle_for_mode("continue") or (usable[0] if usable else None)
+        choice = next((b for b in usable if str(b.path) == preferred), first)
         if choice is None:
             self.set_status("No usable model: " + "; ".join(f"{b.name}: {b.error}" for b in bundles), error=True)
             return None
-        self.picker.setCurrentIndex(bundles.index(choice))
-        self.summary.setText(choice.summary)
+        self.select(choice)
         return choice
+
+    def installed_tasks(self) -> set[str]:
+        """Every task some usable bundle does."""
+        return {task for b in self.bundles if not b.error for task in b.tasks}
+
+    def bundle_for_mode(self, mode: str) -> BundleInfo | None:
+        """The bundle `mode` starts with; None when no usable bundle does it."""
+        return choose_bundle(self.bundles, mode, self.defaults)
+
+    def select(self, info: BundleInfo) -> None:
+        """Show `info` as the picked bundle (the window loads it)."""
+        self.picker.setCurrentIndex(self.bundles.index(info))
+        self.summary.setText(info.summary)
 
     def _on_pick(self, index: int) -> None:
         info = self.bundles[index]

@@ -42,6 +42,8 @@ class ControlsPanel(QWidget):
         self.stop.setAccessibleName("Stop")
         self.stop.setToolTip("Stop writing now; what was written so far is kept.")
         self.stop.setEnabled(False)
+        self._running = False
+        self.mode.usable_changed.connect(lambda _: self._sync_generate())
         self.generate.clicked.connect(self.generate_clicked)
         self.stop.clicked.connect(self.stop_clicked)
         buttons = QHBoxLayout()
@@ -123,5 +125,10 @@ class ControlsPanel(QWidget):
             self.preset_message.emit(str(error))
 
     def set_running(self, running: bool) -> None:
-        self.generate.setEnabled(not running)
+        self._running = running
+        self._sync_generate()
         self.stop.setEnabled(running)
+
+    def _sync_generate(self) -> None:
+        """Generate only when idle and the loaded model can do the shown mode."""
+        self.generate.setEnabled(not self._running and not self.mode.unavailable_reason())

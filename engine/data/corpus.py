@@ -4,6 +4,7 @@
 - `.jsonl` / `.json` (one JSON value per line): a string, a list of strings (joined with a
   space, as in Diffusion-LM's ROCStories), or an object with a string `"text"` field.
 - `.tsv` with the Story Cloze header: the four context sentences plus the right ending.
+- Plan-and-Write stories, Brown and WikiText-2 files, recognised by name: engine/data/readers.py.
 
 Malformed lines raise `CorpusError` naming the file and line number. Splits are by a hash of
 each document's text, so they do not depend on file order and held-out stays held out.
@@ -23,7 +24,8 @@ class CorpusError(ValueError):
     """A corpus file is missing, of an unknown kind, or has a malformed line."""
 
 
-def _read_lines(path: Path) -> list[str]:
+def read_text_lines(path: Path) -> list[str]:
+    """The lines of a UTF-8 file (CorpusError when it is missing or not UTF-8)."""
     if not path.is_file():
         raise CorpusError(f"corpus file {path} does not exist")
     try:
@@ -44,7 +46,7 @@ def _json_document(value: object, path: Path, number: int) -> str:
 
 def read_jsonl(path: Path) -> list[str]:
     documents = []
-    for number, line in enumerate(_read_lines(path), start=1):
+    for number, line in enumerate(read_text_lines(path), start=1):
         if not line.strip():
             continue
         try:
@@ -57,7 +59,7 @@ def read_jsonl(path: Path) -> list[str]:
 
 def read_story_cloze(path: Path) -> list[str]:
     """Story Cloze rows → five-sentence stories (context + the right ending)."""
-    lines = _read_lines(path)
+    lines = read_text_lines(path)
     documents = []
     for number, line in enumerate(lines[1:], start=2):
         if not line.strip():
@@ -72,17 +74,21 @@ def read_story_cloze(path: Path) -> list[str]:
 
 def read_documents(path: Path) -> list[str]:
     """Documents of one corpus file, by its kind (see the module docstring)."""
+    from engine.data.readers import READERS, corpus_kind  # lazy: those readers use this module
+
     path = Path(path)
+    if corpus_kind(path):
+        return READERS[corpus_kind(path)](path)
     suffix = path.suffix.lower()
     if suffix in (".jsonl", ".json"):
         return read_jsonl(path)
     if suffix == ".tsv":
-        lines = _read_lines(path)
+        lines = read_text_lines(path)
         if lines and lines[0].startswith(STORY_CLOZE_HEADER):
             return read_story_cloze(path)
         raise CorpusError(f"{path}: unknown TSV layout (expected the Story Cloze header)")
     if suffix in (".txt", ".tokens", ""):
-        return [line.strip() for line in _read_lines(path) if line.strip()]
+        return [line.strip() for line in read_text_lines(path) if line.strip()]
     raise CorpusError(f"{path}: unknown corpus kind {suffix!r}; use .txt, .jsonl/.json or .tsv")
 
 

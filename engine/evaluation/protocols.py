@@ -2,7 +2,8 @@
 
 - LM table (F² Table 1, POSG Table 2): for each decoder, continuations of the split's windows →
   KLD, MS-Jaccard-1..3, Self-BLEU-1..4, Distinct-1..3, Rep, seq-rep-4, Uniq; plus PPL of the
-  split's reference text (marginal log p, `engine.metrics.perplexity`). Also the share of
+  split's reference text (marginal log p, `engine.metrics.perplexity`); given the training word
+  set, the invented-word rate of the continuations (engine/metrics/invented.py). Also the share of
   generated tokens per frequency group and the mean p(eos_t) per step.
 - AGG table (AGG Table 3): PPL and Uniq (distinct argmax next-token predictions) per frequency
   group (frequent 30% / medium 50% / rare 20% of the vocabulary by the bundle's training token
@@ -30,6 +31,7 @@ from engine.evaluation.continuation import DEFAULT_BATCH, Window, continue_prefi
 from engine.evaluation.decoders import parse_decoder
 from engine.evaluation.splits import EvalSplit
 from engine.metrics.frequency import GROUP_NAMES, frequency_groups, group_shares, group_uniq, isotropy
+from engine.metrics.invented import invented_word_rate
 from engine.metrics.suite import continuation_metrics
 from engine.metrics.termination import mean_by_step, non_termination_curve
 
@@ -99,8 +101,9 @@ def work_units(config: ProtocolConfig, windows: int) -> int:
     return windows * len(config.decoders) + min(windows, config.nmst_windows) * len(config.nmst_decoders)
 
 
-def evaluate_bundle(bundle: Bundle, split: EvalSplit, config: ProtocolConfig, progress: Progress) -> BundleResult:
-    """Run the three protocols for one bundle."""
+def evaluate_bundle(bundle: Bundle, split: EvalSplit, config: ProtocolConfig, progress: Progress,
+                    train_words: frozenset[str] | None = None) -> BundleResult:
+    """Run the three protocols for one bundle (with `train_words`, also the invented-word rate)."""
     result = BundleResult()
     windows = windows_for(bundle, split, config)
     groups = frequency_groups(bundle.tokenizer.counts)
@@ -112,6 +115,9 @@ def evaluate_bundle(bundle: Bundle, split: EvalSplit, config: ProtocolConfig, pr
                                  config.batch_size)
         generated = [c.token_ids for c in outs]
         result.lm[spec] = continuation_metrics(generated, references, config.self_bleu_cap, config.seed)
+        if train_words is not None:
+            texts = [bundle.tokenizer.decode(ids) for ids in generated]
+            result.lm[spec]["invented_word_rate"] = invented_word_rate(texts, train_words)
         result.shares[spec] = group_shares(generated, groups)
         result.eos_curves[spec] = mean_by_step([c.eos_probs for c in outs])
     result.agg = agg_metrics(bundle, split)

@@ -3,6 +3,9 @@
     variorum eval --bundles runs/a/bundle runs/b/bundle --split rocstories --out runs/eval/roc \\
         --decoders topp=0.9 topk=20 greedy --nmst-decoders greedy topk=4
 
+Each generated table also gets the invented-word rate (engine/metrics/invented.py) against the
+training text each bundle records (`--train-files` to give it, `--no-invented-words` to skip).
+
 Writes report.json (all numbers, the exact command, seeds, split and bundle hashes),
 report.md (tables, bundles side by side, human row) and four PNG plots, with a progress bar.
 
@@ -48,6 +51,7 @@ from engine.evaluation.splits import (
     load_split,
     split_from_file,
 )
+from engine.evaluation.training_words import lm_training_words, permgen_training_words
 from engine.permgen.bundle import PermGenBundle, is_permgen_bundle, load_permgen_bundle
 
 
@@ -78,6 +82,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=d.seed)
     p.add_argument("--batch-size", type=int, default=d.batch_size, help="prefixes decoded together (1-64); "
                    "the same tokens whatever the size")
+    p.add_argument("--train-files", type=Path, nargs="+",
+                   help="training text for the invented-word rate (default: the files each bundle records)")
+    p.add_argument("--no-invented-words", action="store_true",
+                   help="skip the invented-word rate (needs the bundles' training files)")
     s2s = p.add_argument_group("PermGen bundles (splits rocstories_story, agenda_abstract, parasci)")
     s2s.add_argument("--candidates", type=int, default=d.candidates, help="K candidates per source (1-8)")
     s2s.add_argument("--max-sources", type=int, default=d.max_sources, help="sources decoded, 0 = all")
@@ -145,7 +153,8 @@ def run_lm(args: argparse.Namespace, config: ProtocolConfig, split: EvalSplit) -
     with tqdm(total=total, desc="eval", unit="prefix", file=sys.stderr) as bar:
         for bundle in bundles:
             bar.set_postfix_str(display_name(bundle.path))
-            result = evaluate_bundle(bundle, split, config, bar.update)
+            words = None if args.no_invented_words else lm_training_words(bundle.provenance, args.train_files)
+            result = evaluate_bundle(bundle, split, config, bar.update, words)
             entries.append(bundle_entry(bundle, split, result.to_dict()))
     return entries, human_metrics(bundles[0], split, config)
 
@@ -167,8 +176,11 @@ def run_seq2seq(
             bar.set_postfix_str(display_name(bundle.path))
             # max_new_tokens = the model's sentence length: each sentence stops at the model's own cap
             specs = [(spec, parse_decoder(spec, bundle.model.config.max_sentence_len)) for spec in config.decoders]
+            c = bundle.model.config
+            words = None if args.no_invented_words else permgen_training_words(
+                bundle.provenance, c.task, c.lowercase, args.train_files)
             result = evaluate_seq2seq(bundle, split, specs, config.candidates, config.beam_width, config.seed,
-                                      config.max_sources, bar.update)
+                                      config.max_sources, bar.update, words)
             entries.append(seq2seq_entry(bundle, split, {"seq2seq": result}))
     return entries, {"seq2seq": human_seq2seq(split, config.max_sources, bundles[0].model.config.lowercase)}
 

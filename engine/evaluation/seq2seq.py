@@ -35,6 +35,7 @@ from engine.decoding.settings import DecodeConfig
 from engine.evaluation.splits import EvalSplit
 from engine.metrics.bleu import pairwise_self_bleu, top1_and_oracle_bleu
 from engine.metrics.diversity import distinct_n_corpus, distinct_n_per_text, entropy_n
+from engine.metrics.invented import invented_word_rate
 from engine.metrics.paraphrase import paraphrase_bleu, paraphrase_rouge, self_bleu_vs_source, self_wer
 from engine.permgen.api import PermGenLoadedModel
 from engine.permgen.bundle import PermGenBundle
@@ -139,9 +140,10 @@ def paraphrase_metrics(outputs: Sequence[Sequence[str]], sources: Sequence[str],
 
 def evaluate_seq2seq(
     bundle: PermGenBundle, split: EvalSplit, specs: Sequence[tuple[str, DecodeConfig]], k: int, beam_width: int,
-    seed: int, max_sources: int | None, progress: Progress,
+    seed: int, max_sources: int | None, progress: Progress, train_words: frozenset[str] | None = None,
 ) -> dict[str, dict[str, float | None]]:
-    """{decoder spec: metrics} for one PermGen bundle on a paragraph or paraphrase split."""
+    """{decoder spec: metrics} for one PermGen bundle on a paragraph or paraphrase split (with `train_words`,
+    also the invented-word rate of every candidate's normalised words)."""
     task = bundle.model.config.task
     if task != split.task:
         raise ValueError(f"bundle {bundle.path} writes a {task!r}; split {split.name!r} evaluates {split.task!r}")
@@ -151,9 +153,13 @@ def evaluate_seq2seq(
             outs, sources, refs = paraphrase_candidates(bundle, split, settings, k, beam_width, seed, max_sources,
                                                         progress)
             result[spec] = paraphrase_metrics(outs, sources, refs)
+            texts = [o for group in outs for o in group]
         else:
             cands, targets = paragraph_candidates(bundle, split, settings, k, beam_width, seed, max_sources, progress)
             result[spec] = paragraph_metrics(cands, targets)
+            texts = [" ".join(c) for group in cands for c in group]
+        if train_words is not None:
+            result[spec]["invented_word_rate"] = invented_word_rate(texts, train_words)
     return result
 
 

@@ -8,6 +8,7 @@ import torch
 
 from engine.permgen.model import PermGenModel
 from engine.pos.vocab import UNSEEN_GROUP
+from engine.training_card import portable_command, portable_path
 
 SMALL_DATA_NOTE = {
     "abstract": "AGENDA here is only its 2,000 validation + test abstracts (the train split is missing), "
@@ -58,7 +59,7 @@ def render_permgen_card(model: PermGenModel, provenance: dict[str, Any], device:
         method += ", absolute decoder positions (plain BART)"
     if config.task == "paraphrase":
         method = "sentence → paraphrase seq2seq (one marked target sentence)"
-    files = "\n".join(f"- `{f}`" for f in data["files"])
+    files = "\n".join(f"- `{portable_path(f)}`" for f in data["files"])
     return f"""# Variorum {config.task} model: {method}
 
 **What it is.** A small BART-style encoder-decoder ({model.num_parameters() / 1e6:.2f}M parameters: \
@@ -82,5 +83,5 @@ on {device.type}, {summary.get('train_seconds', 0.0) / 60:.1f} minutes.
 (perplexity {summary.get('valid_ppl_natural', float('nan')):.2f})
 {_random_order_line(config.task, summary)}
 
-Command: `{provenance['command']}`
+Command: `{portable_command(provenance['command'])}`
 """

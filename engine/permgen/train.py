@@ -26,6 +26,7 @@ end a bundle is written to `<out_dir>/bundle` with a card holding the run's numb
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import sys
@@ -38,7 +39,7 @@ import torch
 from engine.backbones.bart import load_hf_bart
 from engine.checkpoint import load_checkpoint, read_checkpoint_state, save_checkpoint
 from engine.cli_args import add_dataclass_flags, dataclass_from_flags
-from engine.config import ConfigError, ModelConfig, TrainConfig
+from engine.config import ConfigError, ModelConfig, TrainConfig, config_from_dict
 from engine.data.blocks import BatchOrder
 from engine.devices import resolve_device
 from engine.heads.posg import POSGHead
@@ -48,6 +49,7 @@ from engine.permgen.bundle import save_permgen_bundle
 from engine.permgen.card import render_permgen_card
 from engine.permgen.config import PermGenConfig
 from engine.permgen.data import DataStats, encode_examples, load_examples, split_examples, tokenizer_texts
+from engine.permgen.heldout import target_nll
 from engine.permgen.model import EncodedExample, PermGenModel, collate
 from engine.permgen.permutation import PermutationSampler
 from engine.permgen.readers import ParagraphExample
@@ -55,7 +57,7 @@ from engine.permgen.tagging import attach_groups, tag_targets
 from engine.pos.tagger import TaggerUnavailableError
 from engine.pos.training import PosTrainingData
 from engine.tokenizer import VariorumTokenizer
-from engine.train import build_optimizer, learning_rate
+from engine.train import build_optimizer, learning_rate, read_config_file
 
 
 class PermGenTrainer:
@@ -96,6 +98,7 @@ class PermGenTrainer:
         self.sampler = PermutationSampler(train.seed, identity=not config.permute)
         self.orders_log: list[list[list[int]]] = []
         self.seconds_before = 0.0  # training time of earlier chunks of a resumed run
+        self.tokens_done = 0  # target tokens trained on in this process (for tokens/s)
 
     def _examples(self, valid_files: list[str]) -> tuple[list[ParagraphExample], list[ParagraphExample]]:
         if not self.train_config.train_files:
@@ -143,7 +146,9 @@ class PermGenTrainer:
         self.orders_log.append(orders)
         for group in self.optimizer.param_groups:
             group["lr"] = learning_rate(step, self.train_config)
-        loss = self.model(collate(examples, orders, self.mark_group).to(self.device))
+        batch = collate(examples, orders, self.mark_group)
+        self.tokens_done += int((batch.targets >= 0).sum())  # counted on the CPU: no GPU sync
+        loss = self.model(batch.to(self.device))
         loss.backward()
         if self.train_config.grad_clip > 0:
             torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.train_config.grad_clip)
@@ -151,22 +156,12 @@ class PermGenTrainer:
         self.optimizer.zero_grad(set_to_none=True)
         return float(loss.detach())
 
-    @torch.no_grad()
     def evaluate(self, natural: bool = True) -> float:
         """Mean per-token NLL of the held-out targets (natural order, or one fixed random order each)."""
         data = self.valid_data or self.train_data[: self.train_config.batch_size]
-        self.model.eval()
-        total, count = 0.0, 0
-        sampler = PermutationSampler(self.train_config.seed + 1, identity=natural)
         size = self.train_config.batch_size
-        for start in range(0, min(len(data), size * self.train_config.eval_batches), size):
-            chunk = data[start : start + size]
-            # no groups: the marginal NLL, also for the train-data fallback (tagged examples)
-            batch = collate(chunk, sampler.orders(start, [len(e.sentences) for e in chunk])).to(self.device)
-            total += float(self.model.token_nll(batch).sum())
-            count += int((batch.targets >= 0).sum())
-        self.model.train()
-        return total / max(count, 1)
+        return target_nll(self.model, data, size, natural, self.train_config.seed + 1,
+                          size * self.train_config.eval_batches)
 
     def run(self, resume: bool = False, chunk_steps: int = 0) -> dict[str, Any]:
         """Train to max_steps (or `chunk_steps` more, then checkpoint and return), evaluating every
@@ -182,6 +177,7 @@ class PermGenTrainer:
             for step in range(start, end):
                 record: dict[str, Any] = {"step": step + 1, "train_loss": self.step(step)}
                 if (step + 1) % self.train_config.eval_every == 0 or step + 1 == end:
+                    record["tokens_per_s"] = self.tokens_done / max(time.perf_counter() - began, 1e-9)
                     summary = self._evaluate_both(step + 1, record)
                 log.write(json.dumps(record) + "\n")
                 if (step + 1) % self.train_config.save_every == 0 or step + 1 == end:
@@ -196,7 +192,7 @@ class PermGenTrainer:
         natural, permuted = self.evaluate(True), self.evaluate(False)
         record.update(valid_nll_natural=natural, valid_nll_permuted=permuted)
         print(f"step {step}: loss {record['train_loss']:.3f}, held-out NLL/token natural order "
-              f"{natural:.4f}, random orders {permuted:.4f}", flush=True)
+              f"{natural:.4f}, random orders {permuted:.4f}, {record['tokens_per_s']:,.0f} target tokens/s", flush=True)
         return {"step": step, "valid_nll_natural": natural, "valid_ppl_natural": math.exp(min(natural, 50)),
                 "valid_nll_permuted": permuted}
 
@@ -244,6 +240,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="variorum train-permgen",
                                      description="Train a PermGen encoder-decoder (title + keywords → paragraph, "
                                                  "or sentence → paraphrase with --task paraphrase).")
+    parser.add_argument("--config", type=Path, help="JSON file with 'model', 'permgen' and 'train' sections "
+                        "(flags given override it)")
     parser.add_argument("--valid-files", nargs="+", default=None, help="held-out files (default: hash split)")
     parser.add_argument("--tokenizer", type=Path, help="reuse this tokenizer directory")
     parser.add_argument("--init-from-hf", type=Path, help="start from a local HF BART checkpoint directory")
@@ -257,20 +255,32 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _configs(args: argparse.Namespace) -> tuple[PermGenConfig, TrainConfig]:
+    """Defaults, then the --config file's "model" / "permgen" / "train" sections, then the flags given."""
+    base = read_config_file(args.config) if args.config else {}
+    defaults = dataclasses.asdict(ModelConfig(backbone="bart", n_layer=2, n_embd=128))
+    model = dataclass_from_flags(ModelConfig, args,
+                                 config_from_dict(ModelConfig, {**defaults, **base.get("model", {})}))
+    config = dataclass_from_flags(PermGenConfig, args,
+                                  config_from_dict(PermGenConfig, {**base.get("permgen", {}), "model": model}))
+    config.model = model
+    train_defaults = dataclasses.asdict(TrainConfig(out_dir="runs/permgen", lr=5e-4, warmup_steps=50))
+    train = dataclass_from_flags(TrainConfig, args,
+                                 config_from_dict(TrainConfig, {**train_defaults, **base.get("train", {})}))
+    return config, train
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = build_parser().parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)  # on a shared CPU, 1 thread can be much faster than oversubscribing
-    model = dataclass_from_flags(ModelConfig, args, ModelConfig(backbone="bart", n_layer=2, n_embd=128))
-    config = dataclass_from_flags(PermGenConfig, args, PermGenConfig(model=model))
-    config.model = model
-    train = dataclass_from_flags(TrainConfig, args, TrainConfig(out_dir="runs/permgen", lr=5e-4, warmup_steps=50))
     try:
+        config, train = _configs(args)
         trainer = PermGenTrainer(config, train, args.valid_files, args.tokenizer, args.init_from_hf,
                                  "variorum train-permgen " + " ".join(argv))
-    except (ValueError, TaggerUnavailableError) as error:  # bad flags or data (ConfigError, ReaderError, an
-        # unknown --pos-backend are ValueErrors), or no POS tagger for posg: the message says what to fix
+    except (OSError, ValueError, TaggerUnavailableError) as error:  # an unreadable --config, bad flags or data
+        # (ConfigError, ReaderError, an unknown --pos-backend are ValueErrors), or no POS tagger for posg
         print(f"variorum train-permgen: error: {error}", file=sys.stderr)
         return 2
     print(json.dumps(trainer.run(resume=args.resume, chunk_steps=args.chunk_steps), indent=2))

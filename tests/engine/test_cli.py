@@ -52,7 +52,8 @@ def test_no_bundle_found_is_a_clear_error(
     monkeypatch.setattr(api, "RESOURCES_MODELS", tmp_path / "none")
     monkeypatch.setattr(api, "user_models_dir", lambda: tmp_path / "none2")
     assert main(["generate"]) == 2
-    assert "no model bundle found" in capsys.readouterr().err
+    err = capsys.readouterr().err.replace("\n", " ")
+    assert "no bundle for continue" in err and "build-recipe recipes/continue-f2-nmst.json" in err
 
 
 @pytest.mark.parametrize(

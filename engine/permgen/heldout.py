@@ -1,0 +1,58 @@
+"""Held-out NLL of a PermGen model: the number its card reports, computable from a stored bundle.
+
+`target_nll` is the trainer's evaluation (mean −log p per target token over the held-out
+examples, natural order or one fixed random order per paragraph from `seed`); `bundle_held_out`
+re-measures a saved bundle on the same hash split of its training files, so a card's numbers can
+be checked on the weights as stored (e.g. after a bf16 copy).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from engine.permgen.bundle import PermGenBundle
+from engine.permgen.data import DataStats, encode_examples, load_examples, split_examples
+from engine.permgen.model import EncodedExample, PermGenModel, collate
+from engine.permgen.permutation import PermutationSampler
+
+
+@torch.no_grad()
+def target_nll(model: PermGenModel, data: list[EncodedExample], batch_size: int, natural: bool = True,
+               seed: int = 0, max_examples: int = 0) -> float:
+    """Mean per-token NLL of `data`'s targets (marginal p(token) for POSG); first `max_examples` if > 0."""
+    was_training = model.training
+    model.eval()
+    device = next(model.parameters()).device
+    sampler = PermutationSampler(seed, identity=natural)
+    total, count = 0.0, 0
+    end = min(len(data), max_examples) if max_examples else len(data)
+    for start in range(0, end, batch_size):
+        chunk = data[start : min(start + batch_size, end)]
+        # no groups: the marginal NLL, also for tagged training examples
+        batch = collate(chunk, sampler.orders(start, [len(e.sentences) for e in chunk])).to(device)
+        total += float(model.token_nll(batch).sum())
+        count += int((batch.targets >= 0).sum())
+    model.train(was_training)
+    return total / max(count, 1)
+
+
+def bundle_held_out(bundle: PermGenBundle, files: list[Path], batch_size: int = 64) -> dict[str, Any]:
+    """Natural-order and random-order held-out NLL of a bundle on the hash split of `files` that its
+    training held out (its recorded valid_fraction and seed), as {examples, nll_natural, ppl_natural, …}."""
+    train = bundle.provenance.get("train", {})
+    config = bundle.model.config
+    examples = load_examples(files, DataStats(), task=config.task)
+    valid = split_examples(examples, float(train.get("valid_fraction", 0.05)))[1]
+    if not valid:
+        raise ValueError(f"no held-out examples in {', '.join(map(str, files))}")
+    data = encode_examples(valid, bundle.tokenizer, config.max_source_len, config.max_sentence_len,
+                           lowercase=config.lowercase, task=config.task)
+    seed = int(train.get("seed", 0)) + 1  # the trainer's fixed random orders
+    natural = target_nll(bundle.model, data, batch_size, True, seed)
+    permuted = target_nll(bundle.model, data, batch_size, False, seed)
+    return {"examples": len(data), "nll_natural": round(natural, 4), "ppl_natural": round(math.exp(natural), 2),
+            "nll_random_order": round(permuted, 4)}

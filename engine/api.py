@@ -24,6 +24,7 @@ from engine.bundle import CONFIG_FILE, Bundle, BundleError, load_bundle
 from engine.decoding import DecodeConfig, TokenEvent, Variant, VariantStream
 from engine.devices import gpu_unavailable_reason, resolve_device
 from engine.pos.tagger import Tagger, TaggerUnavailableError
+from engine.prompt_join import stream_after_prompt
 
 TASKS: tuple[str, ...] = ("continue",)
 # PermGen (issue 8): paragraph tasks of encoder-decoder bundles (engine/permgen); an LM bundle does "continue" only.
@@ -107,9 +108,9 @@ class LoadedModel:
             raise ValueError(f"this model can only continue text; task {request.task!r} needs a model trained for it")
         if request.beam_width > 1:
             raise ValueError("beam search is for story / abstract / paraphrase models; a language model samples")
-        tokenizer = self.bundle.tokenizer
-        return VariantStream(
-            self.bundle.model, tokenizer, tokenizer.encode(request.prompt), request.n, request.decode, should_stop
+        # Encoded without trailing whitespace; variants come back ready to append (engine/prompt_join.py).
+        return stream_after_prompt(
+            self.bundle.model, self.bundle.tokenizer, request.prompt, request.n, request.decode, should_stop
         )
 
     def generate(

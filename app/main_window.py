@@ -48,11 +48,15 @@ class MainWindow(FilesMixin, GenerationMixin):
         self.labels: LabelSource | None = None
         self._loader: BackgroundCall | None = None
         self._batch_editor: DocumentEditor | None = None
+        self._tagger_call: BackgroundCall | None = None
         self.settings, settings_notice = load_settings(paths.settings_file)
         self.presets = PresetStore(paths.presets_file)
         self.autosave_session = AutosaveSession(paths.autosave_dir)
         self.autosaver = Autosaver(self.autosave_session, self.show_error, self, autosave_ms)
         self.generator = GenerationController(self)
+        app = QApplication.instance()
+        if app is not None:  # QApplication.quit() skips closeEvent
+            app.aboutToQuit.connect(self.shutdown_workers)
         self.setWindowTitle("Variorum")
         self.resize(1400, 860)
         self._build()
@@ -240,7 +244,7 @@ class MainWindow(FilesMixin, GenerationMixin):
             if editor.modified and not self.close_tab(self.tabs.indexOf(editor)):
                 event.ignore()
                 return
-        self.generator.stop()
+        self.shutdown_workers()
         self.settings.controls = self.controls.decode.values()
         try:
             save_settings(self.paths.settings_file, self.settings)

@@ -8,14 +8,22 @@ Definitions (DESIGN §4), computed by engine.metrics (one implementation for the
   table uses the same function with Texygen's floor smoothing over BPE tokens.)
 - Distinct-2 = distinct word bigrams / all word bigrams pooled over the variants (lowercased
   whitespace words): `engine.metrics.diversity.distinct_n_corpus`, 0–1, higher = more diverse.
+- Near-identical pairs: MS-Jaccard-2 of the two variants' lowercased words (punctuation dropped) (`engine.metrics.similarity`:
+  geometric mean of the unigram and bigram multiset Jaccard, 0–1) at or above `NEAR_IDENTICAL`; needs
+  no optional package, so the flag shows even where Self-BLEU cannot.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
 from engine.metrics.bleu import self_bleu as _self_bleu
 from engine.metrics.diversity import distinct_n_corpus
+from engine.metrics.similarity import ms_jaccard_orders
+
+WORD = re.compile(r"\w+")  # punctuation is not a difference worth a word: "day." is "day"
+NEAR_IDENTICAL = 0.8  # MS-Jaccard-2 of two variants at or above this flags them as nearly the same
 
 _tokenize_13a: Callable[[str], str] | None
 try:  # imported up front: a first import inside the UI thread would stall it for ~0.2 s
@@ -41,6 +49,26 @@ def distinct_n(texts: Sequence[str], n: int = 2) -> float | None:
     if not any(len(w) >= n for w in words):
         return None
     return distinct_n_corpus(words, n)
+
+
+def similarity(a: str, b: str) -> float:
+    """MS-Jaccard-2 of two texts' lowercased words (0 = nothing shared, 1 = the same words in the same pairs)."""
+    words = [WORD.findall(a.lower()), WORD.findall(b.lower())]
+    if not all(words):
+        return 0.0
+    unigram, bigram = ms_jaccard_orders(words[:1], words[1:], max_n=2)
+    return float((unigram * bigram) ** 0.5)
+
+
+def near_identical(texts: Sequence[str], threshold: float = NEAR_IDENTICAL) -> list[list[int]]:
+    """For each text, the indices of the other texts at least `threshold` similar to it."""
+    twins: list[list[int]] = [[] for _ in texts]
+    for i in range(len(texts)):
+        for j in range(i + 1, len(texts)):
+            if similarity(texts[i], texts[j]) >= threshold:
+                twins[i].append(j)
+                twins[j].append(i)
+    return twins
 
 
 def readout(texts: Sequence[str]) -> str:

@@ -30,10 +30,12 @@ from app.persistence.settings import load_settings, save_settings
 from app.theme import apply_theme
 from app.variants.labels import LabelSource
 from app.variants.panel import VariantsPanel
+from app.variants.preview import InlinePreview, text_before_selection
 from app.window_files import FilesMixin
 from app.window_generation import GenerationMixin
 from app.worker import BackgroundCall, GenerationController
 from engine.api import Engine, LoadedModel
+from engine.prompt_join import fit_after
 
 
 class MainWindow(FilesMixin, GenerationMixin):
@@ -84,6 +86,8 @@ class MainWindow(FilesMixin, GenerationMixin):
         editor_layout.addWidget(self.tabs, 1)
         editor_layout.addWidget(self.find_bar)
         self.variants = VariantsPanel()
+        self.preview = InlinePreview(self.variants.texts, self)
+        self.preview.message.connect(lambda text: self.statusBar().showMessage(text, 8000))
         self.history_list = QListWidget()
         self.history_list.setAccessibleName("Generation history")
         self.history_list.setToolTip("Every batch generated for this document. Double-click to show it again.")
@@ -144,6 +148,8 @@ class MainWindow(FilesMixin, GenerationMixin):
         self._action("&Generate", "Stop", self.stop, "Esc")
         for n in range(1, 9):
             self._action("&Generate", f"Insert variant {n}", lambda _=False, k=n: self.insert_variant(k), f"Ctrl+{n}")
+        self._action("&Generate", "Preview next variant in place", lambda: self.preview_variant(1), "Alt+]")
+        self._action("&Generate", "Preview previous variant in place", lambda: self.preview_variant(-1), "Alt+[")
         self.dark_action = self._action("&View", "Dark theme", self._toggle_theme)
         self.dark_action.setCheckable(True)
         self._action("&View", "Larger text", lambda: self.set_font_size(self.settings.font_size + 1), "Ctrl+=")
@@ -208,13 +214,19 @@ class MainWindow(FilesMixin, GenerationMixin):
     def insert_text(self, text: str) -> None:
         editor = self.tabs.current()
         if editor is not None and text:
-            editor.insert_variant(text)
+            editor.insert_variant(fit_after(text_before_selection(editor), text))  # one separator, never two
             editor.setFocus()
 
     def replace_text(self, text: str) -> None:
         editor = self.tabs.current()
-        if editor is not None and not editor.replace_selection(text):
+        if editor is not None and not editor.replace_selection(fit_after(text_before_selection(editor), text)):
             self.show_error("Select the text to replace in the document first.")
+
+    def preview_variant(self, step: int) -> None:
+        """Alt+] / Alt+[: show the next / previous variant in place at the cursor (app/variants/preview.py)."""
+        editor = self.tabs.current()
+        if editor is not None and not self.preview.cycle(editor, step):
+            self.statusBar().showMessage("No variants to preview yet: press Ctrl+Enter to write some.", 5000)
 
     def insert_variant(self, number: int) -> None:
         if 1 <= number <= len(self.variants.panes):

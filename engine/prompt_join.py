@@ -44,8 +44,9 @@ class PromptJoinedStream(VariantStream):
                 if pending[event.variant] and event.text_delta:
                     delta = event.text_delta.lstrip()
                     pending[event.variant] = not delta
-                    event = replace(event, text_delta=delta)
-                yield event
+                    yield replace(event, text_delta=delta)
+                else:
+                    yield event
         finally:  # after the stream: the base class diffs each step's decode against the unstripped text
             if self.strip_leading_space:
                 for variant in self.variants:

@@ -8,9 +8,9 @@ Definitions (DESIGN §4), computed by engine.metrics (one implementation for the
   table uses the same function with Texygen's floor smoothing over BPE tokens.)
 - Distinct-2 = distinct word bigrams / all word bigrams pooled over the variants (lowercased
   whitespace words): `engine.metrics.diversity.distinct_n_corpus`, 0–1, higher = more diverse.
-- Near-identical pairs: MS-Jaccard-2 of the two variants' lowercased words (punctuation dropped) (`engine.metrics.similarity`:
-  geometric mean of the unigram and bigram multiset Jaccard, 0–1) at or above `NEAR_IDENTICAL`; needs
-  no optional package, so the flag shows even where Self-BLEU cannot.
+- Near-identical pairs: MS-Jaccard-2 of the two variants' lowercased words, punctuation dropped
+  (`engine.metrics.similarity`: geometric mean of the unigram and bigram multiset Jaccard, 0–1), at or
+  above `NEAR_IDENTICAL`; needs no optional package, so the flag shows even where Self-BLEU cannot.
 """
 
 from __future__ import annotations

@@ -58,13 +58,13 @@ class VariantsPanel(QWidget):
         self.grid = QGridLayout()
         holder = QWidget()
         holder.setLayout(self.grid)
-        self.scroll = QScrollArea(widgetResizable=True)
-        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.scroll.setWidget(holder)
+        self.scroll_area = QScrollArea(widgetResizable=True)
+        self.scroll_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.scroll_area.setWidget(holder)
         self.columns = 1
         layout = QVBoxLayout(self)
         layout.addLayout(top)
-        layout.addWidget(self.scroll, 1)
+        layout.addWidget(self.scroll_area, 1)
         self.empty_hint = QLabel("Variants appear here. Press Ctrl+Enter to generate.")
         self.grid.addWidget(self.empty_hint, 0, 0)
 
@@ -111,7 +111,7 @@ class VariantsPanel(QWidget):
 
     def fitting_columns(self) -> int:
         """Side-by-side columns for the panel's width: 1–4, never more than there are panes."""
-        width = self.scroll.viewport().width() or self.width()
+        width = self.scroll_area.viewport().width() or self.width()
         return max(1, min(MAX_COLUMNS, width // PANE_MIN_WIDTH, len(self.panes) or 1))
 
     def _relayout(self) -> None:

@@ -7,13 +7,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from app.qt_platform import debian_package, plugin_problem, platform_problem, xcb_plugin
+from app.qt_platform import debian_package, platform_problem, plugin_problem, xcb_plugin
 
 
 def test_no_display_gives_one_line_and_exit_1(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
     result = subprocess.run([sys.executable, "-m", "app", "--no-model", "--home", str(tmp_path)],
-                            capture_output=True, text=True, timeout=120, env=env)
+                            capture_output=True, text=True, timeout=120, env=env, check=False)
     assert result.returncode == 1, result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("variorum-app: no display"), result.stderr

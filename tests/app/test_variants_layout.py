@@ -21,7 +21,7 @@ def _columns(panel: VariantsPanel) -> int:
 
 
 def _assert_nothing_clipped(panel: VariantsPanel) -> None:
-    viewport = panel.scroll.viewport()
+    viewport = panel.scroll_area.viewport()
     for pane in panel.panes:
         right = pane.mapTo(viewport, pane.rect().topRight()).x()
         assert right < viewport.width(), f"pane {pane.number} ends at {right}, viewport is {viewport.width()} wide"

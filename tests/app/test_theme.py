@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from pytestqt.qtbot import QtBot
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QPushButton, QWidget
+from pytestqt.qtbot import QtBot
 
 from tests.app.conftest import MakeWindow
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from PySide6.QtWidgets import QApplication
 
 from app.paths import AppPaths
+from app.qt_platform import platform_problem
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -26,6 +27,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.smoke_test:
         return _smoke_test()
+    problem = None if QApplication.instance() else platform_problem()
+    if problem:
+        print(f"variorum-app: {problem}", file=sys.stderr)
+        return 1
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("Variorum")
     from app.main_window import MainWindow  # after QApplication: widgets need it

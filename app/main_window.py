@@ -32,10 +32,12 @@ from app.persistence.settings_saver import SettingsSaver
 from app.theme import apply_theme
 from app.variants.labels import LabelSource
 from app.variants.panel import VariantsPanel
+from app.variants.preview import InlinePreview, text_before_selection
 from app.window_files import FilesMixin
 from app.window_generation import GenerationMixin
 from app.worker import BackgroundCall, GenerationController
 from engine.api import Engine, LoadedModel
+from engine.prompt_join import fit_after
 
 
 class MainWindow(FilesMixin, GenerationMixin):
@@ -50,6 +52,7 @@ class MainWindow(FilesMixin, GenerationMixin):
         self.labels: LabelSource | None = None
         self._loader: BackgroundCall | None = None
         self._batch_editor: DocumentEditor | None = None
+        self._tagger_call: BackgroundCall | None = None
         self.settings, settings_notice = load_settings(paths.settings_file)
         self.settings_saver = SettingsSaver(paths.settings_file, self._current_settings, self.add_notice, self)
         self.presets = PresetStore(paths.presets_file)
@@ -57,6 +60,9 @@ class MainWindow(FilesMixin, GenerationMixin):
         self.autosave_session = AutosaveSession(paths.autosave_dir)
         self.autosaver = Autosaver(self.autosave_session, self.add_notice, self, autosave_ms)
         self.generator = GenerationController(self)
+        app = QApplication.instance()
+        if app is not None:  # QApplication.quit() skips closeEvent
+            app.aboutToQuit.connect(self.shutdown_workers)
         self.setWindowTitle("Variorum")
         self.resize(1400, 860)
         self._build()
@@ -82,6 +88,8 @@ class MainWindow(FilesMixin, GenerationMixin):
         editor_layout.addWidget(self.tabs, 1)
         editor_layout.addWidget(self.find_bar)
         self.variants = VariantsPanel()
+        self.preview = InlinePreview(self.variants.texts, self)
+        self.preview.message.connect(lambda text: self.statusBar().showMessage(text, 8000))
         self.history_list = QListWidget()
         self.history_list.setAccessibleName("Generation history")
         self.history_list.setToolTip("Every batch generated for this document. Double-click to show it again.")
@@ -147,6 +155,8 @@ class MainWindow(FilesMixin, GenerationMixin):
         self._action("&Generate", "Stop", self.stop, "Esc")
         for n in range(1, 9):
             self._action("&Generate", f"Insert variant {n}", lambda _=False, k=n: self.insert_variant(k), f"Ctrl+{n}")
+        self._action("&Generate", "Preview next variant in place", lambda: self.preview_variant(1), "Alt+]")
+        self._action("&Generate", "Preview previous variant in place", lambda: self.preview_variant(-1), "Alt+[")
         self.dark_action = self._action("&View", "Dark theme", self._toggle_theme)
         self.dark_action.setCheckable(True)
         self._action("&View", "Larger text", lambda: self.set_font_size(self.settings.font_size + 1), "Ctrl+=")
@@ -219,13 +229,19 @@ class MainWindow(FilesMixin, GenerationMixin):
     def insert_text(self, text: str) -> None:
         editor = self.tabs.current()
         if editor is not None and text:
-            editor.insert_variant(text)
+            editor.insert_variant(fit_after(text_before_selection(editor), text))  # one separator, never two
             editor.setFocus()
 
     def replace_text(self, text: str) -> None:
         editor = self.tabs.current()
-        if editor is not None and not editor.replace_selection(text):
+        if editor is not None and not editor.replace_selection(fit_after(text_before_selection(editor), text)):
             self.show_error("Select the text to replace in the document first.")
+
+    def preview_variant(self, step: int) -> None:
+        """Alt+] / Alt+[: show the next / previous variant in place at the cursor (app/variants/preview.py)."""
+        editor = self.tabs.current()
+        if editor is not None and not self.preview.cycle(editor, step):
+            self.statusBar().showMessage("No variants to preview yet: press Ctrl+Enter to write some.", 5000)
 
     def insert_variant(self, number: int) -> None:
         if 1 <= number <= len(self.variants.panes):
@@ -260,7 +276,7 @@ class MainWindow(FilesMixin, GenerationMixin):
             if editor.modified and not self.close_tab(self.tabs.indexOf(editor)):
                 event.ignore()
                 return
-        self.generator.stop()
+        self.shutdown_workers()
         if not self.settings_saver.flush():
             print(f"variorum: could not save settings to {self.paths.settings_file}")
         self.autosave_session.close()

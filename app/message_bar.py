@@ -1,6 +1,8 @@
 """A bar at the top of the window for errors, notices and offers (e.g. recovering unsaved work).
 
 Messages never block the window (no modal dialogs), so the app keeps running and tests can read them.
+Each kind sets its text colour on the label itself: a style sheet's colour is not inherited by child
+widgets, so the label would keep the theme's text colour (light in the dark theme, on a light background).
 """
 
 from __future__ import annotations
@@ -9,10 +11,10 @@ from collections.abc import Callable
 
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QWidget
 
-STYLES = {
-    "error": "background: #fdecea; color: #611a15; border: 1px solid #f5c6cb;",
-    "info": "background: #e8f4fd; color: #0c3c60; border: 1px solid #b8daff;",
-    "offer": "background: #fff8e1; color: #5d4200; border: 1px solid #ffe08a;",
+STYLES = {  # kind: (background, text, border)
+    "error": ("#fdecea", "#611a15", "#f5c6cb"),
+    "info": ("#e8f4fd", "#0c3c60", "#b8daff"),
+    "offer": ("#fff8e1", "#5d4200", "#ffe08a"),
 }
 
 
@@ -37,7 +39,9 @@ class MessageBar(QFrame):
         self._buttons = []
         self.kind = kind
         self.label.setText(text)
-        self.setStyleSheet(f"MessageBar {{{STYLES.get(kind, '')}}}")
+        background, text_colour, border = STYLES.get(kind, STYLES["info"])
+        self.setStyleSheet(f"MessageBar {{ background: {background}; border: 1px solid {border}; }} "
+                           f"MessageBar QLabel {{ color: {text_colour}; background: transparent; }}")
         for label, callback in [*(actions or []), ("Dismiss", self.dismiss)]:
             button = QPushButton(label)
             button.clicked.connect(callback)

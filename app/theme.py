@@ -1,17 +1,29 @@
-"""Light and dark themes (Fusion style with a palette) and the editor font size."""
+"""Light and dark themes (Fusion style with a palette) and the editor font size.
+
+The dark palette sets the Disabled group on its own: Qt's setColor(role, colour) without a group paints
+disabled widgets exactly like enabled ones, so disabled buttons looked pressable.
+"""
 
 from __future__ import annotations
 
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication
 
+Role = QPalette.ColorRole
 DARK = {
-    QPalette.ColorRole.Window: "#2b2b2b", QPalette.ColorRole.WindowText: "#e6e6e6",
-    QPalette.ColorRole.Base: "#1e1e1e", QPalette.ColorRole.AlternateBase: "#2b2b2b",
-    QPalette.ColorRole.Text: "#e6e6e6", QPalette.ColorRole.Button: "#3a3a3a",
-    QPalette.ColorRole.ButtonText: "#e6e6e6", QPalette.ColorRole.Highlight: "#3d6fb4",
-    QPalette.ColorRole.HighlightedText: "#ffffff", QPalette.ColorRole.ToolTipBase: "#3a3a3a",
-    QPalette.ColorRole.ToolTipText: "#e6e6e6", QPalette.ColorRole.PlaceholderText: "#8a8a8a",
+    Role.Window: "#2b2b2b", Role.WindowText: "#e6e6e6",
+    Role.Base: "#1e1e1e", Role.AlternateBase: "#2b2b2b",
+    Role.Text: "#e6e6e6", Role.Button: "#3a3a3a",
+    Role.ButtonText: "#e6e6e6", Role.Highlight: "#3d6fb4",
+    Role.HighlightedText: "#ffffff", Role.ToolTipBase: "#3a3a3a",
+    Role.ToolTipText: "#e6e6e6", Role.PlaceholderText: "#8a8a8a",
+    Role.Light: "#505050", Role.Midlight: "#444444", Role.Mid: "#303030", Role.Dark: "#202020",
+    Role.Shadow: "#141414", Role.Link: "#8ab4f8", Role.LinkVisited: "#c58af9", Role.BrightText: "#ff8a80",
+}
+DARK_DISABLED = {  # dimmed text on a flatter button
+    Role.WindowText: "#7a7a7a", Role.Text: "#7a7a7a", Role.ButtonText: "#7a7a7a",
+    Role.Button: "#2f2f2f", Role.Base: "#262626", Role.Highlight: "#4a4a4a", Role.HighlightedText: "#9a9a9a",
+    Role.PlaceholderText: "#5e5e5e",
 }
 
 
@@ -21,4 +33,6 @@ def apply_theme(app: QApplication, theme: str) -> None:
     if theme == "dark":
         for role, colour in DARK.items():
             palette.setColor(role, QColor(colour))
+        for role, colour in DARK_DISABLED.items():
+            palette.setColor(QPalette.ColorGroup.Disabled, role, QColor(colour))
     app.setPalette(palette)

@@ -31,6 +31,7 @@ class GenerationMixin(WindowBase):
     labels: LabelSource | None  # colour labels for the loaded model
     _loader: BackgroundCall | None  # the bundle load in flight (kept so it is not collected)
     _batch_editor: DocumentEditor | None  # the document the running batch belongs to
+    _tagger_call: BackgroundCall | None  # the POS tagging in flight for colouring
 
     # --- model -------------------------------------------------------------------------------------
     def load_bundle(self, path: Path) -> None:
@@ -132,6 +133,13 @@ class GenerationMixin(WindowBase):
             self.statusBar().showMessage("Stopping…")
         elif self.find_bar.isVisible():
             self.find_bar.hide()
+
+    def shutdown_workers(self) -> None:
+        """Quitting: stop the generation and wait for every worker thread, so no torch call outlives the app."""
+        self.generator.shutdown()
+        for call in (self._loader, self._tagger_call):
+            if call is not None:
+                call.wait()
 
     def _on_tokens(self, batch: list[tuple[int, TokenEvent]]) -> None:
         if self._first_token_at is None:

@@ -22,6 +22,7 @@ from engine.api import GenerationRequest, LoadedModel, TokenEvent, Variant
 
 DRAIN_MS = 30
 STOP_POLL_MS = 5
+SHUTDOWN_WAIT_S = 30.0  # the engine checks should_stop every step, so this is only reached by a hung step
 
 
 @dataclass
@@ -103,6 +104,15 @@ class GenerationController(QObject):
             self._job.stop_event.set()
             self._timer.start(STOP_POLL_MS)
 
+    def shutdown(self, timeout_s: float = SHUTDOWN_WAIT_S) -> None:
+        """Quitting: stop and wait for the worker thread, dropping its outcome. A daemon thread still inside
+        torch when the interpreter exits aborts the process ("terminate called…", exit 134)."""
+        job, self._job = self._job, None
+        self._timer.stop()
+        if job is not None:
+            job.stop_event.set()
+            job.thread.join(timeout_s)
+
     def tokens_per_second(self) -> float:
         if self._job is None:
             return 0.0
@@ -147,6 +157,11 @@ class BackgroundCall(QObject):
     @property
     def running(self) -> bool:
         return self._thread.is_alive()
+
+    def wait(self, timeout_s: float = SHUTDOWN_WAIT_S) -> None:
+        """Block until the call has returned (quitting: see GenerationController.shutdown)."""
+        if self._thread.is_alive():
+            self._thread.join(timeout_s)
 
     def _run(self) -> None:
         try:

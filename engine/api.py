@@ -25,6 +25,7 @@ from engine.bundle_choice import LM_TASKS, bundle_tasks, choose_bundle, read_def
 from engine.decoding import DecodeConfig, TokenEvent, Variant, VariantStream
 from engine.devices import gpu_unavailable_reason, resolve_device
 from engine.pos.tagger import Tagger, TaggerUnavailableError
+from engine.prompt_join import stream_after_prompt
 
 TASKS: tuple[str, ...] = ("continue",)
 # PermGen (issue 8): paragraph tasks of encoder-decoder bundles (engine/permgen); an LM bundle does "continue" only.
@@ -109,9 +110,9 @@ class LoadedModel:
             raise ValueError(f"this model can only continue text; task {request.task!r} needs a model trained for it")
         if request.beam_width > 1:
             raise ValueError("beam search is for story / abstract / paraphrase models; a language model samples")
-        tokenizer = self.bundle.tokenizer
-        return VariantStream(
-            self.bundle.model, tokenizer, tokenizer.encode(request.prompt), request.n, request.decode, should_stop
+        # Encoded without trailing whitespace; variants come back ready to append (engine/prompt_join.py).
+        return stream_after_prompt(
+            self.bundle.model, self.bundle.tokenizer, request.prompt, request.n, request.decode, should_stop
         )
 
     def generate(

@@ -8,7 +8,6 @@ from PySide6.QtCore import QEvent, QObject, Signal
 from PySide6.QtGui import QColor, QGuiApplication, QMouseEvent, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (
     QFrame,
-    QHBoxLayout,
     QLabel,
     QPlainTextEdit,
     QToolButton,
@@ -18,6 +17,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.variants.colouring import colour_for
+from app.variants.flow import FlowLayout
 from app.variants.state import TokenSpan, VariantState
 
 FINISH_WORDS = {"eos": "finished", "length": "length limit", "cancelled": "stopped", "": "writing…"}
@@ -36,14 +36,15 @@ class VariantPane(QFrame):
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.state = VariantState()
         self.labels: list[str] = []  # class label per span ("" = uncoloured)
-        self.header = QLabel()
+        self.near_identical: list[int] = []  # numbers of the panes whose text is nearly the same
+        self.header = QLabel(wordWrap=True)  # wraps rather than widening the pane past its column
         self.text = QPlainTextEdit(readOnly=True)
         self.text.setAccessibleName("variant text")
         self.text.setMinimumHeight(110)
         self.text.viewport().setMouseTracking(True)
         self.text.viewport().installEventFilter(self)
         self.buttons: dict[str, QToolButton] = {}
-        row = QHBoxLayout()
+        row = FlowLayout()  # wraps the buttons in a narrow column
         for key, label, tip in (
             ("insert", "Insert", "Insert this variant at the cursor in the document (one undo step)."),
             ("replace", "Replace", "Replace the document's selection with this variant."),
@@ -57,7 +58,6 @@ class VariantPane(QFrame):
             button.setAccessibleName(f"{label} variant")
             row.addWidget(button)
             self.buttons[key] = button
-        row.addStretch(1)
         self.buttons["pin"].setCheckable(True)
         self.buttons["insert"].clicked.connect(lambda: self.insert_requested.emit(self.state.text))
         self.buttons["replace"].clicked.connect(lambda: self.replace_requested.emit(self.state.text))
@@ -80,6 +80,7 @@ class VariantPane(QFrame):
         pinned = self.state.pinned
         self.state = state if state is not None else VariantState(pinned=pinned)
         self.labels = []
+        self.near_identical = []
         self.text.setPlainText(self.state.text)
         self.buttons["pin"].setChecked(self.state.pinned)
         self.refresh_header()
@@ -95,8 +96,10 @@ class VariantPane(QFrame):
         seed = "–" if s.seed is None else str(s.seed)
         status = FINISH_WORDS.get(s.finish_reason, s.finish_reason)
         pin = " · pinned" if s.pinned else ""
+        twins = ", ".join(map(str, self.near_identical))
+        flag = f" · <b>≈ {twins}</b> (nearly the same)" if twins else ""
         self.header.setText(f"<b>{self.number}</b> · seed {seed} · log p {s.log_prob:.1f} · "
-                            f"{s.tokens} tokens · {status}{pin}")
+                            f"{s.tokens} tokens · {status}{pin}{flag}")
         self.header.setToolTip("Settings used:\n" + json.dumps(s.settings, indent=1) if s.settings else "")
 
     def set_busy(self, busy: bool) -> None:

@@ -19,11 +19,12 @@ from PySide6.QtWidgets import (
 )
 
 from app.variants.colouring import COLOUR_MODES
-from app.variants.diversity import readout
+from app.variants.diversity import near_identical, readout
 from app.variants.pane import VariantPane
 from app.variants.state import VariantState
 
-PANE_MIN_WIDTH = 380  # below this per column the panes go into one column
+PANE_MIN_WIDTH = 240  # a column narrower than this is dropped; panes wrap their header and buttons to fit
+MAX_COLUMNS = 4
 
 
 class VariantsPanel(QWidget):
@@ -57,13 +58,13 @@ class VariantsPanel(QWidget):
         self.grid = QGridLayout()
         holder = QWidget()
         holder.setLayout(self.grid)
-        scroll = QScrollArea(widgetResizable=True)
-        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        scroll.setWidget(holder)
-        self.columns = 2
+        self.scroll_area = QScrollArea(widgetResizable=True)
+        self.scroll_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.scroll_area.setWidget(holder)
+        self.columns = 1
         layout = QVBoxLayout(self)
         layout.addLayout(top)
-        layout.addWidget(scroll, 1)
+        layout.addWidget(self.scroll_area, 1)
         self.empty_hint = QLabel("Variants appear here. Press Ctrl+Enter to generate.")
         self.grid.addWidget(self.empty_hint, 0, 0)
 
@@ -108,10 +109,18 @@ class VariantsPanel(QWidget):
         pane.pin_toggled.connect(lambda _: self.update_diversity())
         return pane
 
+    def fitting_columns(self) -> int:
+        """Side-by-side columns for the panel's width: 1–4, never more than there are panes."""
+        width = self.scroll_area.viewport().width() or self.width()
+        return max(1, min(MAX_COLUMNS, width // PANE_MIN_WIDTH, len(self.panes) or 1))
+
     def _relayout(self) -> None:
         self.empty_hint.setVisible(not self.panes)
+        self.columns = self.fitting_columns()
         for pane in (*self.panes, *self._spare):
             self.grid.removeWidget(pane)
+        for column in range(MAX_COLUMNS):  # equal widths for the used columns
+            self.grid.setColumnStretch(column, 1 if column < self.columns else 0)
         for i, pane in enumerate(self.panes):
             pane.set_number(i + 1)
             self.grid.addWidget(pane, 1 + i // self.columns, i % self.columns)
@@ -119,9 +128,7 @@ class VariantsPanel(QWidget):
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
-        columns = max(1, min(2, self.width() // PANE_MIN_WIDTH))
-        if columns != self.columns:
-            self.columns = columns
+        if self.fitting_columns() != self.columns:
             self._relayout()
 
     def set_busy(self, busy: bool, indices: list[int] | None = None) -> None:
@@ -132,7 +139,12 @@ class VariantsPanel(QWidget):
         return [p.state.text for p in self.panes]
 
     def update_diversity(self) -> None:
-        self.diversity.setText(readout(self.texts()))
+        """The readout, and each pane's flag for variants nearly the same as it."""
+        texts = self.texts()
+        self.diversity.setText(readout(texts))
+        for pane, twins in zip(self.panes, near_identical(texts), strict=True):
+            pane.near_identical = [i + 1 for i in twins]
+            pane.refresh_header()
 
     def each(self, fn: Callable[[VariantPane], None]) -> None:
         for pane in self.panes:

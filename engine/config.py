@@ -8,6 +8,7 @@ with the offending names, so a typo in a hand-edited config fails loudly instead
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -15,6 +16,10 @@ T = TypeVar("T")
 
 # Bumped whenever the on-disk bundle layout or config meaning changes incompatibly.
 BUNDLE_FORMAT_VERSION = 1
+
+# Upper bound on TrainConfig.lr: an AdamW update moves each weight by about lr, so lr > 10 only
+# destroys a model (and near 1e38 overflows float32 inside the optimizer).
+MAX_LEARNING_RATE = 10.0
 
 # How the F² head's frequency classes are made (engine/heads/frequency_classes.py).
 F2_CLASS_METHODS = ("mefmax", "fixed-eq-token", "fixed-eq-freq")
@@ -120,6 +125,9 @@ class TrainConfig:
     pos_cache_dir: str = ""  # tag cache folder; "" = the user cache dir
 
     def __post_init__(self) -> None:
+        for name, value in dataclasses.asdict(self).items():
+            if isinstance(value, float) and not math.isfinite(value):  # e.g. --lr inf trains to NaN weights
+                raise ConfigError(f"{name} must be a finite number, got {value}")
         if not 0.0 <= self.valid_fraction < 1.0:
             raise ConfigError(f"valid_fraction must be in [0, 1), got {self.valid_fraction}")
         for name in ("batch_size", "grad_accum", "max_steps", "eval_every", "save_every"):
@@ -127,6 +135,8 @@ class TrainConfig:
                 raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)}")
         if self.warmup_steps < 0 or self.lr <= 0 or self.min_lr < 0 or self.min_lr > self.lr:
             raise ConfigError("need warmup_steps >= 0 and 0 <= min_lr <= lr, lr > 0")
+        if self.lr > MAX_LEARNING_RATE:  # AdamW steps are ~lr per weight: larger ones overflow float32
+            raise ConfigError(f"lr must be <= {MAX_LEARNING_RATE:g}, got {self.lr}")
         if self.grad_clip < 0:
             raise ConfigError(f"grad_clip must be >= 0 (0 disables), got {self.grad_clip}")
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import types
+import typing
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -29,8 +31,56 @@ class ConfigError(ValueError):
     """A configuration value is missing, unknown or out of range."""
 
 
+# Sane upper bounds on a model's shape, checked before anything is allocated: a hand-edited or
+# hostile config.json must not ask for terabytes (GPT-2 XL is 48 x 1600 with 1024 positions).
+MODEL_SIZE_LIMITS = {"vocab_size": 1 << 20, "n_layer": 256, "n_head": 1024, "n_embd": 16384, "block_size": 1 << 16}
+
+
+def _has_type(value: object, annotation: Any) -> bool:
+    """True if `value` fits a field annotation (int, float, bool, str, X | None, list/tuple/dict of those).
+
+    bool is not accepted as an int (`n_layer: true`), nor a float as an int (`n_layer: 4.0`);
+    an int is a float. Annotations outside this small set are not checked.
+    """
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin in (typing.Union, types.UnionType):
+        return any(_has_type(value, arg) for arg in args)
+    if annotation is type(None):
+        return value is None
+    if annotation is bool:
+        return isinstance(value, bool)
+    if annotation is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if annotation is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if annotation is str:
+        return isinstance(value, str)
+    if isinstance(annotation, type) and dataclasses.is_dataclass(annotation):
+        return isinstance(value, annotation)
+    if origin in (list, tuple):  # JSON has no tuples: a saved tuple comes back as a list
+        item = args[0] if args else Any
+        return isinstance(value, (list, tuple)) and all(_has_type(v, item) for v in value)
+    if origin is dict:
+        key, item = args
+        return isinstance(value, dict) and all(_has_type(k, key) and _has_type(v, item) for k, v in value.items())
+    return True
+
+
+def check_field_types(instance: object) -> None:
+    """Raise `ConfigError` naming the first field of dataclass `instance` whose value has the wrong type."""
+    hints = typing.get_type_hints(type(instance))
+    for spec in dataclasses.fields(instance):  # type: ignore[arg-type]
+        value = getattr(instance, spec.name)
+        if not _has_type(value, hints[spec.name]):
+            hint = hints[spec.name]
+            expected = hint.__name__ if isinstance(hint, type) else str(hint).replace("typing.", "")
+            raise ConfigError(f"{spec.name} must be of type {expected}, got {value!r} ({type(value).__name__})")
+
+
 def config_from_dict(cls: type[T], data: dict[str, Any]) -> T:
     """Build dataclass `cls` from `data`, naming unknown keys instead of ignoring them."""
+    if not isinstance(data, dict):
+        raise ConfigError(f"{cls.__name__}: expected a JSON object of fields, got {type(data).__name__}")
     names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
     unknown = sorted(set(data) - names)
     if unknown:
@@ -62,11 +112,12 @@ class ModelConfig:
     termination_eps: float = 1e-5
 
     def __post_init__(self) -> None:
+        check_field_types(self)
+        for name, limit in MODEL_SIZE_LIMITS.items():
+            if not 1 <= getattr(self, name) <= limit:
+                raise ConfigError(f"{name} must be in [1, {limit}], got {getattr(self, name)}")
         if self.n_embd % self.n_head:
             raise ConfigError(f"n_embd ({self.n_embd}) must be divisible by n_head ({self.n_head})")
-        for name in ("vocab_size", "n_layer", "n_head", "n_embd", "block_size"):
-            if getattr(self, name) < 1:
-                raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)}")
         if not 0.0 <= self.dropout < 1.0:
             raise ConfigError(f"dropout must be in [0, 1), got {self.dropout}")
         method = self.f2_class_method
@@ -125,6 +176,7 @@ class TrainConfig:
     pos_cache_dir: str = ""  # tag cache folder; "" = the user cache dir
 
     def __post_init__(self) -> None:
+        check_field_types(self)
         for name, value in dataclasses.asdict(self).items():
             if isinstance(value, float) and not math.isfinite(value):  # e.g. --lr inf trains to NaN weights
                 raise ConfigError(f"{name} must be a finite number, got {value}")

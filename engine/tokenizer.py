@@ -117,10 +117,19 @@ class VariorumTokenizer:
         except Exception as error:  # tokenizers raises plain Exception subclasses
             raise TokenizerError(f"cannot read {path}: {error}") from error
         counts_path = directory / COUNTS_FILE
-        counts = None
-        if counts_path.exists():
-            try:
-                counts = json.loads(counts_path.read_text())
-            except json.JSONDecodeError as error:
-                raise TokenizerError(f"{counts_path} is not valid JSON: {error}") from error
-        return cls(tok, counts)
+        return cls(tok, _read_counts(counts_path) if counts_path.exists() else None)
+
+
+def _read_counts(path: Path) -> list[int]:
+    """`token_counts.json`: a flat JSON list of non-negative integers, else a `TokenizerError`."""
+    try:
+        counts = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise TokenizerError(f"{path} is not valid JSON: {error}") from None
+    except RecursionError:  # json's parser recurses once per nesting level
+        raise TokenizerError(f"{path} is nested too deeply; it must be a flat list of counts") from None
+    except OSError as error:  # e.g. a directory of that name
+        raise TokenizerError(f"cannot read {path} ({error.strerror})") from None
+    if not isinstance(counts, list) or not all(type(c) is int and c >= 0 for c in counts):
+        raise TokenizerError(f"{path} must be a JSON list of non-negative integer counts")
+    return counts

@@ -2,8 +2,9 @@
 
 Special tokens take the first ids, in this order: eos, pad, ⟨B-1..10⟩, ⟨E-1..10⟩, ⟨EOP⟩. They
 are reserved now so that every later head (termination, PermGen sentence marks) finds the same
-ids in every bundle. Token frequency counts over the training corpus are kept beside the
-vocabulary (`token_counts.json`): F² frequency classes and AGG rare groups are built from them.
+ids in every bundle. No text ever encodes to a special id: a typed "<|eos|>" is plain text.
+Token frequency counts over the training corpus are kept beside the vocabulary
+(`token_counts.json`): F² frequency classes and AGG rare groups are built from them.
 """
 
 from __future__ import annotations
@@ -36,6 +37,10 @@ class VariorumTokenizer:
 
     def __init__(self, tokenizer: Tokenizer, counts: Sequence[int] | None = None) -> None:
         self._tok = tokenizer
+        # Text that spells a special token ("<|eos|>", "<B-1>" typed by a writer or found in a corpus) is
+        # ordinary text: encoded byte by byte, never to the control id (which would end or restructure
+        # the sequence). Only code places special ids, by number.
+        tokenizer.encode_special_tokens = True
         for position, token in enumerate(SPECIAL_TOKENS):
             if tokenizer.token_to_id(token) != position:
                 raise TokenizerError(f"special token {token!r} must have id {position}")

@@ -50,7 +50,7 @@ def ints() -> st.SearchStrategy[object]:
     return st.one_of(st.sampled_from(EXTREME_INTS), st.integers(-10, 300), st.sampled_from(WRONG_TYPES))
 
 
-def record(target: str, action: Callable[[], None], refused_cleanly: Callable[[Exception], bool]) -> None:
+def record(target: str, action: Callable[[], object], refused_cleanly: Callable[[Exception], bool]) -> None:
     """Run one fuzz input and tally it; re-raise anything not handled so hypothesis reports it."""
     TALLY["tried"] += 1
     try:

@@ -12,7 +12,7 @@ import dataclasses
 import json
 import math
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -99,7 +99,7 @@ def test_decode_config_and_generation(values: dict[str, Any], f2: bool) -> None:
 def test_generation_request(values: dict[str, Any]) -> None:
     fields = [f.name for f in dataclasses.fields(GenerationRequest)] + ["number of variants", "beam width",
                                                                          "sentence", "order"]
-    record("request", lambda: GenerationRequest(**values) and None,
+    record("request", lambda: GenerationRequest(**values),
            lambda e: isinstance(e, ValueError) and names_one_of(e, fields))
 
 
@@ -140,10 +140,10 @@ def test_bundle_weights(edit: str, which: int, kind: str) -> None:
             state = load_file(path)
             name = sorted(state)[which % len(state)]
             tensor = state[name]
-            changed = {"nan": lambda: tensor.clone().fill_(math.nan), "inf": lambda: tensor.clone().fill_(math.inf),
-                       "int32": lambda: tensor.to(torch.int32), "float16": tensor.half,
-                       "float64": tensor.double, "transpose": lambda: tensor.reshape(-1, 1).contiguous(),
-                       "empty": lambda: tensor.new_zeros((0,))}
+            changed: dict[str, Callable[[], torch.Tensor]] = {
+                "nan": lambda: tensor.clone().fill_(math.nan), "inf": lambda: tensor.clone().fill_(math.inf),
+                "int32": lambda: tensor.to(torch.int32), "float16": tensor.half, "float64": tensor.double,
+                "transpose": lambda: tensor.reshape(-1, 1).contiguous(), "empty": lambda: tensor.new_zeros((0,))}
             if edit == "drop":
                 del state[name]
             elif edit == "extra":
@@ -194,7 +194,7 @@ def test_jsonl_corpus(lines: list[str]) -> None:
                               ints() | floats(), max_size=3))
 @settings(FUZZ, max_examples=100)
 def test_train_config(values: dict[str, Any]) -> None:
-    record("train-config", lambda: TrainConfig(**values) and None,
+    record("train-config", lambda: TrainConfig(**values),
            lambda e: isinstance(e, ConfigError) and names_one_of(e, TRAIN_FIELDS))
 
 

@@ -66,10 +66,13 @@ def _has_type(value: object, annotation: Any) -> bool:
     return True
 
 
-def check_field_types(instance: object) -> None:
-    """Raise `ConfigError` naming the first field of dataclass `instance` whose value has the wrong type."""
+def check_field_types(instance: object, skip: tuple[str, ...] = ()) -> None:
+    """Raise `ConfigError` naming the first field of dataclass `instance` whose value has the wrong type
+    (fields in `skip` have their own, more specific check)."""
     hints = typing.get_type_hints(type(instance))
     for spec in dataclasses.fields(instance):  # type: ignore[arg-type]
+        if spec.name in skip:
+            continue
         value = getattr(instance, spec.name)
         if not _has_type(value, hints[spec.name]):
             hint = hints[spec.name]

@@ -59,9 +59,11 @@ class DecodeConfig:
 
     def __post_init__(self) -> None:
         try:
-            check_field_types(self)
+            check_field_types(self, skip=("pos_bias",))  # pos_bias: checked with its range by pos_sampling
         except ConfigError as error:
             raise DecodeSettingError(str(error)) from None
+        if not isinstance(self.pos_bias, dict):
+            raise DecodeSettingError(f"pos_bias must be a dict of tag or group → factor, got {self.pos_bias!r}")
         for name, (low, high) in (("temperature", TEMPERATURE_RANGE), ("class_temperature", TEMPERATURE_RANGE),
                                   ("top_p", TOP_P_RANGE), ("repetition_penalty", REPETITION_PENALTY_RANGE)):
             if not low <= getattr(self, name) <= high:  # NaN fails too

@@ -32,6 +32,7 @@ from engine.permgen.bundle import load_permgen_bundle
 from engine.tokenizer import SPECIAL_TOKENS
 from tests.engine.fuzz_support import (
     TALLY,
+    WRONG_TYPES,
     bundle_copy,
     floats,
     ints,
@@ -69,7 +70,8 @@ def _decode_values() -> st.SearchStrategy[dict[str, Any]]:
         "repetition_penalty": floats(), "greedy": st.booleans() | st.sampled_from([1, "yes"]),
         "seed": ints(), "class_temperature": floats(), "class_top_k": ints(), "class_rarity_bias": floats(),
         "flat_sampling": st.booleans(), "pos_top_k": ints(),
-        "pos_bias": st.dictionaries(st.sampled_from(["JJ", "adjectives", "XX", ""]), floats(), max_size=2),
+        "pos_bias": st.dictionaries(st.sampled_from(["JJ", "adjectives", "XX", ""]), floats(), max_size=2)
+        | st.sampled_from(WRONG_TYPES),
     }
     return st.fixed_dictionaries({}, optional=pools)
 

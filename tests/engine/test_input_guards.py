@@ -29,7 +29,8 @@ from tests.engine.heads.f2_support import build_f2_model
     ({"seed": 1.5}, "seed must be of type int"),
     ({"top_k": True}, "top_k must be of type int"),
     ({"temperature": "0.7"}, "temperature must be of type float"),
-    ({"pos_bias": {"JJ": "high"}}, "pos_bias must be of type"),
+    ({"pos_bias": {"JJ": "high"}}, "POS bias"),
+    ({"pos_bias": ["JJ"]}, "pos_bias must be a dict"),
 ])
 def test_bad_decode_values_name_the_field(settings: dict[str, object], message: str) -> None:
     with pytest.raises(DecodeSettingError, match=message):

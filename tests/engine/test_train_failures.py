@@ -50,7 +50,7 @@ def test_divergence_stops_training_without_saving_nan_weights(tmp_path: Path, sa
         with torch.no_grad():
             next(trainer.model.parameters()).fill_(float("nan"))
 
-    trainer.optimizer.step = breaking_update  # type: ignore[method-assign]
+    trainer.optimizer.step = breaking_update  # type: ignore[method-assign,assignment]
     with pytest.raises(TrainingDivergedError, match=message):
         trainer.run()
     assert not (tmp_path / "bundle").exists() and not (tmp_path / "checkpoint").exists()

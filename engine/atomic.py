@@ -15,6 +15,7 @@ replaced). A failure inside the `with` block removes the staging folder and keep
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -38,7 +39,8 @@ def recover_directory(directory: Path) -> None:
     """
     previous = _leftovers(directory, "previous-")
     if not directory.exists() and previous:
-        previous.pop().rename(directory)  # the newest set-aside copy was the live one
+        with contextlib.suppress(OSError):  # OSError: another process (a DDP rank) restored it first
+            previous.pop().rename(directory)  # the newest set-aside copy was the live one
     for leftover in _leftovers(directory, ""):
         shutil.rmtree(leftover, ignore_errors=True)
 

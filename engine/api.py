@@ -22,6 +22,7 @@ import torch
 
 from engine.bundle import CONFIG_FILE, Bundle, BundleError, load_bundle
 from engine.bundle_choice import LM_TASKS, bundle_tasks, choose_bundle, read_defaults
+from engine.config import check_field_types
 from engine.decoding import DecodeConfig, TokenEvent, Variant, VariantStream
 from engine.devices import gpu_unavailable_reason, resolve_device
 from engine.pos.tagger import Tagger, TaggerUnavailableError
@@ -67,6 +68,13 @@ class GenerationRequest:
     beam_width: int = 1  # PermGen / paraphrase bundles: > 1 = beam search inside sentences (issue 8)
 
     def __post_init__(self) -> None:
+        check_field_types(self)  # a ConfigError (ValueError) naming the field: n=1.5, prompt=None, …
+        for name, text in (("prompt", self.prompt), ("title", self.title), *(("keywords", k) for k in self.keywords)):
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError as error:  # e.g. a command-line argument with bytes that are not UTF-8
+                raise ValueError(f"{name} is not valid UTF-8 text (undecodable byte at position {error.start}); "
+                                 "save or type it as UTF-8") from None
         if self.task not in TASKS:
             raise ValueError(f"task {self.task!r} is not available; this engine supports {list(TASKS)}")
         if not 1 <= self.n <= 8:

@@ -4,15 +4,18 @@ Layout: `config.json` (format version, model config, training provenance), `mode
 `tokenizer.json` + `token_counts.json`, `card.md`, plus any files the head adds (`bundle_files`:
 a POSG head writes `pos_vocab.json`, a readable copy of the V_ρ its weights carry). Loading
 checks every file and raises a `BundleError` that names the bundle and what is wrong — never a
-bare traceback.
+bare traceback: config fields are type- and range-checked (engine.config), the weights are
+checked against the config before the model is allocated (`build_checked`: shapes, dtypes,
+finite values), and JSON files that are not files or are nested too deeply are refused.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import torch
 from safetensors import SafetensorError
@@ -32,6 +35,8 @@ CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.safetensors"
 CARD_FILE = "card.md"
 REQUIRED_FILES = (CONFIG_FILE, WEIGHTS_FILE, TOKENIZER_FILE, CARD_FILE)
+
+M = TypeVar("M", bound=torch.nn.Module)
 
 
 class BundleError(Exception):
@@ -79,12 +84,21 @@ def save_bundle(
             (staging / name).write_text(content)
 
 
-def _read_config(directory: Path) -> dict[str, Any]:
+def read_bundle_json(directory: Path, name: str = CONFIG_FILE) -> Any:
+    """One JSON file of a bundle, or a `BundleError` (unreadable, not JSON, nested too deeply)."""
     try:
-        config = json.loads((directory / CONFIG_FILE).read_text())
+        return json.loads((directory / name).read_text())
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise BundleError(f"bundle {directory}: {CONFIG_FILE} is not valid JSON ({error})") from None
-    if not isinstance(config, dict) or "model" not in config:
+        raise BundleError(f"bundle {directory}: {name} is not valid JSON ({error})") from None
+    except RecursionError:  # json's parser recurses once per nesting level
+        raise BundleError(f"bundle {directory}: {name} is nested too deeply to be a bundle file") from None
+    except OSError as error:
+        raise BundleError(f"bundle {directory}: cannot read {name} ({error.strerror})") from None
+
+
+def _read_config(directory: Path) -> dict[str, Any]:
+    config = read_bundle_json(directory)
+    if not isinstance(config, dict) or not isinstance(config.get("model"), dict):
         raise BundleError(f"bundle {directory}: {CONFIG_FILE} has no 'model' section")
     version = config.get("format_version")
     if version != BUNDLE_FORMAT_VERSION:
@@ -95,35 +109,58 @@ def _read_config(directory: Path) -> dict[str, Any]:
     return config
 
 
-def _load_weights(directory: Path, model: LanguageModel) -> None:
-    path = directory / WEIGHTS_FILE
+def load_bundle_tokenizer(directory: Path) -> VariorumTokenizer:
     try:
-        state = load_file(str(path))
+        return VariorumTokenizer.load(directory)
+    except TokenizerError as error:
+        raise BundleError(f"bundle {directory}: {error}") from None
+
+
+def build_checked(directory: Path, build: Callable[[], M]) -> M:
+    """Build a model with `build()` after checking the weights file against it; then load the weights.
+
+    The model is first built on torch's "meta" device (shapes only, no memory), so a config
+    asking for more than its weights file holds fails here, naming the weight, before anything
+    is allocated. Every weight must have its expected shape and dtype and be finite.
+    """
+    try:
+        with torch.device("meta"):
+            reference = build()
+    except ConfigError as error:
+        raise BundleError(f"bundle {directory}: invalid model config ({error})") from None
+    state = _read_weights(directory)
+    _check_weights(directory, state, reference)
+    model = build()
+    model.load_state_dict(state, strict=False)  # tied copies are saved once; _check_weights saw to the rest
+    return model
+
+
+def _read_weights(directory: Path) -> dict[str, torch.Tensor]:
+    try:
+        return load_file(str(directory / WEIGHTS_FILE))
     except (SafetensorError, OSError) as error:
         raise BundleError(f"bundle {directory}: {WEIGHTS_FILE} is truncated or corrupt ({error})") from None
-    expected = model.state_dict()
-    missing = [k for k in expected if k not in state and not _is_tied_copy(model, k, state)]
+
+
+def _check_weights(directory: Path, state: dict[str, torch.Tensor], reference: torch.nn.Module) -> None:
+    expected = reference.state_dict()
+    params = dict(reference.named_parameters(remove_duplicate=False))
+    tied = {k for k in expected if k in params and any(params[k] is params[o] for o in state if o in params)}
+    missing = [k for k in expected if k not in state and k not in tied]
     unexpected = sorted(set(state) - set(expected))
     if missing or unexpected:
-        raise BundleError(
-            f"bundle {directory}: weights do not match the config (missing {missing[:5]}, "
-            f"unexpected {unexpected[:5]})"
-        )
+        raise BundleError(f"bundle {directory}: weights do not match the config (missing {missing[:5]}, "
+                          f"unexpected {unexpected[:5]})")
     for key, tensor in state.items():
-        if tensor.shape != expected[key].shape:
-            raise BundleError(
-                f"bundle {directory}: weight {key} has shape {tuple(tensor.shape)}, "
-                f"config implies {tuple(expected[key].shape)}"
-            )
-    model.load_state_dict(state, strict=False)
-
-
-def _is_tied_copy(model: LanguageModel, key: str, state: dict[str, torch.Tensor]) -> bool:
-    """True if `key` is a tied parameter saved once under another name."""
-    params = dict(model.named_parameters(remove_duplicate=False))
-    if key not in params:
-        return False
-    return any(params[key] is params[other] for other in state if other in params)
+        want = expected[key]
+        if tensor.shape != want.shape:
+            raise BundleError(f"bundle {directory}: weight {key} has shape {tuple(tensor.shape)}, "
+                              f"config implies {tuple(want.shape)}")
+        if tensor.dtype != want.dtype:
+            raise BundleError(f"bundle {directory}: weight {key} has dtype {tensor.dtype}, expected {want.dtype}")
+        if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
+            raise BundleError(f"bundle {directory}: weight {key} holds NaN or infinite values; "
+                              "the model diverged in training or the file is damaged")
 
 
 def load_bundle(directory: Path, device: str | torch.device = "cpu") -> Bundle:
@@ -137,18 +174,15 @@ def load_bundle(directory: Path, device: str | torch.device = "cpu") -> Bundle:
     config = _read_config(directory)
     try:
         model_config = config_from_dict(ModelConfig, config["model"])
-        tokenizer = VariorumTokenizer.load(directory)
     except (ConfigError, TypeError) as error:
         raise BundleError(f"bundle {directory}: invalid model config ({error})") from None
-    except TokenizerError as error:
-        raise BundleError(f"bundle {directory}: {error}") from None
+    tokenizer = load_bundle_tokenizer(directory)
     if tokenizer.vocab_size != model_config.vocab_size:
         raise BundleError(
             f"bundle {directory}: tokenizer has {tokenizer.vocab_size} tokens but the model was "
             f"built for {model_config.vocab_size}; the tokenizer does not belong to this model"
         )
-    model = LanguageModel(model_config)
-    _load_weights(directory, model)
+    model = build_checked(directory, lambda: LanguageModel(model_config))
     model.to(device).eval()
     card = (directory / CARD_FILE).read_text(errors="replace")
     return Bundle(directory, model, tokenizer, card, config.get("provenance", {}))

@@ -2,7 +2,9 @@
 
 A checkpoint directory holds `model.safetensors`, `optimizer.pt` (loaded with
 `weights_only=True`, never unpickling code) and `state.json` (step and the configs). It is
-written to a temporary sibling and renamed, so a crash mid-save leaves the previous one intact.
+written with `engine.atomic.atomic_directory`, so a crash (even `kill -9`) at any moment of a save
+leaves a complete checkpoint: the previous one or the new one. `resume_state` is how a trainer's
+`--resume` starts: no checkpoint is an error unless the caller allows a fresh start.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any
 import torch
 from safetensors.torch import load_model, save_model
 
-from engine.atomic import atomic_directory
+from engine.atomic import atomic_directory, recover_directory
 from engine.model import LanguageModel
 
 STATE_FILE = "state.json"
@@ -36,10 +38,30 @@ def save_checkpoint(
 
 def read_checkpoint_state(directory: Path) -> dict[str, Any] | None:
     """The checkpoint's `state.json`, or None when there is no complete checkpoint."""
+    recover_directory(directory)  # a save killed mid-swap left the complete previous copy aside
     path = directory / STATE_FILE
     if not path.is_file():
         return None
     state: dict[str, Any] = json.loads(path.read_text())
+    return state
+
+
+class NoCheckpointError(ValueError):
+    """`--resume` was asked for but the output folder holds no complete checkpoint."""
+
+
+def resume_state(directory: Path, allow_fresh: bool) -> dict[str, Any] | None:
+    """The checkpoint state to resume from; None (start at step 0) only when `allow_fresh`.
+
+    Silently training from step 0 when the user asked to resume would overwrite the run's
+    metrics and bundle with an unrelated, shorter run, so that is an error by default.
+    """
+    state = read_checkpoint_state(directory)
+    if state is None and not allow_fresh:
+        raise NoCheckpointError(
+            f"--resume: no checkpoint in {directory}; check --out-dir, or add --allow-fresh-start "
+            "to start from step 0 when there is none"
+        )
     return state
 
 

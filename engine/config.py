@@ -8,6 +8,9 @@ with the offending names, so a typo in a hand-edited config fails loudly instead
 from __future__ import annotations
 
 import dataclasses
+import math
+import types
+import typing
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -15,6 +18,10 @@ T = TypeVar("T")
 
 # Bumped whenever the on-disk bundle layout or config meaning changes incompatibly.
 BUNDLE_FORMAT_VERSION = 1
+
+# Upper bound on TrainConfig.lr: an AdamW update moves each weight by about lr, so lr > 10 only
+# destroys a model (and near 1e38 overflows float32 inside the optimizer).
+MAX_LEARNING_RATE = 10.0
 
 # How the F² head's frequency classes are made (engine/heads/frequency_classes.py).
 F2_CLASS_METHODS = ("mefmax", "fixed-eq-token", "fixed-eq-freq")
@@ -24,8 +31,59 @@ class ConfigError(ValueError):
     """A configuration value is missing, unknown or out of range."""
 
 
+# Sane upper bounds on a model's shape, checked before anything is allocated: a hand-edited or
+# hostile config.json must not ask for terabytes (GPT-2 XL is 48 x 1600 with 1024 positions).
+MODEL_SIZE_LIMITS = {"vocab_size": 1 << 20, "n_layer": 256, "n_head": 1024, "n_embd": 16384, "block_size": 1 << 16}
+
+
+def _has_type(value: object, annotation: Any) -> bool:
+    """True if `value` fits a field annotation (int, float, bool, str, X | None, list/tuple/dict of those).
+
+    bool is not accepted as an int (`n_layer: true`), nor a float as an int (`n_layer: 4.0`);
+    an int is a float. Annotations outside this small set are not checked.
+    """
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin in (typing.Union, types.UnionType):
+        return any(_has_type(value, arg) for arg in args)
+    if annotation is type(None):
+        return value is None
+    if annotation is bool:
+        return isinstance(value, bool)
+    if annotation is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if annotation is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if annotation is str:
+        return isinstance(value, str)
+    if isinstance(annotation, type) and dataclasses.is_dataclass(annotation):
+        return isinstance(value, annotation)
+    if origin in (list, tuple):  # JSON has no tuples: a saved tuple comes back as a list
+        item = args[0] if args else Any
+        return isinstance(value, (list, tuple)) and all(_has_type(v, item) for v in value)
+    if origin is dict:
+        key, item = args
+        return isinstance(value, dict) and all(_has_type(k, key) and _has_type(v, item) for k, v in value.items())
+    return True
+
+
+def check_field_types(instance: object, skip: tuple[str, ...] = ()) -> None:
+    """Raise `ConfigError` naming the first field of dataclass `instance` whose value has the wrong type
+    (fields in `skip` have their own, more specific check)."""
+    hints = typing.get_type_hints(type(instance))
+    for spec in dataclasses.fields(instance):  # type: ignore[arg-type]
+        if spec.name in skip:
+            continue
+        value = getattr(instance, spec.name)
+        if not _has_type(value, hints[spec.name]):
+            hint = hints[spec.name]
+            expected = hint.__name__ if isinstance(hint, type) else str(hint).replace("typing.", "")
+            raise ConfigError(f"{spec.name} must be of type {expected}, got {value!r} ({type(value).__name__})")
+
+
 def config_from_dict(cls: type[T], data: dict[str, Any]) -> T:
     """Build dataclass `cls` from `data`, naming unknown keys instead of ignoring them."""
+    if not isinstance(data, dict):
+        raise ConfigError(f"{cls.__name__}: expected a JSON object of fields, got {type(data).__name__}")
     names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
     unknown = sorted(set(data) - names)
     if unknown:
@@ -57,11 +115,12 @@ class ModelConfig:
     termination_eps: float = 1e-5
 
     def __post_init__(self) -> None:
+        check_field_types(self)
+        for name, limit in MODEL_SIZE_LIMITS.items():
+            if not 1 <= getattr(self, name) <= limit:
+                raise ConfigError(f"{name} must be in [1, {limit}], got {getattr(self, name)}")
         if self.n_embd % self.n_head:
             raise ConfigError(f"n_embd ({self.n_embd}) must be divisible by n_head ({self.n_head})")
-        for name in ("vocab_size", "n_layer", "n_head", "n_embd", "block_size"):
-            if getattr(self, name) < 1:
-                raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)}")
         if not 0.0 <= self.dropout < 1.0:
             raise ConfigError(f"dropout must be in [0, 1), got {self.dropout}")
         method = self.f2_class_method
@@ -121,6 +180,10 @@ class TrainConfig:
     compile: bool = False  # CUDA only: torch.compile the LM training forward (fixed block shapes)
 
     def __post_init__(self) -> None:
+        check_field_types(self)
+        for name, value in dataclasses.asdict(self).items():
+            if isinstance(value, float) and not math.isfinite(value):  # e.g. --lr inf trains to NaN weights
+                raise ConfigError(f"{name} must be a finite number, got {value}")
         if not 0.0 <= self.valid_fraction < 1.0:
             raise ConfigError(f"valid_fraction must be in [0, 1), got {self.valid_fraction}")
         for name in ("batch_size", "grad_accum", "max_steps", "eval_every", "save_every"):
@@ -128,6 +191,8 @@ class TrainConfig:
                 raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)}")
         if self.warmup_steps < 0 or self.lr <= 0 or self.min_lr < 0 or self.min_lr > self.lr:
             raise ConfigError("need warmup_steps >= 0 and 0 <= min_lr <= lr, lr > 0")
+        if self.lr > MAX_LEARNING_RATE:  # AdamW steps are ~lr per weight: larger ones overflow float32
+            raise ConfigError(f"lr must be <= {MAX_LEARNING_RATE:g}, got {self.lr}")
         if self.grad_clip < 0:
             raise ConfigError(f"grad_clip must be >= 0 (0 disables), got {self.grad_clip}")
 

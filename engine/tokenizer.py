@@ -2,8 +2,9 @@
 
 Special tokens take the first ids, in this order: eos, pad, ⟨B-1..10⟩, ⟨E-1..10⟩, ⟨EOP⟩. They
 are reserved now so that every later head (termination, PermGen sentence marks) finds the same
-ids in every bundle. Token frequency counts over the training corpus are kept beside the
-vocabulary (`token_counts.json`): F² frequency classes and AGG rare groups are built from them.
+ids in every bundle. No text ever encodes to a special id: a typed "<|eos|>" is plain text.
+Token frequency counts over the training corpus are kept beside the vocabulary
+(`token_counts.json`): F² frequency classes and AGG rare groups are built from them.
 """
 
 from __future__ import annotations
@@ -36,6 +37,10 @@ class VariorumTokenizer:
 
     def __init__(self, tokenizer: Tokenizer, counts: Sequence[int] | None = None) -> None:
         self._tok = tokenizer
+        # Text that spells a special token ("<|eos|>", "<B-1>" typed by a writer or found in a corpus) is
+        # ordinary text: encoded byte by byte, never to the control id (which would end or restructure
+        # the sequence). Only code places special ids, by number.
+        tokenizer.encode_special_tokens = True
         for position, token in enumerate(SPECIAL_TOKENS):
             if tokenizer.token_to_id(token) != position:
                 raise TokenizerError(f"special token {token!r} must have id {position}")
@@ -117,10 +122,19 @@ class VariorumTokenizer:
         except Exception as error:  # tokenizers raises plain Exception subclasses
             raise TokenizerError(f"cannot read {path}: {error}") from error
         counts_path = directory / COUNTS_FILE
-        counts = None
-        if counts_path.exists():
-            try:
-                counts = json.loads(counts_path.read_text())
-            except json.JSONDecodeError as error:
-                raise TokenizerError(f"{counts_path} is not valid JSON: {error}") from error
-        return cls(tok, counts)
+        return cls(tok, _read_counts(counts_path) if counts_path.exists() else None)
+
+
+def _read_counts(path: Path) -> list[int]:
+    """`token_counts.json`: a flat JSON list of non-negative integers, else a `TokenizerError`."""
+    try:
+        counts = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise TokenizerError(f"{path} is not valid JSON: {error}") from None
+    except RecursionError:  # json's parser recurses once per nesting level
+        raise TokenizerError(f"{path} is nested too deeply; it must be a flat list of counts") from None
+    except OSError as error:  # e.g. a directory of that name
+        raise TokenizerError(f"cannot read {path} ({error.strerror})") from None
+    if not isinstance(counts, list) or not all(type(c) is int and c >= 0 for c in counts):
+        raise TokenizerError(f"{path} must be a JSON list of non-negative integer counts")
+    return counts

@@ -29,7 +29,7 @@ from tqdm import tqdm
 
 from engine.backbones import load_hf_gpt2_backbone
 from engine.bundle import save_bundle
-from engine.checkpoint import load_checkpoint, read_checkpoint_state, save_checkpoint
+from engine.checkpoint import load_checkpoint, resume_state, save_checkpoint
 from engine.cli_args import add_dataclass_flags, dataclass_from_flags
 from engine.config import ConfigError, ModelConfig, TrainConfig, config_from_dict
 from engine.data.blocks import BatchOrder, make_blocks
@@ -66,6 +66,29 @@ def build_optimizer(model: torch.nn.Module, config: TrainConfig) -> torch.optim.
     ]
     fused = bool(params) and all(p.is_cuda for p in params)  # one kernel per step instead of one per tensor
     return torch.optim.AdamW(groups, lr=config.lr, betas=(config.beta1, config.beta2), fused=fused)
+
+
+class TrainingDivergedError(ValueError):
+    """The loss or the weights stopped being finite numbers (too high a learning rate, bad data)."""
+
+
+def check_finite_loss(step: int, loss: float) -> None:
+    """Stop at the first non-finite loss: every later step, checkpoint and bundle would be NaN."""
+    if not math.isfinite(loss):
+        raise TrainingDivergedError(
+            f"training diverged at step {step}: the loss is {loss}; lower --lr (or check the data) and "
+            "start again, or --resume from the last checkpoint (it holds finite weights)"
+        )
+
+
+def check_finite_weights(step: int, model: torch.nn.Module) -> None:
+    """Refuse to save weights holding NaN/inf (an update can break them while the loss was still finite)."""
+    broken = [name for name, p in model.named_parameters() if not bool(torch.isfinite(p).all())]
+    if broken:
+        raise TrainingDivergedError(
+            f"training diverged at step {step}: {len(broken)} weight tensor(s) hold NaN/inf (first: {broken[0]}); "
+            "nothing was saved for this step; lower --lr and start again"
+        )
 
 
 class Trainer:
@@ -230,21 +253,25 @@ class Trainer:
             path.write_text("".join(line + "\n" for line in kept))
 
     def _checkpoint(self, step: int, seconds: float) -> None:
+        check_finite_weights(step, self.model)  # on every rank: DDP keeps the replicas equal
         if self.rank == 0:
             meta = {"model": self.model_config.to_dict(), "train": self.config.to_dict(), "train_seconds": seconds}
             save_checkpoint(self.out / "checkpoint", self.model, self.optimizer, step, meta)
         if self.world > 1:
             dist.barrier()
 
-    def run(self, resume: bool = False, chunk_steps: int = 0) -> dict[str, Any]:
+    def run(self, resume: bool = False, chunk_steps: int = 0, allow_fresh: bool = False) -> dict[str, Any]:
         """Train to `max_steps` (or `chunk_steps` more steps, then checkpoint and return).
+
+        `resume` without a checkpoint in `<out_dir>/checkpoint` raises `NoCheckpointError`
+        unless `allow_fresh` (then it starts at step 0).
 
         Returns a summary: final validation loss/perplexity and timing. A bundle is exported
         only when `max_steps` is reached.
         """
         self.out.mkdir(parents=True, exist_ok=True)
         start = 0
-        state = read_checkpoint_state(self.out / "checkpoint") if resume else None
+        state = resume_state(self.out / "checkpoint", allow_fresh) if resume else None
         if state is not None:
             start = load_checkpoint(self.out / "checkpoint", self.model, self.optimizer)
             self.objective.restore(  # e.g. AGG's token memory replays the earlier steps' targets
@@ -270,6 +297,7 @@ class Trainer:
         for step in range(start, end):
             tick = time.perf_counter()
             loss = self._train_step(step, ddp)
+            check_finite_loss(step + 1, loss)
             rate = tokens_per_step / max(time.perf_counter() - tick, 1e-9)
             bar.update(1)
             bar.set_postfix(loss=f"{loss:.3f}", tok_s=f"{rate:,.0f}")
@@ -318,6 +346,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--tokenizer", type=Path, help="reuse this tokenizer directory instead of training one")
     parser.add_argument("--init-from-hf", type=Path, help="start from a local HF GPT-2 checkpoint directory")
     parser.add_argument("--resume", action="store_true", help="continue from <out-dir>/checkpoint")
+    parser.add_argument("--allow-fresh-start", action="store_true",
+                        help="with --resume: start from step 0 when there is no checkpoint (default: error)")
     parser.add_argument("--chunk-steps", type=int, default=0,
                         help="stop after this many steps with a checkpoint (train in chunks; 0 = to the end)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar (logs only)")
@@ -347,7 +377,7 @@ def main(argv: list[str] | None = None) -> int:
         model_config = dataclass_from_flags(ModelConfig, args, config_from_dict(ModelConfig, base.get("model", {})))
         train_config = dataclass_from_flags(TrainConfig, args, config_from_dict(TrainConfig, base.get("train", {})))
         trainer = Trainer(model_config, train_config, args.tokenizer, args.init_from_hf, command, not args.no_progress)
-        summary = trainer.run(resume=args.resume, chunk_steps=args.chunk_steps)
+        summary = trainer.run(resume=args.resume, chunk_steps=args.chunk_steps, allow_fresh=args.allow_fresh_start)
     except (OSError, ValueError, TaggerUnavailableError) as error:
         # Bad flags, config or data (ConfigError, CorpusError and JSON errors are ValueErrors), an
         # unreadable file, a checkpoint that does not fit, or no POS tagger: one line saying what to fix.

@@ -53,6 +53,8 @@ def read_jsonl(path: Path) -> list[str]:
             value = json.loads(line)
         except json.JSONDecodeError as error:
             raise CorpusError(f"{path}:{number}: invalid JSON ({error.msg})") from None
+        except RecursionError:  # json's parser recurses once per nesting level
+            raise CorpusError(f"{path}:{number}: JSON nested too deeply to be a document") from None
         documents.append(_json_document(value, path, number))
     return documents
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.config import config_from_dict
+from engine.config import ConfigError, check_field_types, config_from_dict
 from engine.decoding.class_sampling import ClassTemperature, ClassTopK, RarityBias
 from engine.decoding.pos_sampling import pos_group_processors
 from engine.decoding.processors import (
@@ -20,11 +20,25 @@ from engine.decoding.processors import (
 )
 
 MAX_NEW_TOKENS_LIMIT = 4096
+# Ranges a writer can use and the decoder computes stably in float32: a temperature of 1e-39 or a
+# top-p of 1e-300 would underflow every score to −inf (no token left to sample), and a penalty of
+# 1e39 overflows. For "always the likeliest token" use `greedy`, not a near-zero temperature.
+TEMPERATURE_RANGE = (0.01, 100.0)  # temperature and class_temperature
+TOP_P_RANGE = (1e-6, 1.0)
+REPETITION_PENALTY_RANGE = (1.0, 100.0)
 
 
 @dataclass(frozen=True)
 class DecodeConfig:
-    """How to pick tokens; 0 / 1.0 values switch a control off."""
+    """How to pick tokens; 0 / 1.0 values switch a control off.
+
+    Every field is checked when the config is made: a value of the wrong type (1.5 tokens, a
+    string temperature) or outside its range raises `DecodeSettingError` (a ValueError) naming
+    the field and the valid range, before any token is generated. Ranges: max_new_tokens
+    [1, MAX_NEW_TOKENS_LIMIT]; temperature and class_temperature in TEMPERATURE_RANGE; top_p in
+    TOP_P_RANGE; repetition_penalty in REPETITION_PENALTY_RANGE; class_rarity_bias in [-10, 10];
+    seed a non-negative 63-bit integer or None.
+    """
 
     max_new_tokens: int = 100
     temperature: float = 1.0
@@ -44,6 +58,16 @@ class DecodeConfig:
     pos_bias: dict[str, float] = field(default_factory=dict, hash=False)  # "JJ"/"adjectives" → factor in [0.1, 10]
 
     def __post_init__(self) -> None:
+        try:
+            check_field_types(self, skip=("pos_bias",))  # pos_bias: checked with its range by pos_sampling
+        except ConfigError as error:
+            raise DecodeSettingError(str(error)) from None
+        if not isinstance(self.pos_bias, dict):
+            raise DecodeSettingError(f"pos_bias must be a dict of tag or group → factor, got {self.pos_bias!r}")
+        for name, (low, high) in (("temperature", TEMPERATURE_RANGE), ("class_temperature", TEMPERATURE_RANGE),
+                                  ("top_p", TOP_P_RANGE), ("repetition_penalty", REPETITION_PENALTY_RANGE)):
+            if not low <= getattr(self, name) <= high:  # NaN fails too
+                raise DecodeSettingError(f"{name} must be in [{low:g}, {high:g}], got {getattr(self, name)}")
         if not 1 <= self.max_new_tokens <= MAX_NEW_TOKENS_LIMIT:
             raise DecodeSettingError(
                 f"max_new_tokens must be in [1, {MAX_NEW_TOKENS_LIMIT}], got {self.max_new_tokens}"

@@ -14,15 +14,23 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from safetensors import SafetensorError
-from safetensors.torch import load_file, save_model
+from safetensors.torch import save_model
 
 from engine.atomic import atomic_directory
-from engine.bundle import CARD_FILE, CONFIG_FILE, REQUIRED_FILES, WEIGHTS_FILE, BundleError
+from engine.bundle import (
+    CARD_FILE,
+    CONFIG_FILE,
+    REQUIRED_FILES,
+    WEIGHTS_FILE,
+    BundleError,
+    build_checked,
+    load_bundle_tokenizer,
+    read_bundle_json,
+)
 from engine.config import BUNDLE_FORMAT_VERSION, ConfigError
 from engine.permgen.config import PermGenConfig
 from engine.permgen.model import PermGenModel
-from engine.tokenizer import TokenizerError, VariorumTokenizer
+from engine.tokenizer import VariorumTokenizer
 
 KIND = "permgen"
 
@@ -66,10 +74,7 @@ def save_permgen_bundle(
 
 
 def _read(directory: Path) -> tuple[PermGenConfig, dict[str, Any]]:
-    try:
-        raw = json.loads((directory / CONFIG_FILE).read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise BundleError(f"bundle {directory}: {CONFIG_FILE} is not valid JSON ({error})") from None
+    raw = read_bundle_json(directory)
     if not isinstance(raw, dict) or raw.get("kind") != KIND or "permgen" not in raw or "model" not in raw:
         raise BundleError(f"bundle {directory}: {CONFIG_FILE} is not a PermGen config (kind/model/permgen)")
     if raw.get("format_version") != BUNDLE_FORMAT_VERSION:
@@ -82,23 +87,6 @@ def _read(directory: Path) -> tuple[PermGenConfig, dict[str, Any]]:
     return config, raw.get("provenance", {})
 
 
-def _load_weights(directory: Path, model: PermGenModel) -> None:
-    try:
-        state = load_file(str(directory / WEIGHTS_FILE))
-    except (SafetensorError, OSError) as error:
-        raise BundleError(f"bundle {directory}: {WEIGHTS_FILE} is truncated or corrupt ({error})") from None
-    expected = model.state_dict()
-    params = dict(model.named_parameters(remove_duplicate=False))
-    tied = {k for k in expected if k in params and any(params[k] is params[o] for o in state if o in params)}
-    missing = [k for k in expected if k not in state and k not in tied]
-    unexpected = sorted(set(state) - set(expected))
-    wrong = [k for k, t in state.items() if k in expected and t.shape != expected[k].shape]
-    if missing or unexpected or wrong:
-        raise BundleError(f"bundle {directory}: weights do not match the config (missing {missing[:5]}, "
-                          f"unexpected {unexpected[:5]}, wrong shape {wrong[:5]})")
-    model.load_state_dict(state, strict=False)
-
-
 def load_permgen_bundle(directory: Path, device: str | torch.device = "cpu") -> PermGenBundle:
     """Load and validate a PermGen bundle; raise `BundleError` naming what is wrong."""
     directory = Path(directory)
@@ -106,15 +94,11 @@ def load_permgen_bundle(directory: Path, device: str | torch.device = "cpu") -> 
     if missing:
         raise BundleError(f"bundle {directory} is missing {', '.join(missing)}")
     config, provenance = _read(directory)
-    try:
-        tokenizer = VariorumTokenizer.load(directory)
-    except TokenizerError as error:
-        raise BundleError(f"bundle {directory}: {error}") from None
+    tokenizer = load_bundle_tokenizer(directory)
     if tokenizer.vocab_size != config.model.vocab_size:
         raise BundleError(f"bundle {directory}: tokenizer has {tokenizer.vocab_size} tokens, "
                           f"the model was built for {config.model.vocab_size}")
-    model = PermGenModel(config)
-    _load_weights(directory, model)
+    model = build_checked(directory, lambda: PermGenModel(config))
     model.to(device).eval()
     card = (directory / CARD_FILE).read_text(errors="replace")
     return PermGenBundle(directory, model, tokenizer, card, provenance)

@@ -17,7 +17,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.config import ConfigError, ModelConfig, config_from_dict
+from engine.config import MODEL_SIZE_LIMITS, ConfigError, ModelConfig, check_field_types, config_from_dict
 from engine.tokenizer import MAX_SENTENCES
 
 TASKS = ("story", "abstract", "paraphrase")
@@ -42,6 +42,7 @@ class PermGenConfig:
     def __post_init__(self) -> None:
         if isinstance(self.model, dict):
             self.model = config_from_dict(ModelConfig, self.model)
+        check_field_types(self)
         if self.model.backbone != "bart":
             raise ConfigError(f"PermGen needs the 'bart' backbone, got {self.model.backbone!r}")
         if self.model.head not in SUPPORTED_HEADS:
@@ -51,13 +52,11 @@ class PermGenConfig:
                 "PermGen paragraphs end with <EOP>, which sentence-based decoding always reaches; an eos "
                 f"termination head ({self.model.termination!r}) does not apply to them"
             )
-        for name in ("encoder_layers", "max_source_len"):
-            if getattr(self, name) < 1:
-                raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)}")
-        if self.max_sentence_len < 3:
-            raise ConfigError(f"max_sentence_len must be >= 3 (marks + a token), got {self.max_sentence_len}")
-        if self.ffn_dim < 0:
-            raise ConfigError(f"ffn_dim must be >= 0, got {self.ffn_dim}")
+        for name, low, high in (("encoder_layers", 1, MODEL_SIZE_LIMITS["n_layer"]), ("ffn_dim", 0, 1 << 17),
+                                ("max_source_len", 1, MODEL_SIZE_LIMITS["block_size"]),
+                                ("max_sentence_len", 3, 1 << 12)):  # sentence: marks + a token at least
+            if not low <= getattr(self, name) <= high:
+                raise ConfigError(f"{name} must be in [{low}, {high}], got {getattr(self, name)}")
         if self.task not in TASKS:
             raise ConfigError(f"task must be one of {list(TASKS)}, got {self.task!r}")
         if self.positions not in POSITIONS:

@@ -37,7 +37,7 @@ from typing import Any, cast
 import torch
 
 from engine.backbones.bart import load_hf_bart
-from engine.checkpoint import load_checkpoint, read_checkpoint_state, save_checkpoint
+from engine.checkpoint import load_checkpoint, resume_state, save_checkpoint
 from engine.cli_args import add_dataclass_flags, dataclass_from_flags
 from engine.config import ConfigError, ModelConfig, TrainConfig, config_from_dict
 from engine.data.blocks import BatchOrder
@@ -57,7 +57,7 @@ from engine.permgen.tagging import attach_groups, tag_targets
 from engine.pos.tagger import TaggerUnavailableError
 from engine.pos.training import PosTrainingData
 from engine.tokenizer import VariorumTokenizer
-from engine.train import build_optimizer, learning_rate, read_config_file
+from engine.train import build_optimizer, check_finite_loss, check_finite_weights, learning_rate, read_config_file
 
 
 class PermGenTrainer:
@@ -163,11 +163,12 @@ class PermGenTrainer:
         return target_nll(self.model, data, size, natural, self.train_config.seed + 1,
                           size * self.train_config.eval_batches)
 
-    def run(self, resume: bool = False, chunk_steps: int = 0) -> dict[str, Any]:
+    def run(self, resume: bool = False, chunk_steps: int = 0, allow_fresh: bool = False) -> dict[str, Any]:
         """Train to max_steps (or `chunk_steps` more, then checkpoint and return), evaluating every
-        eval_every steps; at max_steps write the bundle. Returns a summary."""
+        eval_every steps; at max_steps write the bundle. Returns a summary. `resume` with no
+        checkpoint raises `NoCheckpointError` unless `allow_fresh`."""
         self.out.mkdir(parents=True, exist_ok=True)
-        start = self._resume() if resume else 0
+        start = self._resume(allow_fresh) if resume else 0
         _trim_log(self.out / "metrics.jsonl", start)
         self.model.train()
         began = time.perf_counter()
@@ -176,6 +177,7 @@ class PermGenTrainer:
         with (self.out / "metrics.jsonl").open("a") as log:
             for step in range(start, end):
                 record: dict[str, Any] = {"step": step + 1, "train_loss": self.step(step)}
+                check_finite_loss(step + 1, record["train_loss"])
                 if (step + 1) % self.train_config.eval_every == 0 or step + 1 == end:
                     record["tokens_per_s"] = self.tokens_done / max(time.perf_counter() - began, 1e-9)
                     summary = self._evaluate_both(step + 1, record)
@@ -197,13 +199,14 @@ class PermGenTrainer:
                 "valid_nll_permuted": permuted}
 
     def _checkpoint(self, step: int, seconds: float) -> None:
+        check_finite_weights(step, self.model)
         meta = {"permgen": self.config.to_dict(), "train": self.train_config.to_dict(), "train_seconds": seconds}
         # engine/checkpoint.py types its model as LanguageModel but only needs an nn.Module's state dict
         save_checkpoint(self.out / "checkpoint", cast(LanguageModel, self.model), self.optimizer, step, meta)
 
-    def _resume(self) -> int:
-        """Restore the checkpoint in <out_dir>/checkpoint (if any); return the step to start from."""
-        state = read_checkpoint_state(self.out / "checkpoint")
+    def _resume(self, allow_fresh: bool) -> int:
+        """Restore the checkpoint in <out_dir>/checkpoint; return the step to start from."""
+        state = resume_state(self.out / "checkpoint", allow_fresh)
         if state is None:
             return 0
         if state.get("permgen") != json.loads(json.dumps(self.config.to_dict())):  # as stored (tuples → lists)
@@ -247,6 +250,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--init-from-hf", type=Path, help="start from a local HF BART checkpoint directory")
     parser.add_argument("--threads", type=int, default=0, help="CPU threads for torch (0 = torch's default)")
     parser.add_argument("--resume", action="store_true", help="continue from <out-dir>/checkpoint")
+    parser.add_argument("--allow-fresh-start", action="store_true",
+                        help="with --resume: start from step 0 when there is no checkpoint (default: error)")
     parser.add_argument("--chunk-steps", type=int, default=0,
                         help="stop after this many steps with a checkpoint (train in chunks; 0 = to the end)")
     add_dataclass_flags(parser, ModelConfig, skip=("backbone", "block_size", "pos_tags"))
@@ -279,11 +284,12 @@ def main(argv: list[str] | None = None) -> int:
         config, train = _configs(args)
         trainer = PermGenTrainer(config, train, args.valid_files, args.tokenizer, args.init_from_hf,
                                  "variorum train-permgen " + " ".join(argv))
+        summary = trainer.run(resume=args.resume, chunk_steps=args.chunk_steps, allow_fresh=args.allow_fresh_start)
     except (OSError, ValueError, TaggerUnavailableError) as error:  # an unreadable --config, bad flags or data
         # (ConfigError, ReaderError, an unknown --pos-backend are ValueErrors), or no POS tagger for posg
         print(f"variorum train-permgen: error: {error}", file=sys.stderr)
         return 2
-    print(json.dumps(trainer.run(resume=args.resume, chunk_steps=args.chunk_steps), indent=2))
+    print(json.dumps(summary, indent=2))
     return 0
 
 

@@ -135,6 +135,9 @@ def build_checked(directory: Path, build: Callable[[], M]) -> M:
     return model
 
 
+STORED_FLOAT_DTYPES = (torch.float16, torch.bfloat16, torch.float32)
+
+
 def _read_weights(directory: Path) -> dict[str, torch.Tensor]:
     try:
         return load_file(str(directory / WEIGHTS_FILE))
@@ -156,7 +159,9 @@ def _check_weights(directory: Path, state: dict[str, torch.Tensor], reference: t
         if tensor.shape != want.shape:
             raise BundleError(f"bundle {directory}: weight {key} has shape {tuple(tensor.shape)}, "
                               f"config implies {tuple(want.shape)}")
-        if tensor.dtype != want.dtype:
+        # fp16/bf16 weights are stored to halve bundle size; load_state_dict upcasts them to the model's dtype
+        upcast = tensor.dtype in STORED_FLOAT_DTYPES and want.is_floating_point()
+        if tensor.dtype != want.dtype and not upcast:
             raise BundleError(f"bundle {directory}: weight {key} has dtype {tensor.dtype}, expected {want.dtype}")
         if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
             raise BundleError(f"bundle {directory}: weight {key} holds NaN or infinite values; "

@@ -27,6 +27,7 @@ def missing_path_argv(command: str, tmp_path: Path) -> list[str]:
         "train-permgen": ["train-permgen", "--train-files", missing, "--out-dir", out],
         "perplexity": ["perplexity", "--bundle", missing, "--files", missing],
         "diagnose": ["diagnose", "--bundle", missing, "--files", missing],
+        "build-recipe": ["build-recipe", missing + ".json"],
         "eval": ["eval", "--bundles", missing, "--split-file", missing, "--out", out],
     }[command]
 

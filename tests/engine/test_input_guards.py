@@ -63,8 +63,8 @@ def test_cli_prompt_with_non_utf8_bytes_is_a_clear_error(tiny_bundle: Path,
                                                           capsys: pytest.CaptureFixture[str]) -> None:
     # `--prompt $'\xff'`: Python hands the undecodable byte over as the surrogate U+DCFF
     assert cli_main(["generate", "--bundle", str(tiny_bundle), "--prompt", "\udcff", "--max-new-tokens", "2"]) == 2
-    out = capsys.readouterr().out
-    assert "prompt is not valid UTF-8 text" in out and "Traceback" not in out
+    err = capsys.readouterr().err
+    assert "prompt is not valid UTF-8 text" in err and "Traceback" not in err
 
 
 @pytest.mark.parametrize("typed", SPECIAL_TOKENS)

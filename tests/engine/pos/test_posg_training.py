@@ -113,6 +113,6 @@ def test_cli_generate_with_pos_controls(trained: Path, capsys: pytest.CaptureFix
     assert "--- variant 2 · seed 5 ·" in out
     assert cli_main(argv) == 0 and capsys.readouterr().out == out
     assert cli_main([*argv[:-2], "adjectives"]) == 2
-    assert "expected TAG=FACTOR" in capsys.readouterr().out
+    assert "expected TAG=FACTOR" in capsys.readouterr().err
     assert cli_main([*argv[:-2], "adjectives=20"]) == 2
-    assert "[0.1, 10.0]" in capsys.readouterr().out
+    assert "[0.1, 10.0]" in capsys.readouterr().err

@@ -71,12 +71,13 @@ def first_marks(first_log_probs: torch.Tensor, control: OrderControl, n: int, se
     """
     if control.first:
         return [control.first] * n
-    marks = torch.tensor([m for m in control.allowed_marks([]) if m != EOP_ID])
+    device = first_log_probs.device  # a CPU generator cannot draw from CUDA probabilities
+    marks = torch.tensor([m for m in control.allowed_marks([]) if m != EOP_ID], device=device)
     indices = [sentence_of_begin(int(m)) for m in marks]
     probs = torch.softmax(first_log_probs[marks].double(), dim=0)
     if not control.distinct_starts:
         return [indices[int(probs.argmax())]] * n
-    generator = torch.Generator().manual_seed(seed)
+    generator = torch.Generator(device=device).manual_seed(seed)
     picks: list[int] = []
     while len(picks) < n:
         take = min(n - len(picks), len(indices))

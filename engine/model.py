@@ -7,6 +7,7 @@ from torch import nn
 from transformers.cache_utils import Cache
 
 from engine.backbones import GPT2Backbone
+from engine.backbones.kv_cache import KVCache
 from engine.config import ConfigError, ModelConfig
 from engine.heads import OutputHead, build_head
 from engine.heads.termination import document_steps
@@ -39,6 +40,14 @@ class LanguageModel(nn.Module):
     ) -> tuple[torch.Tensor, Cache | None]:
         hidden, cache = self.backbone(input_ids, past=past, position_ids=position_ids, use_cache=use_cache)
         return hidden, cache
+
+    def new_cache(self, rows: int) -> KVCache:
+        """An empty preallocated KV cache for `rows` decoding rows (one block of positions)."""
+        return self.backbone.new_cache(rows)
+
+    def decode(self, input_ids: torch.Tensor, cache: KVCache) -> torch.Tensor:
+        """Incremental decoding: ids [B, T] after the cache's positions → hidden [B, T, D]; fills the cache."""
+        return self.backbone.decode(input_ids, cache)
 
     def forward(
         self, input_ids: torch.Tensor, targets: torch.Tensor, target_groups: torch.Tensor | None = None

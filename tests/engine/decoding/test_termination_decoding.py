@@ -11,6 +11,7 @@ import pytest
 import torch
 from torch import nn
 
+from engine.backbones.kv_cache import KVCache
 from engine.decoding.generate import FINISH_EOS, generate_variants
 from engine.decoding.processors import DecodeSettingError
 from engine.decoding.settings import DecodeConfig
@@ -33,6 +34,13 @@ class ConstantBackbone(nn.Module):
     def forward(self, input_ids: torch.Tensor, past: object = None, position_ids: object = None,
                 use_cache: bool = False) -> tuple[torch.Tensor, None]:
         return torch.ones(*input_ids.shape, self.token_embedding.embedding_dim), None
+
+    def new_cache(self, rows: int) -> KVCache:
+        return KVCache.allocate(1, rows, 1, 32, 1, self.token_embedding.weight)
+
+    def decode(self, input_ids: torch.Tensor, cache: KVCache) -> torch.Tensor:
+        cache.advance(input_ids.shape[1])
+        return self(input_ids)[0]
 
 
 def adversarial_model(termination: str, eps: float, vocab: int = 50, dim: int = 8) -> LanguageModel:

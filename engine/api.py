@@ -21,15 +21,11 @@ import platformdirs
 import torch
 
 from engine.bundle import CONFIG_FILE, Bundle, BundleError, load_bundle
+from engine.controls import LM_TASKS, TASKS
 from engine.decoding import DecodeConfig, TokenEvent, Variant, VariantStream
 from engine.devices import gpu_unavailable_reason, resolve_device
 from engine.pos.tagger import Tagger, TaggerUnavailableError
 
-TASKS: tuple[str, ...] = ("continue",)
-# PermGen (issue 8): paragraph tasks of encoder-decoder bundles (engine/permgen); an LM bundle does "continue" only.
-TASKS = (*TASKS, "story", "abstract")
-TASKS = (*TASKS, "paraphrase")  # issue 8: a passage rewritten sentence by sentence (engine/permgen/paraphrase.py)
-LM_TASKS = ("continue",)
 RESOURCES_MODELS = Path(__file__).resolve().parent.parent / "resources" / "models"
 
 

@@ -8,20 +8,29 @@ Ctrl+C stops generation at the next step and still prints what was produced.
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from rich.console import Console, Group
-from rich.live import Live
-from rich.panel import Panel
+from engine.controls import DECODE_DEFAULTS, TASKS
 
-from engine.api import TASKS, Engine, GenerationRequest
-from engine.bundle import BundleError
-from engine.config import ConfigError
-from engine.decoding import DecodeConfig, DecodeSettingError, Variant, VariantStream
-from engine.decoding.pos_sampling import parse_pos_bias
+if TYPE_CHECKING:  # torch, transformers and rich load only when a command runs, so --help is instant
+    from rich.console import Console, Group
+
+    from engine.decoding import Variant, VariantStream
+
+# Commands that parse their own flags: name → (module whose main(argv) runs it, help). Their modules
+# are imported only when the command is chosen.
+FORWARDED: dict[str, tuple[str, str]] = {
+    "train": ("engine.train", "train a model (see `variorum train --help`)"),
+    "perplexity": ("engine.evaluate", "validation perplexity of a bundle"),
+    "train-permgen": ("engine.permgen.train", "train a PermGen story/abstract/paraphrase model (see --help)"),
+    "diagnose": ("engine.diagnostics.cli", "embedding I(W), group cosine, PPL/Uniq per frequency group"),
+    "eval": ("engine.evaluation.run", "evaluate bundles on a split: the papers' tables and plots"),
+}
 
 
 def _generate_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -29,10 +38,10 @@ def _generate_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[t
     p.add_argument("--bundle", type=Path, help="bundle directory (default: the first bundled model)")
     p.add_argument("--prompt", default="", help="text to continue (default: start a new text)")
     p.add_argument("-n", "--num-variants", type=int, default=3, help="number of variants, 1-8")
-    p.add_argument("--max-new-tokens", type=int, default=80)
+    p.add_argument("--max-new-tokens", type=int, default=DECODE_DEFAULTS["max_new_tokens"])
     p.add_argument("--temperature", type=float, default=1.0)
     p.add_argument("--top-k", type=int, default=0, help="0 = off")
-    p.add_argument("--top-p", type=float, default=0.9, help="nucleus mass, 1.0 = off")
+    p.add_argument("--top-p", type=float, default=DECODE_DEFAULTS["top_p"], help="nucleus mass, 1.0 = off")
     p.add_argument("--repetition-penalty", type=float, default=1.0)
     p.add_argument("--greedy", action="store_true")
     p.add_argument("--seed", type=int, help="base seed; variant i uses seed + i")
@@ -47,7 +56,7 @@ def _generate_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[t
     p.add_argument("--class-rarity-bias", type=float, default=0.0,
                    help="F²: -10..10, > 0 favours rarer frequency classes, 0 = as trained")
     p.add_argument("--flat-sampling", action="store_true", help="F² ablation: sample from p(x), not class then token")
-    # PermGen paragraph tasks (issue 8): a bundle from `variorum train-permgen`
+    # PermGen paragraph tasks: a bundle from `variorum train-permgen`
     p.add_argument("--task", default="continue", choices=list(TASKS),
                    help="story / abstract / paraphrase need a PermGen bundle (paraphrase: the passage is --prompt)")
     p.add_argument("--title", default="", help="story/abstract: the title")
@@ -64,16 +73,15 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     _generate_parser(sub)
     sub.add_parser("bundles", help="list available model bundles")
-    sub.add_parser("train", help="train a model (see `variorum train --help`)", add_help=False)
-    sub.add_parser("perplexity", help="validation perplexity of a bundle", add_help=False)
-    sub.add_parser("train-permgen", help="train a PermGen story/abstract/paraphrase model (see --help)",
-                   add_help=False)
-    sub.add_parser("diagnose", help="embedding I(W), group cosine, PPL/Uniq per frequency group", add_help=False)
-    sub.add_parser("eval", help="evaluate bundles on a split: the papers' tables and plots", add_help=False)
+    for name, (_, help_text) in FORWARDED.items():
+        sub.add_parser(name, help=help_text, add_help=False)
     return parser
 
 
 def _render(variants: list[Variant], texts: list[str], finished: set[int]) -> Group:
+    from rich.console import Group
+    from rich.panel import Panel
+
     panels = []
     for i, text in enumerate(texts):
         state = f"done ({variants[i].finish_reason})" if i in finished else "writing…"
@@ -90,10 +98,10 @@ def _print_final(console: Console, variants: list[Variant]) -> None:
             highlight=False,
         )
         console.print(v.text, markup=False, highlight=False)
-        if getattr(v, "order", None):  # PermGen: generation order and Eq. 8 rank (issue 8)
+        if getattr(v, "order", None):  # PermGen: generation order and Eq. 8 rank
             console.print(f"    written in order {v.order}, rank {getattr(v, 'rank', 0)} "  # type: ignore[attr-defined]
                           f"(mean log-prob {getattr(v, 'score', 0.0):.3f})", markup=False, highlight=False)
-        if "self_bleu" in v.settings:  # paraphrase (issue 8): how far each variant is from the source
+        if "self_bleu" in v.settings:  # paraphrase: how far each variant is from the source
             per_sentence = ", ".join(f"{b:.2f}/{w:.2f}" for b, w in zip(v.settings["sentence_self_bleu"],
                                                                          v.settings["sentence_self_wer"], strict=True))
             console.print(f"    Self-BLEU {v.settings['self_bleu']:.3f}, Self-WER {v.settings['self_wer']:.3f} vs the "
@@ -101,6 +109,12 @@ def _print_final(console: Console, variants: list[Variant]) -> None:
 
 
 def run_generate(args: argparse.Namespace, console: Console) -> int:
+    from rich.live import Live
+
+    from engine.api import Engine, GenerationRequest
+    from engine.decoding import DecodeConfig
+    from engine.decoding.pos_sampling import parse_pos_bias
+
     engine = Engine()
     path = args.bundle
     if path is None:
@@ -159,7 +173,7 @@ def _consume(
 
 
 def _paragraph_fields(args: argparse.Namespace) -> dict[str, object]:
-    """PermGen request fields from the generate flags (issue 8); {} for the continue task."""
+    """PermGen request fields from the generate flags; {} for the continue task."""
     if args.task == "continue":
         return {}
     order = [int(part) for part in args.sentence_order.replace(",", " ").split()] if args.sentence_order else None
@@ -168,7 +182,9 @@ def _paragraph_fields(args: argparse.Namespace) -> dict[str, object]:
             "sentence_order": order}
 
 
-def run_bundles(console: Console) -> int:
+def run_bundles(args: argparse.Namespace, console: Console) -> int:
+    from engine.api import Engine
+
     bundles = Engine().list_bundles()
     if not bundles:
         console.print("no bundles found")
@@ -179,35 +195,25 @@ def run_bundles(console: Console) -> int:
     return 0
 
 
+LOCAL: dict[str, Callable[[argparse.Namespace, Console], int]] = {"generate": run_generate, "bundles": run_bundles}
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if argv and argv[0] == "train":
-        from engine.train import main as train_main
-
-        return train_main(argv[1:])
-    if argv and argv[0] == "train-permgen":  # PermGen (issue 8)
-        from engine.permgen.train import main as permgen_main
-
-        return permgen_main(argv[1:])
-    if argv and argv[0] == "perplexity":
-        from engine.evaluate import main as perplexity_main
-
-        return perplexity_main(argv[1:])
-    if argv and argv[0] == "diagnose":
-        from engine.diagnostics.cli import main as diagnose_main
-
-        return diagnose_main(argv[1:])
-    if argv and argv[0] == "eval":
-        from engine.evaluation.run import main as eval_main
-
-        return eval_main(argv[1:])
+    if argv and argv[0] in FORWARDED:
+        module = importlib.import_module(FORWARDED[argv[0]][0])
+        status: int = module.main(argv[1:])
+        return status
     args = build_parser().parse_args(argv)
+    from rich.console import Console
+
+    from engine.bundle import BundleError
+    from engine.config import ConfigError
+
     console = Console()
     try:
-        if args.command == "bundles":
-            return run_bundles(console)
-        return run_generate(args, console)
-    except (BundleError, ConfigError, DecodeSettingError, ValueError) as error:
+        return LOCAL[args.command](args, console)
+    except (BundleError, ConfigError, ValueError) as error:  # DecodeSettingError is a ValueError
         console.print(f"error: {error}", markup=False, highlight=False, style="red")
         return 2
 

@@ -21,7 +21,7 @@ import platformdirs
 import torch
 
 from engine.bundle import CONFIG_FILE, Bundle, BundleError, load_bundle
-from engine.controls import LM_TASKS, TASKS
+from engine.controls import LM_TASKS, TASKS, Capabilities
 from engine.decoding import DecodeConfig, TokenEvent, Variant, VariantStream
 from engine.devices import gpu_unavailable_reason, resolve_device
 from engine.pos.tagger import Tagger, TaggerUnavailableError
@@ -97,6 +97,11 @@ class LoadedModel:
         caps = self.bundle.model.head.capabilities()
         caps["tasks"] = list(LM_TASKS)
         return caps
+
+    @property
+    def controls(self) -> Capabilities:
+        """The typed form of `capabilities`: which controls this model honours."""
+        return Capabilities.from_dict(self.capabilities)
 
     def stream(self, request: GenerationRequest, should_stop: Callable[[], bool] | None = None) -> VariantStream:
         if request.task not in LM_TASKS:

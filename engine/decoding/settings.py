@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.config import config_from_dict
+from engine.controls import DECODE_DEFAULTS
 from engine.decoding.class_sampling import ClassTemperature, ClassTopK, RarityBias
 from engine.decoding.pos_sampling import pos_group_processors
 from engine.decoding.processors import (
@@ -26,7 +27,7 @@ MAX_NEW_TOKENS_LIMIT = 4096
 class DecodeConfig:
     """How to pick tokens; 0 / 1.0 values switch a control off."""
 
-    max_new_tokens: int = 100
+    max_new_tokens: int = DECODE_DEFAULTS["max_new_tokens"]  # one default for engine, CLI, app (engine/controls.py)
     temperature: float = 1.0
     top_k: int = 0  # 0 = no top-k truncation
     top_p: float = 1.0  # 1.0 = no nucleus truncation
@@ -99,6 +100,12 @@ class DecodeConfig:
         """Names of the F² class controls set away from their defaults (issue 3)."""
         defaults = {"class_temperature": 1.0, "class_top_k": 0, "class_rarity_bias": 0.0}
         return [name for name, off in defaults.items() if getattr(self, name) != off]
+
+    def active_fields(self) -> list[str]:
+        """Names of the fields set away from their defaults (seed and length excluded)."""
+        plain = DecodeConfig()
+        return [f.name for f in dataclasses.fields(self)
+                if f.name not in ("seed", "max_new_tokens") and getattr(self, f.name) != getattr(plain, f.name)]
 
     def with_seed(self, seed: int) -> DecodeConfig:
         return dataclasses.replace(self, seed=seed)

@@ -173,11 +173,12 @@ class VariantStream:
             ids = history[:, :length]  # [N, T]
             steps = start_steps + step  # [N]
             groups = torch.zeros(n, dtype=torch.long, device=device)
-            flat = head.num_groups > 1 and self.settings.flat_sampling  # ablation: token from the marginal
+            flat = samples_marginal(head, self.settings)
             if head.num_groups > 1 and not flat:
                 group_scores = group_stage_scores(head, group_processors, ids, hidden, steps, st_state)
                 groups = draw_rows(group_scores, seeds, step, STAGE_GROUP, greedy)
-            in_group = head.log_probs(hidden, steps) if flat else head.token_log_probs_in_group(hidden, groups, steps)
+            in_group = (_marginal(head, hidden, steps, st_state) if flat
+                        else head.token_log_probs_in_group(hidden, groups, steps))
             tokens = draw_rows(apply_processors(processors, ids, in_group), seeds, step, STAGE_TOKEN, greedy)
             if flat:
                 groups = most_likely_groups(head, hidden, tokens, steps)
@@ -229,6 +230,18 @@ class VariantStream:
     def _finish(self, active: torch.Tensor, reason: str) -> None:
         for i in active.nonzero()[:, 0].tolist():
             self.variants[i].finish_reason = reason
+
+
+def samples_marginal(head: OutputHead, settings: DecodeConfig) -> bool:
+    """Whether tokens are drawn in one stage from the marginal p(x) (over V ∪ {eos}) instead of group → token.
+
+    Always for the flat-sampling ablation. Also for a termination head around a one-group head: its
+    groups are only "eos" and "the rest", and NMST defines greedy, top-k and nucleus on the
+    distribution over V ∪ {eos} (paper Eq. 8 ff.), so greedy ends as soon as eos is the most probable
+    token, not only once p(eos) > 1/2 (docs/architecture.md, "Termination heads")."""
+    if head.num_groups == 1:
+        return False
+    return settings.flat_sampling or (isinstance(head, TerminationHead) and head.inner.num_groups == 1)
 
 
 def controlled_head(head: OutputHead) -> OutputHead:

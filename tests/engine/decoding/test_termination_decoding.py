@@ -176,3 +176,15 @@ def test_nmst_benchmark_writes_its_report(tiny_bundle: Path, tmp_path: Path) -> 
     assert set(report["r_nt"]) == {"greedy", "beam-2"}
     assert all(0.0 <= value <= 1.0 for row in report["r_nt"].values() for value in row.values())
     assert (out / "eos_curve.png").is_file() and (out / "lengths.png").is_file()
+
+
+def test_greedy_nmst_ends_when_eos_is_the_argmax_below_one_half(tokenizer: VariorumTokenizer) -> None:
+    """p(eos) = ε = 0.3 at step 1 and the rest is spread over 48 tokens: eos is the argmax though < 1/2."""
+    model = adversarial_model("nmst", 0.3)
+    inner = getattr(model.head, "inner", model.head)
+    with torch.no_grad():
+        inner.proj.weight[FAVOURITE] = 0.0  # inner p uniform over every token but eos
+    greedy = DecodeConfig(max_new_tokens=20, greedy=True, seed=0)
+    (variant,) = generate_variants(model, tokenizer, "", 1, greedy)
+    assert variant.token_ids == [EOS_ID] and variant.finish_reason == FINISH_EOS
+    assert math.exp(variant.token_log_probs[0]) == pytest.approx(0.3, abs=1e-4)

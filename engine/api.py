@@ -53,12 +53,12 @@ class GenerationRequest:
     n: int = 3
     task: str = "continue"
     decode: DecodeConfig = field(default_factory=DecodeConfig)
-    # PermGen tasks (issue 8): the input and the sentence-order control (engine/permgen/control.py)
+    # PermGen tasks: the input and the sentence-order control (engine/permgen/control.py)
     title: str = ""
     keywords: list[str] = field(default_factory=list, hash=False)
     num_sentences: int | None = None  # 1-10; None = the model decides (up to 10)
     sentence_order: list[int] | None = field(default=None, hash=False)  # None / [first] / full order
-    beam_width: int = 1  # PermGen / paraphrase bundles: > 1 = beam search inside sentences (issue 8)
+    beam_width: int = 1  # PermGen / paraphrase bundles: > 1 = beam search inside sentences
 
     def __post_init__(self) -> None:
         if self.task not in TASKS:
@@ -183,7 +183,7 @@ class Engine:
         target = resolve_device(device)
         from engine.permgen.bundle import is_permgen_bundle, load_permgen_bundle
 
-        if is_permgen_bundle(Path(path)):  # PermGen encoder-decoder (issue 8)
+        if is_permgen_bundle(Path(path)):  # PermGen encoder-decoder (docs/architecture.md, "PermGen")
             from engine.permgen.api import PermGenLoadedModel
 
             return PermGenLoadedModel(load_permgen_bundle(Path(path), target), target)

@@ -46,11 +46,11 @@ def _generate_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[t
     p.add_argument("--greedy", action="store_true")
     p.add_argument("--seed", type=int, help="base seed; variant i uses seed + i")
     p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
-    # POS-guided sampling (issue 6): only for POSG models
+    # POS-guided sampling: only for POSG models
     p.add_argument("--pos-top-k", type=int, default=0, help="POSG: keep the k likeliest POS tags (k_POS), 0 = off")
     p.add_argument("--pos-bias", nargs="+", default=[], metavar="NAME=FACTOR",
                    help="POSG: multiply p(tag) of a PTB tag or coarse group (adjectives, nouns, ...) by 0.1-10")
-    # F² class sampling (issue 3): only for models with frequency classes
+    # F² class sampling: only for models with frequency classes
     p.add_argument("--class-temperature", type=float, default=1.0, help="F²: temperature of p(class)")
     p.add_argument("--class-top-k", type=int, default=0, help="F²: keep the k likeliest classes, 0 = off")
     p.add_argument("--class-rarity-bias", type=float, default=0.0,

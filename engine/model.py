@@ -54,7 +54,7 @@ class LanguageModel(nn.Module):
     ) -> torch.Tensor:
         """Mean per-token NLL of `targets` [B, T] (IGNORE_INDEX positions excluded).
 
-        `target_groups` [B, T] (POSG, issue 6): the observed group of each target, its POS tag;
+        `target_groups` [B, T] (POSG): the observed group of each target, its POS tag;
         when given, the loss is the head's −log p(group) − log p(x | group)."""
         hidden, _ = self.hidden_states(input_ids)  # [B, T, D]
         nll = self.token_nll(hidden, targets, target_groups)  # [B, T]
@@ -72,7 +72,7 @@ class LanguageModel(nn.Module):
             nll = self.head.token_nll(
                 hidden.reshape(batch * length, -1), safe_targets.reshape(-1), steps.reshape(-1)
             )
-        else:  # observed groups (POSG, issue 6)
+        else:  # observed groups (POSG)
             nll = self.head.token_nll_given_groups(
                 hidden.reshape(batch * length, -1), safe_targets.reshape(-1),
                 target_groups.clamp(min=0).reshape(-1), steps.reshape(-1),

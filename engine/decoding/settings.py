@@ -34,12 +34,12 @@ class DecodeConfig:
     repetition_penalty: float = 1.0
     greedy: bool = False  # argmax instead of sampling (processors still apply)
     seed: int | None = None  # base seed; variant i uses seed + i; None = random
-    # --- F² class sampling (issue 3; engine/decoding/class_sampling.py): group stage, F² heads only ---
+    # --- F² class sampling (engine/decoding/class_sampling.py): group stage, F² heads only ---
     class_temperature: float = 1.0  # divides log p(class): < 1 sharper, > 1 flatter
     class_top_k: int = 0  # keep the k most probable classes; 0 = off
     class_rarity_bias: float = 0.0  # in [-10, 10]: > 0 favours rarer classes, < 0 frequent ones; 0 = as trained
     flat_sampling: bool = False  # ablation (F² Table 3): sample from the marginal p(x), not class then token
-    # --- POSG POS-guided sampling (issue 6; engine/decoding/pos_sampling.py): group stage, POSG heads only.
+    # --- POSG POS-guided sampling (engine/decoding/pos_sampling.py): group stage, POSG heads only.
     # (flat_sampling above is POSG's "w/o POSG-sampling" ablation, Table 7, too.)
     pos_top_k: int = 0  # k_POS: keep the k most probable POS tags; 0 = off (paper: 20 for LM, 5 for paraphrase)
     pos_bias: dict[str, float] = field(default_factory=dict, hash=False)  # "JJ"/"adjectives" → factor in [0.1, 10]
@@ -85,19 +85,19 @@ class DecodeConfig:
         (the head's) resolve POS bias names to groups; without them POS controls are only validated.
         """
         chain: list[ScoreProcessor] = []
-        # F² class controls (issue 3): bias first, then temperature and top-k on the biased scores.
+        # F² class controls: bias first, then temperature and top-k on the biased scores.
         if self.class_rarity_bias != 0.0:
             chain.append(RarityBias(self.class_rarity_bias))
         if self.class_temperature != 1.0:
             chain.append(ClassTemperature(self.class_temperature))
         if self.class_top_k:
             chain.append(ClassTopK(self.class_top_k))
-        # POSG POS controls (issue 6): POS bias, then k_POS on the biased p(ρ).
+        # POSG POS controls: POS bias, then k_POS on the biased p(ρ).
         chain.extend(pos_group_processors(self.pos_bias, self.pos_top_k, group_names))
         return chain
 
     def active_class_controls(self) -> list[str]:
-        """Names of the F² class controls set away from their defaults (issue 3)."""
+        """Names of the F² class controls set away from their defaults."""
         defaults = {"class_temperature": 1.0, "class_top_k": 0, "class_rarity_bias": 0.0}
         return [name for name, off in defaults.items() if getattr(self, name) != off]
 

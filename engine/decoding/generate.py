@@ -2,9 +2,10 @@
 
 All N variants run as one batch with one preallocated KV cache (engine/backbones/kv_cache.py),
 and every row is drawn in one vectorised call whose noise comes from (seed + i, step) alone
-(engine/decoding/sampler.py), so a variant is reproduced exactly from its seed whatever N is. Decoding is
-two-stage (docs/architecture.md, "Two-level distribution"): a group is drawn from the head's group distribution, then a token from
-the processed in-group distribution; for one-group heads the first stage is skipped.
+(engine/decoding/sampler.py), so a variant is reproduced exactly from its seed whatever N is.
+Decoding is two-stage (docs/architecture.md, "Two-level distribution"): a group is drawn from the
+head's group distribution, then a token from the processed in-group distribution; for one-group
+heads the first stage is skipped.
 
 Several prompts of equal token length can share one batch (`prompts=`, one per row, used by
 the evaluation protocols): row i decodes prompts[i] with seed `seed + i`, and its tokens are

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from types import MappingProxyType
 
 LM_TASKS: tuple[str, ...] = ("continue",)  # what a decoder-only LM bundle does
 # Paragraph tasks of PermGen encoder-decoder bundles (engine/permgen): sentence-ordered stories and
@@ -17,8 +16,15 @@ LM_TASKS: tuple[str, ...] = ("continue",)  # what a decoder-only LM bundle does
 PARAGRAPH_TASKS: tuple[str, ...] = ("story", "abstract", "paraphrase")
 TASKS: tuple[str, ...] = (*LM_TASKS, *PARAGRAPH_TASKS)
 
-# The defaults of every decoding setting a writer sees first (engine, CLI, evaluation).
-DECODE_DEFAULTS = MappingProxyType({"max_new_tokens": 80, "top_p": 0.9})
+@dataclass(frozen=True)
+class DecodeDefaults:
+    """The starting values of the decoding settings a writer sees first (engine, CLI, app)."""
+
+    max_new_tokens: int = 80
+    top_p: float = 0.9
+
+
+DECODE_DEFAULTS = DecodeDefaults()
 
 # DecodeConfig fields that only some heads honour, by the capability key a head announces them with.
 METHOD_CONTROLS: dict[str, tuple[str, ...]] = {

@@ -13,12 +13,14 @@ which dominates the cost of one step for a model this small (docs/architecture.m
 from __future__ import annotations
 
 from pathlib import Path
+from typing import cast
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 from transformers import GPT2Config, GPT2Model
 from transformers.cache_utils import Cache
+from transformers.models.gpt2.modeling_gpt2 import GPT2Attention, GPT2Block
 
 from engine.backbones.kv_cache import KVCache
 from engine.config import ConfigError, ModelConfig
@@ -88,7 +90,7 @@ class GPT2Backbone(nn.Module):
         if length > 1:  # query i (absolute start + i) sees keys 0 … start + i
             keys_at = torch.arange(start + length, device=input_ids.device)
             mask = keys_at[None, :] <= positions[:, None]  # [T, start + T]
-        for layer, block in enumerate(transformer.h):
+        for layer, block in enumerate(cast(list[GPT2Block], transformer.h)):
             x = x + self._attend(block.attn, block.ln_1(x), cache, layer, mask)
             x = x + block.mlp(block.ln_2(x))
         cache.advance(length)
@@ -96,7 +98,7 @@ class GPT2Backbone(nn.Module):
         return hidden
 
     def _attend(
-        self, attn: nn.Module, x: torch.Tensor, cache: KVCache, layer: int, mask: torch.Tensor | None
+        self, attn: GPT2Attention, x: torch.Tensor, cache: KVCache, layer: int, mask: torch.Tensor | None
     ) -> torch.Tensor:
         """One self-attention sublayer on normalised x [B, T, D], keys/values kept in the cache."""
         batch, length, dim = x.shape

@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 import torch
+from torch import nn
 from transformers import GPT2LMHeadModel
 
 from engine.api import RESOURCES_MODELS
@@ -104,7 +105,8 @@ def main(argv: list[str] | None = None) -> None:
     logging.getLogger("transformers").setLevel(logging.ERROR)
     device = resolve_device(args.device)
     bundle = load_bundle(args.bundle, device)
-    twin = hf_twin(bundle).to(device)
+    twin = hf_twin(bundle)
+    nn.Module.to(twin, device)  # in place; transformers' own `to` stub rejects a torch.device
     print(f"bundle {args.bundle} · {device} · top-p 0.9 · {torch.get_num_threads()} threads · "
           f"median of {args.rounds} alternating rounds")
     print(f"{'variants × tokens':>18} {'ours tok/s':>11} {'HF tok/s':>9} {'ours/HF':>8}")

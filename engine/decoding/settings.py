@@ -27,7 +27,7 @@ MAX_NEW_TOKENS_LIMIT = 4096
 class DecodeConfig:
     """How to pick tokens; 0 / 1.0 values switch a control off."""
 
-    max_new_tokens: int = DECODE_DEFAULTS["max_new_tokens"]  # one default for engine, CLI, app (engine/controls.py)
+    max_new_tokens: int = DECODE_DEFAULTS.max_new_tokens  # one default for engine, CLI, app (engine/controls.py)
     temperature: float = 1.0
     top_k: int = 0  # 0 = no top-k truncation
     top_p: float = 1.0  # 1.0 = no nucleus truncation

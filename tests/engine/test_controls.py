@@ -30,7 +30,7 @@ def test_controls_follow_the_head_even_inside_a_termination_head(tokenizer: Vari
 
 
 def test_one_set_of_decode_defaults() -> None:
-    assert DecodeConfig().max_new_tokens == DECODE_DEFAULTS["max_new_tokens"]
+    assert DecodeConfig().max_new_tokens == DECODE_DEFAULTS.max_new_tokens
 
 
 def test_cli_and_eval_refuse_controls_the_model_ignores(tiny_bundle: Path, capsys: pytest.CaptureFixture[str],

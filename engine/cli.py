@@ -98,6 +98,9 @@ def _print_final(console: Console, variants: list[Variant]) -> None:
             highlight=False,
         )
         console.print(v.text, markup=False, highlight=False)
+        if v.prompt_cut:
+            console.print("    (the prompt was longer than the model's window: only its end was read)",
+                          markup=False, highlight=False)
         if getattr(v, "order", None):  # PermGen: generation order and Eq. 8 rank
             console.print(f"    written in order {v.order}, rank {getattr(v, 'rank', 0)} "  # type: ignore[attr-defined]
                           f"(mean log-prob {getattr(v, 'score', 0.0):.3f})", markup=False, highlight=False)

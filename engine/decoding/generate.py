@@ -69,6 +69,7 @@ class Variant:
     token_groups: list[int] = field(default_factory=list)
     text: str = ""
     finish_reason: str = ""
+    prompt_cut: bool = False  # the context was longer than the model's window: only its end was read
 
     @property
     def log_prob(self) -> float:
@@ -111,6 +112,13 @@ class VariantStream:
         self.tokenizer = tokenizer
         # One context per row: the shared prompt n times, or each row its own (`prompts`).
         self.row_prompts = _row_prompts(tokenizer.eos_id, prompt_ids, n, prompts)
+        # A context longer than the block is cut to its last half-block before anything is counted, so
+        # the termination step t counts the window's tokens, as in training (`document_steps` starts
+        # each training window at t = 1); counting a 65k-token prompt would start NMST near α = 1/2.
+        block = model.config.block_size
+        self.prompt_cut = len(self.row_prompts[0]) > block
+        if self.prompt_cut:
+            self.row_prompts = [row[-(block // 2) :] for row in self.row_prompts]
         self.prompt_ids = self.row_prompts[0]  # the shared prompt (row 0's when rows have their own)
         # Termination step t counts the document's tokens, prompt included (engine/heads/termination.py).
         self.start_step = prompt_start_step(self.prompt_ids, tokenizer.eos_id)
@@ -121,7 +129,7 @@ class VariantStream:
         self.group_processors = settings.group_processors(controlled_head(model.head).group_names())
         base = settings.seed if settings.seed is not None else random.randrange(2**62)
         self.variants = [
-            Variant(index=i, seed=base + i, settings=settings.with_seed(base + i).to_dict())
+            Variant(index=i, seed=base + i, settings=settings.with_seed(base + i).to_dict(), prompt_cut=self.prompt_cut)
             for i in range(n)
         ]
 

@@ -12,7 +12,7 @@ import torch
 from torch import nn
 
 from engine.backbones.kv_cache import KVCache
-from engine.decoding.generate import FINISH_EOS, generate_variants
+from engine.decoding.generate import FINISH_EOS, VariantStream, generate_variants
 from engine.decoding.processors import DecodeSettingError
 from engine.decoding.settings import DecodeConfig
 from engine.decoding.termination import Decoder, Stepper, beam_search, decode_prompts, parse_decoder
@@ -188,3 +188,14 @@ def test_greedy_nmst_ends_when_eos_is_the_argmax_below_one_half(tokenizer: Vario
     (variant,) = generate_variants(model, tokenizer, "", 1, greedy)
     assert variant.token_ids == [EOS_ID] and variant.finish_reason == FINISH_EOS
     assert math.exp(variant.token_log_probs[0]) == pytest.approx(0.3, abs=1e-4)
+
+
+def test_a_prompt_longer_than_the_window_is_cut_and_counted_as_in_training(tokenizer: VariorumTokenizer) -> None:
+    model = LanguageModel(tiny_config(tokenizer.vocab_size, termination="nmst", termination_eps=0.02)).eval()
+    long_prompt = tokenizer.encode("Tom went home and slept. " * 20)  # far beyond the 32-token block
+    stream = VariantStream(model, tokenizer, long_prompt, 2, DecodeConfig(max_new_tokens=3, seed=1))
+    assert stream.prompt_cut and stream.start_step == 16  # the last half-block, no eos inside
+    list(stream)
+    assert all(v.prompt_cut for v in stream.variants)
+    short = VariantStream(model, tokenizer, long_prompt[:5], 1, DecodeConfig(max_new_tokens=3, seed=1))
+    assert not short.prompt_cut and short.start_step == 5

@@ -22,6 +22,7 @@ it is cut to its last half-block and re-encoded (a sliding window), so any lengt
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -35,7 +36,13 @@ from engine.decoding.processors import ScoreProcessor, apply_processors
 from engine.decoding.sampler import STAGE_GROUP, STAGE_TOKEN, draw_rows
 from engine.decoding.settings import DecodeConfig
 from engine.heads.base import OutputHead
-from engine.heads.termination import TerminationHead, context_steps, prompt_start_step, st_prompt_state
+from engine.heads.termination import (
+    TerminationHead,
+    context_steps,
+    log1mexp,
+    prompt_start_step,
+    st_prompt_state,
+)
 from engine.model import LanguageModel
 from engine.tokenizer import VariorumTokenizer
 
@@ -188,7 +195,10 @@ class VariantStream:
                 groups = draw_rows(group_scores, seeds, step, STAGE_GROUP, greedy)
             in_group = (_marginal(head, hidden, steps, st_state) if flat
                         else head.token_log_probs_in_group(hidden, groups, steps))
-            tokens = draw_rows(apply_processors(processors, ids, in_group), seeds, step, STAGE_TOKEN, greedy)
+            scores = apply_processors(processors, ids, in_group)
+            if flat and isinstance(head, TerminationHead):
+                scores = floor_eos(head, scores, steps)
+            tokens = draw_rows(scores, seeds, step, STAGE_TOKEN, greedy)
             if flat:
                 groups = most_likely_groups(head, hidden, tokens, steps)
             marginal = in_group if head.num_groups == 1 or flat else _marginal(head, hidden, steps, st_state)
@@ -251,6 +261,22 @@ def samples_marginal(head: OutputHead, settings: DecodeConfig) -> bool:
     if head.num_groups == 1:
         return False
     return settings.flat_sampling or (isinstance(head, TerminationHead) and head.inner.num_groups == 1)
+
+
+def floor_eos(head: TerminationHead, scores: torch.Tensor, steps: torch.Tensor) -> torch.Tensor:
+    """Processed scores [N, V] → log-probs with p(eos) ≥ 1 − (1 − ε)^t, the bound every ST / NMST α_t meets.
+
+    Sampling from the marginal lets token processors reach eos: a huge temperature flattens p(eos)
+    to about 1/V, a truncation may drop it. Raising eos back to the bound (the other tokens scaled
+    by the mass left) keeps the guarantee that every decode ends; rows already above it are unchanged."""
+    log_p = torch.log_softmax(scores.float(), dim=-1)  # [N, V]
+    log_eos = log_p[:, head.eos_id]  # [N]
+    log_bound = log1mexp(steps.float() * math.log1p(-head.eps))  # log(1 − (1 − ε)^t), [N]
+    raised = torch.maximum(log_eos, log_bound)
+    rest = log1mexp(raised) - log1mexp(log_eos)  # log of the non-eos mass's scale factor, [N]
+    eos_column = torch.full_like(log_p[:, :1], head.eos_id, dtype=torch.long)
+    floored = (log_p + rest[:, None]).scatter(-1, eos_column, raised[:, None])
+    return torch.where((log_eos < log_bound)[:, None], floored, log_p)
 
 
 def controlled_head(head: OutputHead) -> OutputHead:

@@ -199,3 +199,12 @@ def test_a_prompt_longer_than_the_window_is_cut_and_counted_as_in_training(token
     assert all(v.prompt_cut for v in stream.variants)
     short = VariantStream(model, tokenizer, long_prompt[:5], 1, DecodeConfig(max_new_tokens=3, seed=1))
     assert not short.prompt_cut and short.start_step == 5
+
+
+def test_nmst_ends_even_when_temperature_flattens_eos_away(tokenizer: VariorumTokenizer) -> None:
+    """At temperature 1e6 p(eos) would be ~1/V; it is held at ≥ 1 − (1 − ε)^t, so every variant ends early."""
+    torch.manual_seed(0)
+    model = LanguageModel(tiny_config(tokenizer.vocab_size, termination="nmst", termination_eps=0.1)).eval()
+    hot = DecodeConfig(max_new_tokens=4096, temperature=1e6, seed=2)
+    variants = generate_variants(model, tokenizer, "Tom", 4, hot)
+    assert all(v.finish_reason == FINISH_EOS and len(v.token_ids) < 200 for v in variants)

@@ -21,17 +21,14 @@ import platformdirs
 import torch
 
 from engine.bundle import CONFIG_FILE, Bundle, BundleError, load_bundle
-from engine.bundle_choice import LM_TASKS, bundle_tasks, choose_bundle, read_defaults
+from engine.bundle_choice import bundle_tasks, choose_bundle, read_defaults
 from engine.config import check_field_types
+from engine.controls import LM_TASKS, TASKS, Capabilities
 from engine.decoding import DecodeConfig, TokenEvent, Variant, VariantStream
 from engine.devices import gpu_unavailable_reason, resolve_device
 from engine.pos.tagger import Tagger, TaggerUnavailableError
 from engine.prompt_join import stream_after_prompt
 
-TASKS: tuple[str, ...] = ("continue",)
-# PermGen (issue 8): paragraph tasks of encoder-decoder bundles (engine/permgen); an LM bundle does "continue" only.
-TASKS = (*TASKS, "story", "abstract")
-TASKS = (*TASKS, "paraphrase")  # issue 8: a passage rewritten sentence by sentence (engine/permgen/paraphrase.py)
 RESOURCES_MODELS = Path(__file__).resolve().parent.parent / "resources" / "models"
 
 
@@ -60,12 +57,12 @@ class GenerationRequest:
     n: int = 3
     task: str = "continue"
     decode: DecodeConfig = field(default_factory=DecodeConfig)
-    # PermGen tasks (issue 8): the input and the sentence-order control (engine/permgen/control.py)
+    # PermGen tasks: the input and the sentence-order control (engine/permgen/control.py)
     title: str = ""
     keywords: list[str] = field(default_factory=list, hash=False)
     num_sentences: int | None = None  # 1-10; None = the model decides (up to 10)
     sentence_order: list[int] | None = field(default=None, hash=False)  # None / [first] / full order
-    beam_width: int = 1  # PermGen / paraphrase bundles: > 1 = beam search inside sentences (issue 8)
+    beam_width: int = 1  # PermGen / paraphrase bundles: > 1 = beam search inside sentences
 
     def __post_init__(self) -> None:
         check_field_types(self)  # a ConfigError (ValueError) naming the field: n=1.5, prompt=None, …
@@ -112,6 +109,11 @@ class LoadedModel:
         caps = self.bundle.model.head.capabilities()
         caps["tasks"] = list(LM_TASKS)
         return caps
+
+    @property
+    def controls(self) -> Capabilities:
+        """The typed form of `capabilities`: which controls this model honours."""
+        return Capabilities.from_dict(self.capabilities)
 
     def stream(self, request: GenerationRequest, should_stop: Callable[[], bool] | None = None) -> VariantStream:
         if request.task not in LM_TASKS:
@@ -197,7 +199,7 @@ class Engine:
         target = resolve_device(device)
         from engine.permgen.bundle import is_permgen_bundle, load_permgen_bundle
 
-        if is_permgen_bundle(Path(path)):  # PermGen encoder-decoder (issue 8)
+        if is_permgen_bundle(Path(path)):  # PermGen encoder-decoder (docs/architecture.md, "PermGen")
             from engine.permgen.api import PermGenLoadedModel
 
             return PermGenLoadedModel(load_permgen_bundle(Path(path), target), target)

@@ -8,22 +8,30 @@ Ctrl+C stops generation at the next step and still prints what was produced.
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from rich.console import Console, Group
-from rich.live import Live
-from rich.panel import Panel
+from engine.controls import DECODE_DEFAULTS, TASKS
 
-from engine import api
-from engine.api import TASKS, Engine, GenerationRequest
-from engine.bundle import BundleError
-from engine.bundle_choice import missing_model_message
-from engine.cli_errors import USER_ERRORS, report_user_error
-from engine.decoding import DecodeConfig, Variant, VariantStream
-from engine.decoding.pos_sampling import parse_pos_bias
+if TYPE_CHECKING:  # torch, transformers and rich load only when a command runs, so --help is instant
+    from rich.console import Console, Group
+
+    from engine.decoding import Variant, VariantStream
+
+# Commands that parse their own flags: name → (module whose main(argv) runs it, help). Their modules
+# are imported only when the command is chosen.
+FORWARDED: dict[str, tuple[str, str]] = {
+    "train": ("engine.train", "train a model (see `variorum train --help`)"),
+    "perplexity": ("engine.evaluate", "validation perplexity of a bundle"),
+    "train-permgen": ("engine.permgen.train", "train a PermGen story/abstract/paraphrase model (see --help)"),
+    "diagnose": ("engine.diagnostics.cli", "embedding I(W), group cosine, PPL/Uniq per frequency group"),
+    "build-recipe": ("engine.recipes", "build a bundle from recipes/<name>.json and measure it"),
+    "eval": ("engine.evaluation.run", "evaluate bundles on a split: the papers' tables and plots"),
+}
 
 
 def _generate_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -31,27 +39,28 @@ def _generate_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[t
     p.add_argument("--bundle", type=Path, help="bundle directory (default: the first bundled model)")
     p.add_argument("--prompt", default="", help="text to continue (default: start a new text)")
     p.add_argument("-n", "--num-variants", type=int, default=3, help="number of variants, 1-8")
-    p.add_argument("--max-new-tokens", type=int, default=80)
+    p.add_argument("--max-new-tokens", type=int, default=DECODE_DEFAULTS.max_new_tokens)
     p.add_argument("--temperature", type=float, default=1.0)
     p.add_argument("--top-k", type=int, default=0, help="0 = off")
-    p.add_argument("--top-p", type=float, default=0.9, help="nucleus mass, 1.0 = off")
+    p.add_argument("--top-p", type=float, default=DECODE_DEFAULTS.top_p, help="nucleus mass, 1.0 = off")
     p.add_argument("--repetition-penalty", type=float, default=1.0)
     p.add_argument("--greedy", action="store_true")
     p.add_argument("--seed", type=int, help="base seed; variant i uses seed + i")
     p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
-    # POS-guided sampling (issue 6): only for POSG models
+    # POS-guided sampling: only for POSG models
     p.add_argument("--pos-top-k", type=int, default=0, help="POSG: keep the k likeliest POS tags (k_POS), 0 = off")
     p.add_argument("--pos-bias", nargs="+", default=[], metavar="NAME=FACTOR",
                    help="POSG: multiply p(tag) of a PTB tag or coarse group (adjectives, nouns, ...) by 0.1-10")
-    # F² class sampling (issue 3): only for models with frequency classes
+    # F² class sampling: only for models with frequency classes
     p.add_argument("--class-temperature", type=float, default=1.0, help="F²: temperature of p(class)")
     p.add_argument("--class-top-k", type=int, default=0, help="F²: keep the k likeliest classes, 0 = off")
     p.add_argument("--class-rarity-bias", type=float, default=0.0,
                    help="F²: -10..10, > 0 favours rarer frequency classes, 0 = as trained")
     p.add_argument("--flat-sampling", action="store_true", help="F² ablation: sample from p(x), not class then token")
-    # PermGen paragraph tasks (issue 8): a bundle from `variorum train-permgen`
-    p.add_argument("--task", default="continue", choices=list(TASKS),
-                   help="story / abstract / paraphrase need a PermGen bundle (paraphrase: the passage is --prompt)")
+    # PermGen paragraph tasks: a bundle from `variorum train-permgen`
+    p.add_argument("--task", choices=list(TASKS),
+                   help="default: what --bundle does (its first task), else continue; story / abstract / "
+                   "paraphrase need a PermGen bundle (paraphrase: the passage is --prompt)")
     p.add_argument("--title", default="", help="story/abstract: the title")
     p.add_argument("--keywords", default="", help="story/abstract: comma-separated (default: from the title)")
     p.add_argument("--num-sentences", type=int, help="story/abstract: 1-10 (default: the model decides)")
@@ -66,17 +75,15 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     _generate_parser(sub)
     sub.add_parser("bundles", help="list available model bundles")
-    sub.add_parser("train", help="train a model (see `variorum train --help`)", add_help=False)
-    sub.add_parser("perplexity", help="validation perplexity of a bundle", add_help=False)
-    sub.add_parser("train-permgen", help="train a PermGen story/abstract/paraphrase model (see --help)",
-                   add_help=False)
-    sub.add_parser("diagnose", help="embedding I(W), group cosine, PPL/Uniq per frequency group", add_help=False)
-    sub.add_parser("build-recipe", help="build a bundle from recipes/<name>.json and measure it", add_help=False)
-    sub.add_parser("eval", help="evaluate bundles on a split: the papers' tables and plots", add_help=False)
+    for name, (_, help_text) in FORWARDED.items():
+        sub.add_parser(name, help=help_text, add_help=False)
     return parser
 
 
 def _render(variants: list[Variant], texts: list[str], finished: set[int]) -> Group:
+    from rich.console import Group
+    from rich.panel import Panel
+
     panels = []
     for i, text in enumerate(texts):
         state = f"done ({variants[i].finish_reason})" if i in finished else "writing…"
@@ -93,10 +100,13 @@ def _print_final(console: Console, variants: list[Variant]) -> None:
             highlight=False,
         )
         console.print(v.text, markup=False, highlight=False)
-        if getattr(v, "order", None):  # PermGen: generation order and Eq. 8 rank (issue 8)
+        if v.prompt_cut:
+            console.print("    (the prompt was longer than the model's window: only its end was read)",
+                          markup=False, highlight=False)
+        if getattr(v, "order", None):  # PermGen: generation order and Eq. 8 rank
             console.print(f"    written in order {v.order}, rank {getattr(v, 'rank', 0)} "  # type: ignore[attr-defined]
                           f"(mean log-prob {getattr(v, 'score', 0.0):.3f})", markup=False, highlight=False)
-        if "self_bleu" in v.settings:  # paraphrase (issue 8): how far each variant is from the source
+        if "self_bleu" in v.settings:  # paraphrase: how far each variant is from the source
             per_sentence = ", ".join(f"{b:.2f}/{w:.2f}" for b, w in zip(v.settings["sentence_self_bleu"],
                                                                          v.settings["sentence_self_wer"], strict=True))
             console.print(f"    Self-BLEU {v.settings['self_bleu']:.3f}, Self-WER {v.settings['self_wer']:.3f} vs the "
@@ -104,8 +114,19 @@ def _print_final(console: Console, variants: list[Variant]) -> None:
 
 
 def run_generate(args: argparse.Namespace, console: Console) -> int:
+    from rich.live import Live
+
+    from engine.api import Engine, GenerationRequest, describe_bundle
+    from engine.bundle import BundleError
+    from engine.bundle_choice import missing_model_message
+    from engine.decoding import DecodeConfig
+    from engine.decoding.pos_sampling import parse_pos_bias
+
     engine = Engine()
     path = args.bundle
+    if args.task is None:  # a story bundle given without --task writes stories rather than refusing to continue
+        tasks = describe_bundle(path).tasks if path is not None and path.is_dir() else ()
+        args.task = tasks[0] if tasks else "continue"
     if path is None:
         info = engine.default_bundle(args.task)
         if info is None:
@@ -129,6 +150,9 @@ def run_generate(args: argparse.Namespace, console: Console) -> int:
     request = GenerationRequest(prompt=args.prompt, n=args.num_variants, decode=decode, beam_width=args.beam,
                                 **_paragraph_fields(args))  # type: ignore[arg-type]
     model = engine.load(path, device=args.device)
+    refused = model.controls.refused(decode.active_fields())
+    if refused:
+        raise ValueError(f"this {model.controls.head!r} model does not honour {refused}; leave them at their defaults")
     stop = threading.Event()
     stream = model.stream(request, should_stop=stop.is_set)
     texts = [""] * request.n
@@ -162,7 +186,7 @@ def _consume(
 
 
 def _paragraph_fields(args: argparse.Namespace) -> dict[str, object]:
-    """PermGen request fields from the generate flags (issue 8); {} for the continue task."""
+    """PermGen request fields from the generate flags; {} for the continue task."""
     if args.task == "continue":
         return {}
     order = [int(part) for part in args.sentence_order.replace(",", " ").split()] if args.sentence_order else None
@@ -171,8 +195,10 @@ def _paragraph_fields(args: argparse.Namespace) -> dict[str, object]:
             "sentence_order": order}
 
 
-def run_bundles(console: Console) -> int:
-    bundles = Engine().list_bundles()
+def run_bundles(args: argparse.Namespace, console: Console) -> int:
+    from engine import api
+
+    bundles = api.Engine().list_bundles()
     for info in bundles:
         status = f"UNUSABLE: {info.error}" if info.error else info.summary[:100]
         console.print(f"{info.name}  [{info.head}]  {info.path}\n    {status}", markup=False, highlight=False)
@@ -181,38 +207,23 @@ def run_bundles(console: Console) -> int:
     return 0 if bundles else 1
 
 
+LOCAL: dict[str, Callable[[argparse.Namespace, Console], int]] = {"generate": run_generate, "bundles": run_bundles}
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if argv and argv[0] == "train":
-        from engine.train import main as train_main
-
-        return train_main(argv[1:])
-    if argv and argv[0] == "train-permgen":  # PermGen (issue 8)
-        from engine.permgen.train import main as permgen_main
-
-        return permgen_main(argv[1:])
-    if argv and argv[0] == "perplexity":
-        from engine.evaluate import main as perplexity_main
-
-        return perplexity_main(argv[1:])
-    if argv and argv[0] == "diagnose":
-        from engine.diagnostics.cli import main as diagnose_main
-
-        return diagnose_main(argv[1:])
-    if argv and argv[0] == "build-recipe":  # train a shipped bundle from recipes/<name>.json, then measure it
-        from engine.recipes import main as recipe_main
-
-        return recipe_main(argv[1:])
-    if argv and argv[0] == "eval":
-        from engine.evaluation.run import main as eval_main
-
-        return eval_main(argv[1:])
+    if argv and argv[0] in FORWARDED:
+        module = importlib.import_module(FORWARDED[argv[0]][0])
+        status: int = module.main(argv[1:])
+        return status
     args = build_parser().parse_args(argv)
+    from rich.console import Console
+
+    from engine.cli_errors import USER_ERRORS, report_user_error
+
     console = Console()
     try:
-        if args.command == "bundles":
-            return run_bundles(console)
-        return run_generate(args, console)
+        return LOCAL[args.command](args, console)
     except USER_ERRORS as error:
         return report_user_error(args.command, error)
 

@@ -7,6 +7,7 @@ from torch import nn
 from transformers.cache_utils import Cache
 
 from engine.backbones import GPT2Backbone
+from engine.backbones.kv_cache import KVCache
 from engine.config import ConfigError, ModelConfig
 from engine.heads import OutputHead, build_head
 from engine.heads.termination import document_steps
@@ -40,12 +41,20 @@ class LanguageModel(nn.Module):
         hidden, cache = self.backbone(input_ids, past=past, position_ids=position_ids, use_cache=use_cache)
         return hidden, cache
 
+    def new_cache(self, rows: int) -> KVCache:
+        """An empty preallocated KV cache for `rows` decoding rows (one block of positions)."""
+        return self.backbone.new_cache(rows)
+
+    def decode(self, input_ids: torch.Tensor, cache: KVCache) -> torch.Tensor:
+        """Incremental decoding: ids [B, T] after the cache's positions → hidden [B, T, D]; fills the cache."""
+        return self.backbone.decode(input_ids, cache)
+
     def forward(
         self, input_ids: torch.Tensor, targets: torch.Tensor, target_groups: torch.Tensor | None = None
     ) -> torch.Tensor:
         """Mean per-token NLL of `targets` [B, T] (IGNORE_INDEX positions excluded).
 
-        `target_groups` [B, T] (POSG, issue 6): the observed group of each target, its POS tag;
+        `target_groups` [B, T] (POSG): the observed group of each target, its POS tag;
         when given, the loss is the head's −log p(group) − log p(x | group)."""
         hidden, _ = self.hidden_states(input_ids)  # [B, T, D]
         nll = self.token_nll(hidden, targets, target_groups)  # [B, T]
@@ -63,7 +72,7 @@ class LanguageModel(nn.Module):
             nll = self.head.token_nll(
                 hidden.reshape(batch * length, -1), safe_targets.reshape(-1), steps.reshape(-1)
             )
-        else:  # observed groups (POSG, issue 6)
+        else:  # observed groups (POSG)
             nll = self.head.token_nll_given_groups(
                 hidden.reshape(batch * length, -1), safe_targets.reshape(-1),
                 target_groups.clamp(min=0).reshape(-1), steps.reshape(-1),

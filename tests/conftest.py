@@ -16,6 +16,17 @@ FIXTURES = Path(__file__).parent / "fixtures"
 STORIES = FIXTURES / "tiny_stories.txt"
 
 
+# Decoding, head, training-step and request tests run on every device here: the CPU always, CUDA
+# when this machine has it (.ci/gpu-check runs them on a GPU machine).
+DEVICES = ["cpu", *(["cuda"] if torch.cuda.is_available() else [])]
+
+
+@pytest.fixture(params=DEVICES)
+def device(request: pytest.FixtureRequest) -> torch.device:
+    """Each device the suite can reach: tensors, generators and masks must all live on it."""
+    return torch.device(str(request.param))
+
+
 def story_lines() -> list[str]:
     return [line for line in STORIES.read_text().splitlines() if line.strip()]
 

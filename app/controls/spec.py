@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.api import DecodeConfig
+from engine.controls import DECODE_DEFAULTS
 
 
 @dataclass(frozen=True)
@@ -39,12 +40,12 @@ SAMPLING = (
     SliderSpec("top_k", "Top-k", 0, 200, 0,
                "Only consider the k likeliest next words. 0 means no limit. Small values keep text "
                "on familiar ground.", integer=True),
-    SliderSpec("top_p", "Top-p (nucleus)", 0.05, 1.0, 0.95,
+    SliderSpec("top_p", "Top-p (nucleus)", 0.05, 1.0, DECODE_DEFAULTS.top_p,
                "Only consider the likeliest words that together make up this share of the probability. "
                "1.0 means no limit; lower values trim unlikely words."),
     SliderSpec("repetition_penalty", "Repetition penalty", 1.0, 2.0, 1.0,
                "Discourage reusing words already in the text. 1.0 is off."),
-    SliderSpec("max_new_tokens", "Max length (tokens)", 1, 1000, 60,
+    SliderSpec("max_new_tokens", "Max length (tokens)", 1, 1000, DECODE_DEFAULTS.max_new_tokens,
                "The most a variant may write before it is cut off (a token is roughly ¾ of a word).",
                integer=True),
 )

@@ -10,7 +10,7 @@ global = index t of the sentence holding the token (0 for tokens outside every s
 decoder start token and ⟨EOP⟩), local = position inside that sentence (⟨B-t⟩ is 0). There is no
 absolute decoder position at all, so a sentence generated first or last is embedded the same way.
 The two new tables have **no padding_idx**: the authors' code built them with padding_idx = 1,
-which froze sentence 1 / local position 1 at a zero vector (DESIGN §3); here every row trains.
+which froze sentence 1 / local position 1 at a zero vector (docs/architecture.md, "PermGen"); here every row trains.
 
 `positions="absolute"` builds plain BART instead (the seq2seq baseline of PermGen Table 2):
 Y = Y_token + Y_position with a learned table over the decoder input index 0, 1, 2, …

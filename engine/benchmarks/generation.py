@@ -1,12 +1,13 @@
 """Generation speed: our engine vs Hugging Face `generate()` on the same weights and settings.
 
-    python -m engine.benchmarks.generation [--bundle DIR] [--variants 5] [--new-tokens 100]
+    python -m engine.benchmarks.generation [--bundle DIR] [--device cpu|cuda] [--shapes 1x100 5x100 8x200]
 
 Both decode N variants of one prompt as one batch with a KV cache, sampling with the same
 temperature / top-p. The HF model is a `GPT2LMHeadModel` holding a copy of the bundle's
 backbone weights with the output layer tied to them, so both compute the same distribution.
-Runs alternate between the two (after one warm-up each) and the median is reported.
-Throughput counts the tokens actually generated (a variant that emits eos stops counting).
+For each shape (variants × new tokens) runs alternate between the two (after one warm-up each)
+and the medians and the ours / HF ratio are printed. Throughput counts the tokens actually
+generated (a variant that emits eos stops counting).
 """
 
 from __future__ import annotations
@@ -18,12 +19,14 @@ import time
 from pathlib import Path
 
 import torch
+from torch import nn
 from transformers import GPT2LMHeadModel
 
 from engine.api import RESOURCES_MODELS
 from engine.backbones.gpt2 import hf_config
 from engine.bundle import Bundle, load_bundle
 from engine.decoding import DecodeConfig, generate_variants
+from engine.devices import DEVICE_CHOICES, resolve_device
 
 PROMPT = "Tom wanted to learn to play the guitar."
 
@@ -39,53 +42,77 @@ def hf_twin(bundle: Bundle) -> GPT2LMHeadModel:
     return twin
 
 
+def _clock(device: torch.device) -> float:
+    if device.type == "cuda":  # kernels run asynchronously: wait for them before reading the clock
+        torch.cuda.synchronize(device)
+    return time.perf_counter()
+
+
 def time_ours(bundle: Bundle, n: int, new_tokens: int, seed: int) -> tuple[float, int]:
     settings = DecodeConfig(max_new_tokens=new_tokens, top_p=0.9, seed=seed)
-    start = time.perf_counter()
+    device = next(bundle.model.parameters()).device
+    start = _clock(device)
     variants = generate_variants(bundle.model, bundle.tokenizer, PROMPT, n, settings)
-    return time.perf_counter() - start, sum(len(v.token_ids) for v in variants)
+    return _clock(device) - start, sum(len(v.token_ids) for v in variants)
 
 
 def time_hf(bundle: Bundle, twin: GPT2LMHeadModel, n: int, new_tokens: int, seed: int) -> tuple[float, int]:
     tokenizer = bundle.tokenizer
-    ids = torch.tensor([[tokenizer.eos_id, *tokenizer.encode(PROMPT)]] * n)  # [N, P], same context as ours
+    device = twin.device
+    ids = torch.tensor([[tokenizer.eos_id, *tokenizer.encode(PROMPT)]] * n, device=device)  # [N, P], as ours
     torch.manual_seed(seed)
-    start = time.perf_counter()
+    start = _clock(device)
     with torch.inference_mode():
         out = twin.generate(  # type: ignore[misc]  # transformers' stub types `self` oddly
             ids, attention_mask=torch.ones_like(ids), do_sample=True, top_p=0.9, top_k=0, max_new_tokens=new_tokens,
             eos_token_id=tokenizer.eos_id, pad_token_id=tokenizer.pad_id,
         )
-    elapsed = time.perf_counter() - start
+    elapsed = _clock(device) - start
     new = out[:, ids.shape[1] :]  # [N, ≤new_tokens]; pad after a variant's eos
     return elapsed, int((new != tokenizer.pad_id).sum())
+
+
+def compare(bundle: Bundle, twin: GPT2LMHeadModel, n: int, new_tokens: int, rounds: int) -> tuple[float, float]:
+    """Median tokens/s (ours, HF) over `rounds` alternating runs after one warm-up each."""
+    time_ours(bundle, n, new_tokens, 0)
+    time_hf(bundle, twin, n, new_tokens, 0)
+    ours, theirs = [], []
+    for round_index in range(rounds):
+        seconds, tokens = time_ours(bundle, n, new_tokens, round_index)
+        ours.append(tokens / seconds)
+        seconds, tokens = time_hf(bundle, twin, n, new_tokens, round_index)
+        theirs.append(tokens / seconds)
+    return statistics.median(ours), statistics.median(theirs)
+
+
+def parse_shape(text: str) -> tuple[int, int]:
+    """'5x100' → (5 variants, 100 new tokens)."""
+    variants, _, tokens = text.partition("x")
+    if not (variants.isdigit() and tokens.isdigit()):
+        raise argparse.ArgumentTypeError(f"a shape is VARIANTSxTOKENS, e.g. 5x100; got {text!r}")
+    return int(variants), int(tokens)
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bundle", type=Path, default=RESOURCES_MODELS / "roc-stories-tiny")
-    parser.add_argument("--variants", type=int, default=5)
-    parser.add_argument("--new-tokens", type=int, default=100)
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--device", default="cpu", choices=list(DEVICE_CHOICES))
+    parser.add_argument("--shapes", nargs="+", type=parse_shape, default=[(1, 100), (5, 100), (8, 200)],
+                        metavar="NxT", help="variants x new tokens (default: 1x100 5x100 8x200)")
+    parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args(argv)
     # transformers advises padding masks; every row here has the same length
     logging.getLogger("transformers").setLevel(logging.ERROR)
-    bundle = load_bundle(args.bundle, torch.device("cpu"))
+    device = resolve_device(args.device)
+    bundle = load_bundle(args.bundle, device)
     twin = hf_twin(bundle)
-    time_ours(bundle, args.variants, args.new_tokens, 0)  # warm-up
-    time_hf(bundle, twin, args.variants, args.new_tokens, 0)
-    ours, theirs = [], []
-    for round_index in range(args.rounds):
-        seconds, tokens = time_ours(bundle, args.variants, args.new_tokens, round_index)
-        ours.append(tokens / seconds)
-        seconds, tokens = time_hf(bundle, twin, args.variants, args.new_tokens, round_index)
-        theirs.append(tokens / seconds)
-    ours_rate, hf_rate = statistics.median(ours), statistics.median(theirs)
-    print(f"bundle {args.bundle} · {args.variants} variants × up to {args.new_tokens} new tokens · "
-          f"top-p 0.9 · {torch.get_num_threads()} threads · median of {args.rounds} alternating rounds")
-    print(f"variorum engine : {ours_rate:8.1f} tokens/s")
-    print(f"HF generate()   : {hf_rate:8.1f} tokens/s")
-    print(f"ratio ours / HF : {ours_rate / hf_rate:8.2f}")
+    nn.Module.to(twin, device)  # in place; transformers' own `to` stub rejects a torch.device
+    print(f"bundle {args.bundle} · {device} · top-p 0.9 · {torch.get_num_threads()} threads · "
+          f"median of {args.rounds} alternating rounds")
+    print(f"{'variants × tokens':>18} {'ours tok/s':>11} {'HF tok/s':>9} {'ours/HF':>8}")
+    for n, new_tokens in args.shapes:
+        ours, theirs = compare(bundle, twin, n, new_tokens, args.rounds)
+        print(f"{f'{n} × {new_tokens}':>18} {ours:11.1f} {theirs:9.1f} {ours / theirs:8.2f}")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Group-stage controls for frequency classes (F², DESIGN §3) and the flat-sampling ablation.
+"""Group-stage controls for frequency classes (F², docs/architecture.md) and the flat-sampling ablation.
 
 These processors act on the first sampling stage, scores = log p(class) [N, K] (see
 `DecodeConfig.group_processors`). Like every processor they are validated in `__init__` and

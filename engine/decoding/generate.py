@@ -1,9 +1,11 @@
 """Batched, KV-cached, streaming generation of N variants of one prompt.
 
-All N variants run as one batch. Each variant has its own `torch.Generator` seeded with
-`seed + i`, so a variant is reproduced exactly from its seed whatever N is. Decoding is
-two-stage (DESIGN §1): a group is drawn from the head's group distribution, then a token from
-the processed in-group distribution; for one-group heads the first stage is skipped.
+All N variants run as one batch with one preallocated KV cache (engine/backbones/kv_cache.py),
+and every row is drawn in one vectorised call whose noise comes from (seed + i, step) alone
+(engine/decoding/sampler.py), so a variant is reproduced exactly from its seed whatever N is.
+Decoding is two-stage (docs/architecture.md, "Two-level distribution"): a group is drawn from the
+head's group distribution, then a token from the processed in-group distribution; for one-group
+heads the first stage is skipped.
 
 Several prompts of equal token length can share one batch (`prompts=`, one per row, used by
 the evaluation protocols): row i decodes prompts[i] with seed `seed + i`, and its tokens are
@@ -20,19 +22,27 @@ it is cut to its last half-block and re-encoded (a sliding window), so any lengt
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
 import torch
-from transformers.cache_utils import Cache
 
+from engine.backbones.kv_cache import KVCache
 from engine.decoding.class_sampling import check_group_controls, most_likely_groups
 from engine.decoding.processors import ScoreProcessor, apply_processors
+from engine.decoding.sampler import STAGE_GROUP, STAGE_TOKEN, draw_rows
 from engine.decoding.settings import DecodeConfig
 from engine.heads.base import OutputHead
-from engine.heads.termination import TerminationHead, context_steps, prompt_start_step, st_prompt_state
+from engine.heads.termination import (
+    TerminationHead,
+    context_steps,
+    log1mexp,
+    prompt_start_step,
+    st_prompt_state,
+)
 from engine.model import LanguageModel
 from engine.tokenizer import VariorumTokenizer
 
@@ -66,19 +76,11 @@ class Variant:
     token_groups: list[int] = field(default_factory=list)
     text: str = ""
     finish_reason: str = ""
+    prompt_cut: bool = False  # the context was longer than the model's window: only its end was read
 
     @property
     def log_prob(self) -> float:
         return float(sum(self.token_log_probs))
-
-
-def _sample(scores: torch.Tensor, generators: Sequence[torch.Generator], greedy: bool) -> torch.Tensor:
-    """One id per row of `scores` [N, K], drawn with that row's generator → [N]."""
-    if greedy:
-        return scores.argmax(dim=-1)
-    probs = torch.softmax(scores.float(), dim=-1)
-    picks = [torch.multinomial(probs[i], 1, generator=g) for i, g in enumerate(generators)]
-    return torch.cat(picks)
 
 
 def _row_prompts(
@@ -117,6 +119,13 @@ class VariantStream:
         self.tokenizer = tokenizer
         # One context per row: the shared prompt n times, or each row its own (`prompts`).
         self.row_prompts = _row_prompts(tokenizer.eos_id, prompt_ids, n, prompts)
+        # A context longer than the block is cut to its last half-block before anything is counted, so
+        # the termination step t counts the window's tokens, as in training (`document_steps` starts
+        # each training window at t = 1); counting a 65k-token prompt would start NMST near α = 1/2.
+        block = model.config.block_size
+        self.prompt_cut = len(self.row_prompts[0]) > block
+        if self.prompt_cut:
+            self.row_prompts = [row[-(block // 2) :] for row in self.row_prompts]
         self.prompt_ids = self.row_prompts[0]  # the shared prompt (row 0's when rows have their own)
         # Termination step t counts the document's tokens, prompt included (engine/heads/termination.py).
         self.start_step = prompt_start_step(self.prompt_ids, tokenizer.eos_id)
@@ -127,7 +136,7 @@ class VariantStream:
         self.group_processors = settings.group_processors(controlled_head(model.head).group_names())
         base = settings.seed if settings.seed is not None else random.randrange(2**62)
         self.variants = [
-            Variant(index=i, seed=base + i, settings=settings.with_seed(base + i).to_dict())
+            Variant(index=i, seed=base + i, settings=settings.with_seed(base + i).to_dict(), prompt_cut=self.prompt_cut)
             for i in range(n)
         ]
 
@@ -140,12 +149,13 @@ class VariantStream:
         finally:
             self.model.train(was_training)
 
-    def _encode(self, ids: torch.Tensor) -> tuple[torch.Tensor, Cache | None]:
-        """Encode the context [N, T] (cropped to the block) → hidden [N, W, D], cache."""
+    def _encode(self, ids: torch.Tensor, cache: KVCache) -> torch.Tensor:
+        """Encode the context [N, T] (cropped to the block) into the emptied cache → hidden [N, W, D]."""
         block = self.model.config.block_size
         if ids.shape[1] > block:
             ids = ids[:, -(block // 2) :]
-        return self.model.hidden_states(ids, use_cache=True)
+        cache.length = 0
+        return self.model.decode(ids, cache)
 
     def _initial_st_state(self, ids: torch.Tensor, hidden: torch.Tensor) -> torch.Tensor | None:
         """ST's running log(1 − α) over the prompt (None for other heads); ids [N, P], hidden [N, W, D]."""
@@ -157,29 +167,38 @@ class VariantStream:
 
     def _run(self) -> Iterator[TokenEvent]:
         device = next(self.model.parameters()).device
-        n = len(self.variants)
-        generators = [torch.Generator(device=device).manual_seed(v.seed) for v in self.variants]
-        ids = torch.tensor(self.row_prompts, device=device)  # [N, P]
+        n, prompt_length = len(self.variants), len(self.row_prompts[0])
+        seeds = torch.tensor([v.seed for v in self.variants], device=device)  # [N] per-row noise keys
+        # Every row's ids so far, preallocated: [N, P + max_new_tokens]; `length` are filled.
+        history = torch.full((n, prompt_length + self.settings.max_new_tokens), self.tokenizer.pad_id, device=device)
+        history[:, :prompt_length] = torch.tensor(self.row_prompts, device=device)
+        length = prompt_length
         start_steps = torch.tensor(self.start_steps, device=device)  # [N]
-        context, past = self._encode(ids)
-        st_state = self._initial_st_state(ids, context)  # ST only: p(eos_t) depends on every earlier step
+        cache = self.model.new_cache(n)
+        context = self._encode(history[:, :length], cache)
+        st_state = self._initial_st_state(history[:, :length], context)  # ST only: p(eos_t) depends on every step
         hidden = context[:, -1]
         active = torch.ones(n, dtype=torch.bool, device=device)
         processors = self.settings.processors()
         group_processors = self.group_processors
-        head = self.model.head
+        head, greedy = self.model.head, self.settings.greedy
         for step in range(1, self.settings.max_new_tokens + 1):
             if self.should_stop():
                 self._finish(active, FINISH_CANCELLED)
                 return
+            ids = history[:, :length]  # [N, T]
             steps = start_steps + step  # [N]
             groups = torch.zeros(n, dtype=torch.long, device=device)
-            flat = head.num_groups > 1 and self.settings.flat_sampling  # ablation: token from the marginal
+            flat = samples_marginal(head, self.settings)
             if head.num_groups > 1 and not flat:
                 group_scores = group_stage_scores(head, group_processors, ids, hidden, steps, st_state)
-                groups = _sample(group_scores, generators, self.settings.greedy)
-            in_group = head.log_probs(hidden, steps) if flat else head.token_log_probs_in_group(hidden, groups, steps)
-            tokens = _sample(apply_processors(processors, ids, in_group), generators, self.settings.greedy)
+                groups = draw_rows(group_scores, seeds, step, STAGE_GROUP, greedy)
+            in_group = (_marginal(head, hidden, steps, st_state) if flat
+                        else head.token_log_probs_in_group(hidden, groups, steps))
+            scores = apply_processors(processors, ids, in_group)
+            if flat and isinstance(head, TerminationHead):
+                scores = floor_eos(head, scores, steps)
+            tokens = draw_rows(scores, seeds, step, STAGE_TOKEN, greedy)
             if flat:
                 groups = most_likely_groups(head, hidden, tokens, steps)
             marginal = in_group if head.num_groups == 1 or flat else _marginal(head, hidden, steps, st_state)
@@ -191,27 +210,28 @@ class VariantStream:
             active &= tokens != self.tokenizer.eos_id
             if not bool(active.any()):
                 return
-            ids = torch.cat([ids, tokens[:, None]], dim=1)
-            if past is not None and past.get_seq_length() < self.model.config.block_size:
-                out, past = self.model.hidden_states(tokens[:, None], past=past, use_cache=True)
-                hidden = out[:, -1]
-            else:
-                context, past = self._encode(ids)
-                hidden = context[:, -1]
+            history[:, length] = tokens
+            length += 1
+            if cache.length < cache.capacity:
+                hidden = self.model.decode(tokens[:, None], cache)[:, -1]
+            else:  # the window is full: re-encode its last half (a sliding window)
+                hidden = self._encode(history[:, :length], cache)[:, -1]
         self._finish(active, FINISH_LENGTH)
 
     def _record(
         self, active: torch.Tensor, tokens: torch.Tensor, log_probs: torch.Tensor, groups: torch.Tensor
     ) -> Iterator[TokenEvent]:
+        # One device → host copy per tensor per step, not one per row and field.
+        token_list, log_prob_list, group_list = tokens.tolist(), log_probs.tolist(), groups.tolist()
         for i in active.nonzero()[:, 0].tolist():
-            variant, token = self.variants[i], int(tokens[i])
+            variant, token, log_prob, group = self.variants[i], token_list[i], log_prob_list[i], group_list[i]
             variant.token_ids.append(token)
-            variant.token_log_probs.append(float(log_probs[i]))
-            variant.token_groups.append(int(groups[i]))
+            variant.token_log_probs.append(log_prob)
+            variant.token_groups.append(group)
             delta = self._update_text(variant)
             if token == self.tokenizer.eos_id:
                 variant.finish_reason = FINISH_EOS
-            yield TokenEvent(i, token, delta, float(log_probs[i]), int(groups[i]))
+            yield TokenEvent(i, token, delta, log_prob, group)
 
     def _update_text(self, variant: Variant) -> str:
         """Decode the variant so far; hold back an incomplete trailing character.
@@ -229,6 +249,34 @@ class VariantStream:
     def _finish(self, active: torch.Tensor, reason: str) -> None:
         for i in active.nonzero()[:, 0].tolist():
             self.variants[i].finish_reason = reason
+
+
+def samples_marginal(head: OutputHead, settings: DecodeConfig) -> bool:
+    """Whether tokens are drawn in one stage from the marginal p(x) (over V ∪ {eos}) instead of group → token.
+
+    Always for the flat-sampling ablation. Also for a termination head around a one-group head: its
+    groups are only "eos" and "the rest", and NMST defines greedy, top-k and nucleus on the
+    distribution over V ∪ {eos} (paper Eq. 8 ff.), so greedy ends as soon as eos is the most probable
+    token, not only once p(eos) > 1/2 (docs/architecture.md, "Termination heads")."""
+    if head.num_groups == 1:
+        return False
+    return settings.flat_sampling or (isinstance(head, TerminationHead) and head.inner.num_groups == 1)
+
+
+def floor_eos(head: TerminationHead, scores: torch.Tensor, steps: torch.Tensor) -> torch.Tensor:
+    """Processed scores [N, V] → log-probs with p(eos) ≥ 1 − (1 − ε)^t, the bound every ST / NMST α_t meets.
+
+    Sampling from the marginal lets token processors reach eos: a huge temperature flattens p(eos)
+    to about 1/V, a truncation may drop it. Raising eos back to the bound (the other tokens scaled
+    by the mass left) keeps the guarantee that every decode ends; rows already above it are unchanged."""
+    log_p = torch.log_softmax(scores.float(), dim=-1)  # [N, V]
+    log_eos = log_p[:, head.eos_id]  # [N]
+    log_bound = log1mexp(steps.float() * math.log1p(-head.eps))  # log(1 − (1 − ε)^t), [N]
+    raised = torch.maximum(log_eos, log_bound)
+    rest = log1mexp(raised) - log1mexp(log_eos)  # log of the non-eos mass's scale factor, [N]
+    eos_column = torch.full_like(log_p[:, :1], head.eos_id, dtype=torch.long)
+    floored = (log_p + rest[:, None]).scatter(-1, eos_column, raised[:, None])
+    return torch.where((log_eos < log_bound)[:, None], floored, log_p)
 
 
 def controlled_head(head: OutputHead) -> OutputHead:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.config import ConfigError, check_field_types, config_from_dict
+from engine.controls import DECODE_DEFAULTS
 from engine.decoding.class_sampling import ClassTemperature, ClassTopK, RarityBias
 from engine.decoding.pos_sampling import pos_group_processors
 from engine.decoding.processors import (
@@ -40,19 +41,19 @@ class DecodeConfig:
     seed a non-negative 63-bit integer or None.
     """
 
-    max_new_tokens: int = 100
+    max_new_tokens: int = DECODE_DEFAULTS.max_new_tokens  # one default for engine, CLI, app (engine/controls.py)
     temperature: float = 1.0
     top_k: int = 0  # 0 = no top-k truncation
     top_p: float = 1.0  # 1.0 = no nucleus truncation
     repetition_penalty: float = 1.0
     greedy: bool = False  # argmax instead of sampling (processors still apply)
     seed: int | None = None  # base seed; variant i uses seed + i; None = random
-    # --- F² class sampling (issue 3; engine/decoding/class_sampling.py): group stage, F² heads only ---
+    # --- F² class sampling (engine/decoding/class_sampling.py): group stage, F² heads only ---
     class_temperature: float = 1.0  # divides log p(class): < 1 sharper, > 1 flatter
     class_top_k: int = 0  # keep the k most probable classes; 0 = off
     class_rarity_bias: float = 0.0  # in [-10, 10]: > 0 favours rarer classes, < 0 frequent ones; 0 = as trained
     flat_sampling: bool = False  # ablation (F² Table 3): sample from the marginal p(x), not class then token
-    # --- POSG POS-guided sampling (issue 6; engine/decoding/pos_sampling.py): group stage, POSG heads only.
+    # --- POSG POS-guided sampling (engine/decoding/pos_sampling.py): group stage, POSG heads only.
     # (flat_sampling above is POSG's "w/o POSG-sampling" ablation, Table 7, too.)
     pos_top_k: int = 0  # k_POS: keep the k most probable POS tags; 0 = off (paper: 20 for LM, 5 for paraphrase)
     pos_bias: dict[str, float] = field(default_factory=dict, hash=False)  # "JJ"/"adjectives" → factor in [0.1, 10]
@@ -108,21 +109,27 @@ class DecodeConfig:
         (the head's) resolve POS bias names to groups; without them POS controls are only validated.
         """
         chain: list[ScoreProcessor] = []
-        # F² class controls (issue 3): bias first, then temperature and top-k on the biased scores.
+        # F² class controls: bias first, then temperature and top-k on the biased scores.
         if self.class_rarity_bias != 0.0:
             chain.append(RarityBias(self.class_rarity_bias))
         if self.class_temperature != 1.0:
             chain.append(ClassTemperature(self.class_temperature))
         if self.class_top_k:
             chain.append(ClassTopK(self.class_top_k))
-        # POSG POS controls (issue 6): POS bias, then k_POS on the biased p(ρ).
+        # POSG POS controls: POS bias, then k_POS on the biased p(ρ).
         chain.extend(pos_group_processors(self.pos_bias, self.pos_top_k, group_names))
         return chain
 
     def active_class_controls(self) -> list[str]:
-        """Names of the F² class controls set away from their defaults (issue 3)."""
+        """Names of the F² class controls set away from their defaults."""
         defaults = {"class_temperature": 1.0, "class_top_k": 0, "class_rarity_bias": 0.0}
         return [name for name, off in defaults.items() if getattr(self, name) != off]
+
+    def active_fields(self) -> list[str]:
+        """Names of the fields set away from their defaults (seed and length excluded)."""
+        plain = DecodeConfig()
+        return [f.name for f in dataclasses.fields(self)
+                if f.name not in ("seed", "max_new_tokens") and getattr(self, f.name) != getattr(plain, f.name)]
 
     def with_seed(self, seed: int) -> DecodeConfig:
         return dataclasses.replace(self, seed=seed)

@@ -165,7 +165,7 @@ def sample_batch(
         raise DecodeSettingError(f"cap must be >= 1, got {cap}")
     stepper = Stepper(model, prompts)
     results = [Continuation([], None, 0.0) for _ in range(prompts.shape[0])]
-    rows = torch.arange(prompts.shape[0])  # result index of each live row
+    rows = torch.arange(prompts.shape[0], device=prompts.device)  # result index of each live row
     for step in range(1, cap + 1):
         log_probs = stepper.log_probs()
         tokens = _pick(log_probs, decoder, generator)

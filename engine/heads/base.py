@@ -1,7 +1,7 @@
 """The output-head interface: a two-level (grouped) next-token distribution.
 
 Every head describes, per position, log p(group) over G groups and log p(token | group) over
-each group's tokens (DESIGN §1). A plain softmax is one group holding the whole vocabulary;
+each group's tokens (docs/architecture.md). A plain softmax is one group holding the whole vocabulary;
 F² groups are frequency classes, POSG groups are POS tags, a termination head adds an eos
 group. From that one description come:
 
@@ -57,7 +57,7 @@ class OutputHead(nn.Module, ABC):
     ) -> torch.Tensor:
         """log p(x | group): hidden [N, D], groups [N] → [N, V], −inf outside the group."""
 
-    # ----- optional hooks (defaults fit every head; POSG, issue 6, overrides them) -----------
+    # ----- optional hooks (defaults fit every head; POSG overrides them) -----------
     def token_nll_given_groups(
         self, hidden: torch.Tensor, targets: torch.Tensor, groups: torch.Tensor, steps: torch.Tensor | None = None
     ) -> torch.Tensor:

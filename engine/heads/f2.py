@@ -25,12 +25,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from engine.controls import CLASS_CONTROLS
 from engine.heads.base import OutputHead
 from engine.heads.frequency_classes import FrequencyClasses
 
 NEG_INF = float("-inf")
 FREQ_CLASSES_FILE = "freq_classes.json"
-CLASS_CONTROLS = ["class_temperature", "class_top_k", "class_rarity_bias"]
 
 
 def _float32(x: torch.Tensor) -> torch.Tensor:

@@ -167,4 +167,5 @@ class POSGHead(OutputHead):
             "coarse_groups": {name: tags for name, tags in present.items() if tags},
             "pos_top_k": True,
             "pos_bias": True,
+            "flat_sampling": True,  # the "w/o POSG-sampling" ablation: tokens from the marginal
         }

@@ -23,7 +23,7 @@ def _softmax(config: ModelConfig, embedding: nn.Embedding) -> OutputHead:
 HEADS: dict[str, HeadFactory] = {"softmax": _softmax}
 
 
-# POSG (issue 6): POS groups named by `config.pos_tags`; V_ρ comes with the weights or from training.
+# POSG: POS groups named by `config.pos_tags`; V_ρ comes with the weights or from training.
 def _posg(config: ModelConfig, embedding: nn.Embedding) -> OutputHead:
     from engine.heads.posg import POSGHead
 
@@ -39,7 +39,7 @@ def _posg(config: ModelConfig, embedding: nn.Embedding) -> OutputHead:
 HEADS["posg"] = _posg
 
 
-# F² (issue 3): K frequency classes fitted from the tokenizer's counts (`fit_head`); the class map
+# F²: K frequency classes fitted from the tokenizer's counts (`fit_head`); the class map
 # itself is a set of head buffers saved with the weights, so a loaded bundle has its own classes.
 def _f2(config: ModelConfig, embedding: nn.Embedding) -> OutputHead:
     from engine.heads.f2 import F2Head
@@ -79,7 +79,7 @@ def load_fitted_head(head: OutputHead, state: dict[str, torch.Tensor]) -> None:
         raise ConfigError(f"fitted head state {sorted(state)} does not fit the model's {head.name!r} head")
 
 
-# Termination (issue 5): `termination` "st"/"nmst" wraps any head with an eos group (Eq. 9/10);
+# Termination: `termination` "st"/"nmst" wraps any head with an eos group (Eq. 9/10);
 # heads "st"/"nmst" are the softmax head with that termination (the paper's ST+ / NMST+ models).
 HEADS["st"] = HEADS["nmst"] = _softmax
 

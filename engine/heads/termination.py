@@ -1,7 +1,7 @@
 """Termination parametrizations: VA (plain softmax), ST (Welleck et al. 2020) and NMST (Choi et al.).
 
 A `TerminationHead` wraps any inner `OutputHead` (softmax, F², POSG) and adds an *eos group*
-holding only eos (DESIGN §1). With z_t = u·h_t (u: the head's own gate vector) and σ the sigmoid:
+holding only eos (docs/architecture.md). With z_t = u·h_t (u: the head's own gate vector) and σ the sigmoid:
 
 - NMST (Definition 6, Eq. 10): α_t = p(eos_t) = σ(z_t) + (1 − σ(z_t))(1 − (1 − ε)^t);
 - ST (Definition 5, Eq. 9):    α_t = 1 − Π_{t' ≤ t} (1 − ε) σ(z_t');
@@ -12,7 +12,7 @@ the softmax head exactly the paper's softmax over V∖{eos}; for grouped heads b
 renormalized (p(g | ¬eos) ∝ p(g)(1 − p(eos | g)), p(x | g, ¬eos) ∝ p(x | g)), so the marginal
 sums to one whatever the inner head. Groups: the inner head's G groups, then the eos group (G).
 
-Log space throughout (DESIGN §3): log (1 − ε)^t = t·log1p(−ε); log(1 − (1 − ε)^t) =
+Log space throughout (docs/architecture.md): log (1 − ε)^t = t·log1p(−ε); log(1 − (1 − ε)^t) =
 log(−expm1(t·log1p(−ε))) (float32 `1 − exp` loses small t·ε); log α via logaddexp; log(1 − α)
 = logsigmoid(−z) + t·log1p(−ε) (NMST) or Σ log((1 − ε)σ(z_t')) (ST, summed in float64). No
 log(0) for t ≥ 1 and ε ∈ (0, 1): the bound is exact for t up to 10⁶ and ε from 1e-8 to 0.5.

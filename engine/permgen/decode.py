@@ -34,7 +34,7 @@ from engine.decoding.settings import DecodeConfig
 from engine.permgen.control import OrderControl
 from engine.permgen.marks import EOP_ID, PositionTracker, end_id, sentence_of_begin
 from engine.permgen.model import PAD_ID, START_ID, PermGenModel
-from engine.permgen.sampling import draw, sample_allowed
+from engine.permgen.sampling import sample_allowed
 from engine.permgen.text import display_paragraph
 from engine.tokenizer import SPECIAL_TOKENS, VariorumTokenizer
 
@@ -71,12 +71,13 @@ def first_marks(first_log_probs: torch.Tensor, control: OrderControl, n: int, se
     """
     if control.first:
         return [control.first] * n
-    marks = torch.tensor([m for m in control.allowed_marks([]) if m != EOP_ID])
+    device = first_log_probs.device  # a CPU generator cannot draw from CUDA probabilities
+    marks = torch.tensor([m for m in control.allowed_marks([]) if m != EOP_ID], device=device)
     indices = [sentence_of_begin(int(m)) for m in marks]
     probs = torch.softmax(first_log_probs[marks].double(), dim=0)
     if not control.distinct_starts:
         return [indices[int(probs.argmax())]] * n
-    generator = torch.Generator().manual_seed(seed)
+    generator = torch.Generator(device=device).manual_seed(seed)
     picks: list[int] = []
     while len(picks) < n:
         take = min(n - len(picks), len(indices))
@@ -148,7 +149,7 @@ class PermGenStream(VariantStream):
     def _run(self) -> Iterator[TokenEvent]:
         device = next(self.seq2seq.parameters()).device
         n = len(self.variants)
-        generators = [torch.Generator(device=device).manual_seed(v.seed) for v in self.candidates]
+        seeds = torch.tensor([v.seed for v in self.candidates], device=device)  # [N] per-row noise keys
         source = torch.tensor([self.source_ids], device=device)
         states = self.seq2seq.backbone.encode(source, torch.ones_like(source, dtype=torch.bool)).expand(n, -1, -1)
         past = self.seq2seq.backbone.new_cache()
@@ -168,7 +169,7 @@ class PermGenStream(VariantStream):
             allowed = self._allowed_words(n, device)
             tokens, groups = sample_allowed(
                 head, hidden, steps, allowed, history, self.settings.processors(), self.group_processors,
-                generators, self.settings.greedy, head.num_groups > 1 and self.settings.flat_sampling)
+                seeds, step, self.settings.greedy, head.num_groups > 1 and self.settings.flat_sampling)
             sampled, tokens = tokens, self._override_marks(tokens, marginal, firsts, step)
             forced = tokens != sampled  # [N]
             if head.num_groups > 1 and bool(forced.any()):  # a forced mark was not drawn from `groups`:
@@ -206,7 +207,7 @@ class PermGenStream(VariantStream):
                 if step == 1:  # the first mark was drawn for all candidates at once (`first_marks`)
                     chosen[i] = next(m for m in marks if sentence_of_begin(m) == firsts[i])
                 else:
-                    chosen[i] = marks[int(draw(marginal[i : i + 1, marks], [], greedy=True))]
+                    chosen[i] = marks[int(marginal[i, marks].argmax())]
         return chosen
 
     def _record(

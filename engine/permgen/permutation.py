@@ -1,6 +1,6 @@
 """π-SGD permutation sampling (paper §4.2, Definition 1): π'_i ~ Uniform(Z_T) per example per step.
 
-Orders are drawn on the fly — never a pre-materialised handful (DESIGN §3) — with a generator
+Orders are drawn on the fly — never a pre-materialised handful (docs/architecture.md, "PermGen") — with a generator
 seeded from (run seed, step), so step s draws the same orders when a run is resumed at s and
 different orders at every other step. `torch.randperm` is a uniform draw over the T! orders.
 The `--no-permute` baseline uses `identity=True`: always the natural order 1..T.

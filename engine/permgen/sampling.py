@@ -20,15 +20,8 @@ import torch
 
 from engine.decoding.class_sampling import most_likely_groups
 from engine.decoding.processors import NEG_INF, ScoreProcessor, apply_processors
+from engine.decoding.sampler import STAGE_GROUP, STAGE_TOKEN, draw_rows
 from engine.heads import OutputHead
-
-
-def draw(scores: torch.Tensor, generators: Sequence[torch.Generator], greedy: bool) -> torch.Tensor:
-    """One id per row of `scores` [N, K] with that row's generator → [N]."""
-    if greedy:
-        return scores.argmax(dim=-1)
-    probs = torch.softmax(scores.float(), dim=-1)
-    return torch.cat([torch.multinomial(probs[i], 1, generator=g) for i, g in enumerate(generators)])
 
 
 def sample_allowed(
@@ -39,21 +32,22 @@ def sample_allowed(
     history: torch.Tensor,  # [N, T] ids so far (for repetition penalty)
     token_processors: Sequence[ScoreProcessor],
     group_processors: Sequence[ScoreProcessor],
-    generators: Sequence[torch.Generator],
+    seeds: torch.Tensor,  # [N] each row's noise key (engine/decoding/sampler.py)
+    step: int,
     greedy: bool = False,
     flat: bool = False,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """(tokens [N], groups [N]) drawn from the head's distribution restricted to `allowed`."""
     if head.num_groups == 1 or flat:
         scores = head.log_probs(hidden, steps).masked_fill(~allowed, NEG_INF)
-        tokens = draw(apply_processors(token_processors, history, scores), generators, greedy)
+        tokens = draw_rows(apply_processors(token_processors, history, scores), seeds, step, STAGE_TOKEN, greedy)
         groups = most_likely_groups(head, hidden, tokens, steps) if flat else torch.zeros_like(tokens)
         return tokens, groups
     group_scores = head.group_log_probs(hidden, steps).clone()  # [N, G]
     for g in range(head.num_groups):
         in_group = head.token_log_probs_in_group(hidden, torch.full_like(steps, g), steps)  # [N, V]
         group_scores[:, g] += torch.logsumexp(in_group.masked_fill(~allowed, NEG_INF), dim=-1)  # log p(A | g)
-    groups = draw(apply_processors(group_processors, history, group_scores), generators, greedy)
+    groups = draw_rows(apply_processors(group_processors, history, group_scores), seeds, step, STAGE_GROUP, greedy)
     in_group = head.token_log_probs_in_group(hidden, groups, steps).masked_fill(~allowed, NEG_INF)
-    tokens = draw(apply_processors(token_processors, history, in_group), generators, greedy)
+    tokens = draw_rows(apply_processors(token_processors, history, in_group), seeds, step, STAGE_TOKEN, greedy)
     return tokens, groups

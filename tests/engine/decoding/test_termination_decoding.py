@@ -11,7 +11,8 @@ import pytest
 import torch
 from torch import nn
 
-from engine.decoding.generate import FINISH_EOS, generate_variants
+from engine.backbones.kv_cache import KVCache
+from engine.decoding.generate import FINISH_EOS, VariantStream, generate_variants
 from engine.decoding.processors import DecodeSettingError
 from engine.decoding.settings import DecodeConfig
 from engine.decoding.termination import Decoder, Stepper, beam_search, decode_prompts, parse_decoder
@@ -33,6 +34,13 @@ class ConstantBackbone(nn.Module):
     def forward(self, input_ids: torch.Tensor, past: object = None, position_ids: object = None,
                 use_cache: bool = False) -> tuple[torch.Tensor, None]:
         return torch.ones(*input_ids.shape, self.token_embedding.embedding_dim), None
+
+    def new_cache(self, rows: int) -> KVCache:
+        return KVCache.allocate(1, rows, 1, 32, 1, self.token_embedding.weight)
+
+    def decode(self, input_ids: torch.Tensor, cache: KVCache) -> torch.Tensor:
+        cache.advance(input_ids.shape[1])
+        return self(input_ids)[0]
 
 
 def adversarial_model(termination: str, eps: float, vocab: int = 50, dim: int = 8) -> LanguageModel:
@@ -168,3 +176,35 @@ def test_nmst_benchmark_writes_its_report(tiny_bundle: Path, tmp_path: Path) -> 
     assert set(report["r_nt"]) == {"greedy", "beam-2"}
     assert all(0.0 <= value <= 1.0 for row in report["r_nt"].values() for value in row.values())
     assert (out / "eos_curve.png").is_file() and (out / "lengths.png").is_file()
+
+
+def test_greedy_nmst_ends_when_eos_is_the_argmax_below_one_half(tokenizer: VariorumTokenizer) -> None:
+    """p(eos) = ε = 0.3 at step 1 and the rest is spread over 48 tokens: eos is the argmax though < 1/2."""
+    model = adversarial_model("nmst", 0.3)
+    inner = getattr(model.head, "inner", model.head)
+    with torch.no_grad():
+        inner.proj.weight[FAVOURITE] = 0.0  # inner p uniform over every token but eos
+    greedy = DecodeConfig(max_new_tokens=20, greedy=True, seed=0)
+    (variant,) = generate_variants(model, tokenizer, "", 1, greedy)
+    assert variant.token_ids == [EOS_ID] and variant.finish_reason == FINISH_EOS
+    assert math.exp(variant.token_log_probs[0]) == pytest.approx(0.3, abs=1e-4)
+
+
+def test_a_prompt_longer_than_the_window_is_cut_and_counted_as_in_training(tokenizer: VariorumTokenizer) -> None:
+    model = LanguageModel(tiny_config(tokenizer.vocab_size, termination="nmst", termination_eps=0.02)).eval()
+    long_prompt = tokenizer.encode("Tom went home and slept. " * 20)  # far beyond the 32-token block
+    stream = VariantStream(model, tokenizer, long_prompt, 2, DecodeConfig(max_new_tokens=3, seed=1))
+    assert stream.prompt_cut and stream.start_step == 16  # the last half-block, no eos inside
+    list(stream)
+    assert all(v.prompt_cut for v in stream.variants)
+    short = VariantStream(model, tokenizer, long_prompt[:5], 1, DecodeConfig(max_new_tokens=3, seed=1))
+    assert not short.prompt_cut and short.start_step == 5
+
+
+def test_nmst_ends_even_when_temperature_flattens_eos_away(tokenizer: VariorumTokenizer) -> None:
+    """At temperature 1e6 p(eos) would be ~1/V; it is held at ≥ 1 − (1 − ε)^t, so every variant ends early."""
+    torch.manual_seed(0)
+    model = LanguageModel(tiny_config(tokenizer.vocab_size, termination="nmst", termination_eps=0.1)).eval()
+    hot = DecodeConfig(max_new_tokens=4096, temperature=1e6, seed=2)
+    variants = generate_variants(model, tokenizer, "Tom", 4, hot)
+    assert all(v.finish_reason == FINISH_EOS and len(v.token_ids) < 200 for v in variants)

@@ -92,10 +92,10 @@ def test_sampling_stays_inside_the_allowed_set_with_a_two_stage_head() -> None:
     allowed = torch.zeros(4, vocab, dtype=torch.bool)
     allowed[:, 32:] = True
     allowed[:, end_id(1)] = True
-    gens = [torch.Generator().manual_seed(i) for i in range(4)]
+    seeds = torch.arange(4)
     hidden, steps, history = torch.randn(4, 8), torch.ones(4, dtype=torch.long), torch.zeros(4, 1, dtype=torch.long)
-    for _ in range(30):
-        tokens, groups = sample_allowed(head, hidden, steps, allowed, history, [], [], gens)
+    for step in range(30):
+        tokens, groups = sample_allowed(head, hidden, steps, allowed, history, [], [], seeds, step)
         assert bool(allowed.gather(1, tokens[:, None]).all())
         assert bool(membership[groups, tokens].all())  # each token comes from its drawn group
 

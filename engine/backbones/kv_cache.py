@@ -1,0 +1,53 @@
+"""A preallocated key/value cache for incremental decoding of N rows.
+
+Keys and values of every layer live in two tensors allocated once, [L, N, H, T_max, d]; a step
+writes its new positions in place at `length` and attention reads the first `length` positions.
+Nothing grows by concatenation, so a step costs the same at position 5 and at position 500.
+Rows can be reordered (beams) or dropped with `select_rows`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+
+@dataclass
+class KVCache:
+    """keys/values [L, N, H, T_max, d]; positions [0, length) are filled."""
+
+    keys: torch.Tensor
+    values: torch.Tensor
+    length: int = 0
+
+    @classmethod
+    def allocate(
+        cls, layers: int, rows: int, heads: int, capacity: int, head_dim: int, like: torch.Tensor
+    ) -> KVCache:
+        """An empty cache for `rows` rows of up to `capacity` positions, on `like`'s device and dtype."""
+        shape = (layers, rows, heads, capacity, head_dim)
+        return cls(like.new_empty(shape), like.new_empty(shape))
+
+    @property
+    def capacity(self) -> int:
+        return self.keys.shape[3]
+
+    def write(self, layer: int, keys: torch.Tensor, values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Store keys/values [N, H, T, d] of `layer` at `length`; → all keys/values so far [N, H, length + T, d].
+
+        `length` itself moves on in `advance`, once every layer has written its T positions."""
+        end = self.length + keys.shape[2]
+        if end > self.capacity:
+            raise ValueError(f"KV cache holds {self.capacity} positions; {end} needed (re-encode a shorter window)")
+        self.keys[layer, :, :, self.length : end] = keys
+        self.values[layer, :, :, self.length : end] = values
+        return self.keys[layer, :, :, :end], self.values[layer, :, :, :end]
+
+    def advance(self, count: int) -> None:
+        self.length += count
+
+    def select_rows(self, rows: torch.Tensor) -> None:
+        """Keep rows `rows` [M] (indices on the cache's device, repeats allowed), in that order."""
+        self.keys = self.keys.index_select(1, rows)
+        self.values = self.values.index_select(1, rows)

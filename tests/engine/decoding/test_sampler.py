@@ -1,0 +1,40 @@
+"""Counter-based row sampling and the preallocated KV cache."""
+
+from __future__ import annotations
+
+import torch
+
+from engine.decoding.sampler import STAGE_GROUP, STAGE_TOKEN, draw_rows, row_uniforms
+from engine.model import LanguageModel
+from engine.tokenizer import VariorumTokenizer
+
+
+def test_uniforms_depend_only_on_seed_step_and_stage() -> None:
+    seeds = torch.tensor([0, 1, 2**40 + 7, 2**62])
+    u = row_uniforms(seeds, 3, STAGE_TOKEN)
+    assert bool(((u > 0) & (u < 1)).all())
+    assert torch.equal(row_uniforms(seeds[2:3], 3, STAGE_TOKEN), u[2:3])  # not on the batch around it
+    assert len(set(u.tolist()) | set(row_uniforms(seeds, 4, STAGE_TOKEN).tolist())) == 8
+    assert not torch.equal(row_uniforms(seeds, 3, STAGE_GROUP), u)
+
+
+def test_draws_follow_the_distribution_and_never_pick_forbidden_ids() -> None:
+    probs = torch.tensor([0.5, 0.0, 0.3, 0.2, 0.0])
+    scores = probs.log().expand(20_000, -1)
+    picks = draw_rows(scores, torch.arange(20_000), step=1, stage=STAGE_TOKEN, greedy=False)
+    frequencies = torch.bincount(picks, minlength=5).double() / 20_000
+    assert frequencies[1] == frequencies[4] == 0
+    torch.testing.assert_close(frequencies, probs.double(), atol=0.015, rtol=0)  # ~5 standard errors
+    assert draw_rows(scores[:2], torch.arange(2), 1, STAGE_TOKEN, greedy=True).tolist() == [0, 0]
+
+
+def test_cached_decoding_matches_the_full_forward(tiny_model: LanguageModel, tokenizer: VariorumTokenizer) -> None:
+    ids = torch.tensor([[tokenizer.eos_id, *tokenizer.encode("The dog ran to the park and sat.")]] * 2)  # [2, T]
+    full, _ = tiny_model.hidden_states(ids)  # transformers' forward, [2, T, D]
+    cache = tiny_model.new_cache(2)
+    with torch.no_grad():
+        prompt = tiny_model.decode(ids[:, :4], cache)
+        steps = [tiny_model.decode(ids[:, t : t + 1], cache) for t in range(4, ids.shape[1])]
+    torch.testing.assert_close(torch.cat([prompt, *steps], dim=1), full, atol=1e-5, rtol=1e-4)
+    cache.select_rows(torch.tensor([1]))
+    assert cache.keys.shape[1] == 1 and cache.length == ids.shape[1]

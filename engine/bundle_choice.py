@@ -13,8 +13,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+from engine.controls import LM_TASKS
+
 DEFAULTS_FILE = "defaults.json"
-LM_TASKS = ("continue",)
 # The recipe that builds the shipped bundle of each task (recipes/<name>.json, `variorum build-recipe`).
 TASK_RECIPES = {"continue": "recipes/continue-f2-nmst.json", "story": "recipes/permgen-story.json",
                 "abstract": "recipes/permgen-abstract.json", "paraphrase": "recipes/permgen-paraphrase.json"}

@@ -107,9 +107,9 @@ class ModelConfig:
     # F² head (head="f2"): frequency classes fitted from the tokenizer's training counts.
     f2_class_method: str = "mefmax"  # or the §4.4.1 ablations "fixed-eq-token" / "fixed-eq-freq"
     f2_classes: int = 0  # K; 0 = MefMax chooses (the fitted K is then saved here)
-    # POSG head (head="posg", issue 6): its POS groups, filled in by training from the tagged text.
+    # POSG head (head="posg"): its POS groups, filled in by training from the tagged text.
     pos_tags: list[str] = field(default_factory=list)
-    # Termination (issue 5, engine/heads/termination.py): "va" plain, "st" (Eq. 9) or "nmst" (Eq. 10),
+    # Termination (engine/heads/termination.py): "va" plain, "st" (Eq. 9) or "nmst" (Eq. 10),
     # wrapping whichever head; head "st"/"nmst" is shorthand for the softmax head with that termination.
     termination: str = "va"
     termination_eps: float = 1e-5
@@ -174,7 +174,7 @@ class TrainConfig:
     ul_prefix: int = 50  # sequence-level UL: prefix tokens per rollout
     ul_continuation: int = 100  # sequence-level UL: greedy continuation tokens
     ul_ngram: int = 4  # sequence-level UL: repeated n-gram size
-    # POSG (issue 6): how the training text is POS-tagged
+    # POSG: how the training text is POS-tagged
     pos_backend: str = "spacy"  # "spacy" or "stanza" (engine/pos)
     pos_cache_dir: str = ""  # tag cache folder; "" = the user cache dir
     compile: bool = False  # CUDA only: torch.compile the LM training forward (fixed block shapes)

@@ -121,7 +121,7 @@ class Trainer:
         self.tokenizer = self._tokenizer(tokenizer_dir, model_config.vocab_size)
         model_config.vocab_size = self.tokenizer.vocab_size
         model_config, head_state = fit_head(model_config, self.tokenizer)  # F²: classes from the token counts
-        self.pos = self._pos_data(model_config)  # POSG (issue 6): tagged training text, else None
+        self.pos = self._pos_data(model_config)  # POSG: tagged training text, else None
         self.model_config = model_config
         torch.manual_seed(config.seed)  # identical initial weights on every rank
         backbone = load_hf_gpt2_backbone(init_from_hf) if init_from_hf else None
@@ -166,7 +166,7 @@ class Trainer:
         return VariorumTokenizer.load(source or own)
 
     def _pos_data(self, model_config: ModelConfig) -> PosTrainingData | None:
-        """POSG (issue 6): tag the training split (rank 0 first, the others then read its tag cache),
+        """POSG: tag the training split (rank 0 first, the others then read its tag cache),
         build V_ρ from it and name the head's groups in `model_config.pos_tags`. Other heads: None.
 
         Design: the tag of each target is data, like the target itself; it travels as a second block

@@ -2,7 +2,7 @@
 
 A mode is usable only when the loaded bundle's `capabilities["tasks"]` lists it AND the engine's
 GenerationRequest has every field the mode fills in (so a title or keyword list is never dropped
-silently). The request field names the app uses for the PermGen / paraphrase work (issue 8):
+silently). The request field names the app uses for the PermGen / paraphrase work:
 `title: str`, `keywords: list[str]`, `num_sentences: int`, `sentence_order: list[int] | None`
 (None = the model's choice, [k] = start with sentence k, a full permutation = that order).
 """

@@ -79,7 +79,7 @@ class DecodeConfig:
             raise DecodeSettingError(f"class_top_k must be >= 0 (0 = off), got {self.class_top_k}")
         if self.flat_sampling and self.active_class_controls():
             raise DecodeSettingError("class controls act on the class stage, which flat_sampling skips; use one")
-        if self.pos_top_k < 0:  # POSG (issue 6)
+        if self.pos_top_k < 0:  # POSG
             raise DecodeSettingError(f"pos_top_k must be >= 0 (0 = off), got {self.pos_top_k}")
         if self.flat_sampling and (self.pos_top_k or self.pos_bias):
             raise DecodeSettingError("pos_top_k / pos_bias act on the POS stage, which flat_sampling skips; use one")

@@ -1,7 +1,7 @@
 """Token-frequency views: AGG's frequency groups, per-group shares and Uniq, and isotropy I(W).
 
 One definition each: the groups and I(W) are those of `engine.diagnostics.embedding` (AGG
-helper, issue 4), re-exported here so every report uses the same boundaries and eigenvectors.
+helper), re-exported here so every report uses the same boundaries and eigenvectors.
 - `frequency_groups`: that module's frequent 30% / medium 50% / rare 20% of the vocabulary by
   training count (ties: lower id first; sizes floor(0.3·V), floor(0.8·V) − floor(0.3·V), rest),
   as a group index per token id [V] (0, 1, 2).

@@ -23,7 +23,7 @@ from engine.tokenizer import EOS, SPECIAL_TOKENS
 def positions(targets: torch.Tensor) -> torch.Tensor:
     """Termination step t of every position, 1-based, as `LanguageModel.token_nll` uses: [B, T].
 
-    With the termination heads (issue 5) t restarts after each eos (their `document_steps`);
+    With the termination heads t restarts after each eos (their `document_steps`);
     without that module every head ignores t and the plain position count is used.
     """
     try:

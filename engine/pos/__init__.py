@@ -1,4 +1,4 @@
-"""Part-of-speech tagging for POS-guided softmax and sampling (POSG, DESIGN.md §3).
+"""Part-of-speech tagging for POS-guided softmax and sampling (POSG).
 
 Tag text with PTB tags (`load_tagger`: spaCy by default, Stanza offline), cache tagged corpora on
 disk (`CachedTagger`), give each BPE piece its word's tag (`align_tokens`), group tags for people

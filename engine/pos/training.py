@@ -54,7 +54,7 @@ class PosTrainingData:
         """Give a freshly built POSG head these V_ρ (its groups come from `vocabulary.tags`)."""
         from engine.heads.posg import POSGHead
 
-        head = getattr(head, "inner", head)  # under a termination wrapper (issue 5) the POSG head is inside
+        head = getattr(head, "inner", head)  # under a termination wrapper the POSG head is inside
         if not isinstance(head, POSGHead):
             raise TypeError(f"POS training data needs a posg head, got {head.name!r}")
         head.set_vocabulary(self.vocabulary)

@@ -78,7 +78,7 @@ def test_decode_config_from_values() -> None:
 
 @dataclasses.dataclass(frozen=True)
 class PlannedRequest:
-    """A stand-in for a future GenerationRequest with the PermGen fields (issue 8)."""
+    """A stand-in for a future GenerationRequest with the PermGen fields."""
 
     prompt: str = ""
     n: int = 3

@@ -152,7 +152,7 @@ def test_head_without_logits_is_refused() -> None:
 
 
 def test_agg_through_a_termination_head() -> None:
-    """NMST (issue 5) exposes output_weight + nll_from_logits: AGG's value is its NLL; h and W
+    """NMST exposes output_weight + nll_from_logits: AGG's value is its NLL; h and W
     gradients equal the reference's; the eos gate u gets exactly its MLE gradient (fused)."""
     pytest.importorskip("engine.heads.termination")
     from engine.model import LanguageModel

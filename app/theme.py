@@ -36,3 +36,11 @@ def apply_theme(app: QApplication, theme: str) -> None:
         for role, colour in DARK_DISABLED.items():
             palette.setColor(QPalette.ColorGroup.Disabled, role, QColor(colour))
     app.setPalette(palette)
+
+
+def error_text_colour() -> str:
+    """A red that reads on the current window colour: the light theme's dark red is nearly
+    invisible on the dark theme's grey, so dark windows get a light red."""
+    app = QApplication.instance()
+    window = app.palette().color(Role.Window) if isinstance(app, QApplication) else QColor("#ffffff")
+    return "#ff8a80" if window.lightness() < 128 else "#c0392b"

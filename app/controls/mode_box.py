@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.controls.modes import MAX_SENTENCES, MODE_LABELS, MODES, ModeInputs, mode_unavailable_reason
+from app.theme import error_text_colour
 from engine.bundle_choice import missing_model_message
 
 ORDER_LABELS = {"model": "Model's choice", "first": "Start with sentence…", "full": "Full order…"}
@@ -49,7 +50,7 @@ class ModeBox(QGroupBox):
         for mode in MODES:
             self.picker.addItem(MODE_LABELS[mode], mode)
         self.reason = QLabel(wordWrap=True)
-        self.reason.setStyleSheet("color: #c0392b;")
+        self.reason.setStyleSheet(f"color: {error_text_colour()};")
         self.stack = QStackedWidget()
         # named title_edit, not title: that would hide QGroupBox.title()
         self.title_edit = QLineEdit(placeholderText="e.g. The lost key")

@@ -10,6 +10,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QLabel, QProgressBar, QWidget
 
+from app.theme import error_text_colour
 from engine.api import BundleInfo, gpu_unavailable_reason
 from engine.bundle_choice import choose_bundle, read_defaults
 
@@ -121,4 +122,4 @@ class ModelBox(QGroupBox):
 
     def set_status(self, text: str, error: bool = False) -> None:
         self.status.setText(text)
-        self.status.setStyleSheet("color: #c0392b;" if error else "")
+        self.status.setStyleSheet(f"color: {error_text_colour()};" if error else "")

@@ -53,3 +53,13 @@ def test_dark_theme_disabled_buttons_look_disabled(make_window: MakeWindow, qtbo
         button.show()
     assert _text_contrast(enabled) >= READABLE
     assert _text_contrast(disabled) < _text_contrast(enabled) / 2
+
+
+def test_dark_theme_model_box_error_is_readable(make_window: MakeWindow, qtbot: QtBot) -> None:
+    window = make_window()
+    window.dark_action.trigger()
+    status = window.controls.model.status
+    status.setMinimumWidth(300)
+    window.controls.model.set_status("Could not load the model: the file is damaged.", error=True)
+    qtbot.wait(20)
+    assert _text_contrast(window.controls.model, status) >= READABLE

@@ -37,6 +37,6 @@ def test_cli_and_eval_refuse_controls_the_model_ignores(tiny_bundle: Path, capsy
                                                        tiny_model: LanguageModel) -> None:
     assert Engine([]).load(tiny_bundle, device="cpu").controls.head == "softmax"
     status = main(["generate", "--bundle", str(tiny_bundle), "--device", "cpu", "--pos-top-k", "3"])
-    assert status == 2 and "does not honour ['pos_top_k']" in capsys.readouterr().out
+    assert status == 2 and "does not honour ['pos_top_k']" in capsys.readouterr().err
     with pytest.raises(ValueError, match="need a POSG model"):  # eval refuses through the same checks
         check_decoders(tiny_model.head, ["postopk=3"])

@@ -12,7 +12,7 @@ from typing import Any
 
 from app.controls.modes import ModeError, build_request
 from app.controls.spec import decode_config
-from app.controls.values import MAX_SEED, clean_control_values
+from app.controls.values import clean_control_values
 from app.editor.document import DocumentEditor
 from app.editor.history import Batch
 from app.variants.labels import LabelSource
@@ -20,6 +20,7 @@ from app.variants.pane import VariantPane
 from app.window_base import WindowBase
 from app.worker import BackgroundCall, GenerationOutcome
 from engine.api import GenerationRequest, LoadedModel, TokenEvent, tag_words
+from engine.controls import MAX_SEED
 
 SUMMARY_CHARS = 40
 

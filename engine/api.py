@@ -23,7 +23,7 @@ import torch
 from engine.bundle import CONFIG_FILE, Bundle, BundleError, load_bundle
 from engine.bundle_choice import bundle_tasks, choose_bundle, read_defaults
 from engine.config import check_field_types
-from engine.controls import LM_TASKS, TASKS, Capabilities
+from engine.controls import LM_TASKS, MAX_VARIANTS, TASKS, Capabilities
 from engine.decoding import DecodeConfig, TokenEvent, Variant, VariantStream
 from engine.devices import gpu_unavailable_reason, resolve_device
 from engine.pos.tagger import Tagger, TaggerUnavailableError
@@ -74,8 +74,8 @@ class GenerationRequest:
                                  "save or type it as UTF-8") from None
         if self.task not in TASKS:
             raise ValueError(f"task {self.task!r} is not available; this engine supports {list(TASKS)}")
-        if not 1 <= self.n <= 8:
-            raise ValueError(f"number of variants must be between 1 and 8, got {self.n}")
+        if not 1 <= self.n <= MAX_VARIANTS:
+            raise ValueError(f"number of variants must be between 1 and {MAX_VARIANTS}, got {self.n}")
         if isinstance(self.beam_width, bool) or not 1 <= self.beam_width <= 16:
             raise ValueError(f"beam width must be from 1 to 16 (1 = no beam search), got {self.beam_width}")
         if self.task in ("story", "abstract"):  # PermGen: validates the count and the order up front

@@ -15,6 +15,10 @@ LM_TASKS: tuple[str, ...] = ("continue",)  # what a decoder-only LM bundle does
 # abstracts from a title and keywords, and a passage rewritten sentence by sentence.
 PARAGRAPH_TASKS: tuple[str, ...] = ("story", "abstract", "paraphrase")
 TASKS: tuple[str, ...] = (*LM_TASKS, *PARAGRAPH_TASKS)
+MAX_VARIANTS = 8  # variants per request (the app's panel, the CLI's -n, eval's candidates)
+# Largest base seed: variant i uses seed + i, and every such seed must stay a non-negative 63-bit
+# integer; the app's seed box and stored settings use the same bound, so any shown seed can be typed back.
+MAX_SEED = 2**63 - 65
 
 @dataclass(frozen=True)
 class DecodeDefaults:

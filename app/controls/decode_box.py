@@ -28,8 +28,8 @@ from app.controls.spec import (
     pos_bias_groups,
     visible_method_controls,
 )
-from app.controls.values import MAX_SEED
 from app.controls.widgets import FactorSlider, ValueSlider
+from engine.controls import MAX_SEED
 
 TERMINATION_WORDS = {
     "nmst": "NMST: every variant is guaranteed to end; the chance of ending grows with length.",

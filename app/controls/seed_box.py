@@ -6,7 +6,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QValidator
 from PySide6.QtWidgets import QAbstractSpinBox, QWidget
 
-from app.controls.values import MAX_SEED
+from engine.controls import MAX_SEED
 
 
 def _parse(text: str) -> int | None:

@@ -11,11 +11,7 @@ import math
 from typing import Any
 
 from app.controls.spec import METHOD, POS_BIAS_FIELD, SAMPLING
-
-# One seed range end to end: DecodeConfig accepts a base seed 0 ≤ seed < 2**63 − 64 (variant i uses
-# seed + i), and the engine draws random bases below 2**62, so every seed a variant shows fits here.
-MAX_SEED = 2**63 - 65
-MAX_VARIANTS = 8
+from engine.controls import MAX_SEED, MAX_VARIANTS  # one seed range end to end (random bases are < 2**62)
 
 
 def _is_number(value: Any) -> bool:

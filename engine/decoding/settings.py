@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.config import ConfigError, check_field_types, config_from_dict
-from engine.controls import DECODE_DEFAULTS
+from engine.controls import DECODE_DEFAULTS, MAX_SEED
 from engine.decoding.class_sampling import ClassTemperature, ClassTopK, RarityBias
 from engine.decoding.pos_sampling import pos_group_processors
 from engine.decoding.processors import (
@@ -83,7 +83,7 @@ class DecodeConfig:
             raise DecodeSettingError(f"pos_top_k must be >= 0 (0 = off), got {self.pos_top_k}")
         if self.flat_sampling and (self.pos_top_k or self.pos_bias):
             raise DecodeSettingError("pos_top_k / pos_bias act on the POS stage, which flat_sampling skips; use one")
-        if self.seed is not None and not 0 <= self.seed < 2**63 - 64:
+        if self.seed is not None and not 0 <= self.seed <= MAX_SEED:
             raise DecodeSettingError(f"seed must be a non-negative 63-bit integer, got {self.seed}")
         self.processors()  # validates the remaining ranges
         self.group_processors()

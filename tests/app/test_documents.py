@@ -13,10 +13,10 @@ from PySide6.QtGui import QKeySequence
 from pytestqt.qtbot import QtBot
 
 from app.controls import spec
-from app.controls.values import MAX_SEED
 from app.paths import AppPaths
 from app.persistence.autosave import SESSION_FILE
 from engine.api import DecodeConfig, Engine
+from engine.controls import MAX_SEED
 from engine.decoding.settings import DecodeSettingError
 from tests.app.conftest import MakeWindow
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import platformdirs
 import torch
 
-from engine.bundle import CONFIG_FILE, Bundle, BundleError, load_bundle
+from engine.bundle import CONFIG_FILE, Bundle, BundleError, load_model_bundle
 from engine.bundle_choice import bundle_tasks, choose_bundle, read_defaults
 from engine.config import check_field_types
 from engine.controls import LM_TASKS, MAX_VARIANTS, TASKS, Capabilities
@@ -197,13 +197,12 @@ class Engine:
     def load(self, path: Path, device: str = "auto") -> LoadedModel:
         """Load and validate a bundle (raises BundleError with a specific message)."""
         target = resolve_device(device)
-        from engine.permgen.bundle import is_permgen_bundle, load_permgen_bundle
+        bundle = load_model_bundle(Path(path), target)  # either family (docs/training-and-bundles.md)
+        if isinstance(bundle, Bundle):
+            return LoadedModel(bundle, target)
+        from engine.permgen.api import PermGenLoadedModel  # PermGen encoder-decoder (docs/architecture.md)
 
-        if is_permgen_bundle(Path(path)):  # PermGen encoder-decoder (docs/architecture.md, "PermGen")
-            from engine.permgen.api import PermGenLoadedModel
-
-            return PermGenLoadedModel(load_permgen_bundle(Path(path), target), target)
-        return LoadedModel(load_bundle(Path(path), target), target)
+        return PermGenLoadedModel(bundle, target)
 
 
 __all__ = [

@@ -1,21 +1,29 @@
-"""Model bundles: a directory holding everything needed to run a model (DESIGN §2).
+"""Model bundles: one directory format, one writer and one reader for every model family.
 
-Layout: `config.json` (format version, model config, training provenance), `model.safetensors`,
-`tokenizer.json` + `token_counts.json`, `card.md`, plus any files the head adds (`bundle_files`:
-a POSG head writes `pos_vocab.json`, a readable copy of the V_ρ its weights carry). Loading
-checks every file and raises a `BundleError` that names the bundle and what is wrong — never a
-bare traceback: config fields are type- and range-checked (engine.config), the weights are
-checked against the config before the model is allocated (`build_checked`: shapes, dtypes,
-finite values), and JSON files that are not files or are nested too deeply are refused.
+A bundle holds everything needed to run a model (docs/training-and-bundles.md):
+`config.json` = {format_version, kind ("lm" | "permgen"), model: the (decoder) `ModelConfig`,
+permgen: the encoder-decoder extras (PermGen only), provenance}, `model.safetensors` (float32,
+float16 or bfloat16; loading copies them into float32 parameters), `tokenizer.json` +
+`token_counts.json`, `card.md`, plus any files the head adds (`bundle_files`: POSG writes
+`pos_vocab.json`, F² `freq_classes.json`).
+
+Format versions: 1 had no `kind` for language models (PermGen bundles said "permgen"); 2 always
+names it. Both are read as they are, so shipped bundles load unchanged; a newer or unknown version
+is a `BundleError` saying so. Loading checks every file and raises a `BundleError` that names the
+bundle and what is wrong — never a bare traceback: config fields are type- and range-checked
+(engine.config), the weights are checked against the config before the model is allocated
+(`build_checked`: shapes, dtypes, finite values), and JSON files that are not files or are nested
+too deeply are refused.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import torch
 from safetensors import SafetensorError
@@ -31,10 +39,19 @@ from engine.config import (
 from engine.model import LanguageModel
 from engine.tokenizer import TOKENIZER_FILE, TokenizerError, VariorumTokenizer
 
+if TYPE_CHECKING:
+    from engine.permgen.bundle import PermGenBundle
+    from engine.permgen.model import PermGenModel
+
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.safetensors"
 CARD_FILE = "card.md"
 REQUIRED_FILES = (CONFIG_FILE, WEIGHTS_FILE, TOKENIZER_FILE, CARD_FILE)
+LM_KIND = "lm"
+PERMGEN_KIND = "permgen"
+KINDS = (LM_KIND, PERMGEN_KIND)
+# How `save_bundle` may store float weights (bfloat16 halves a bundle; loading upcasts to float32).
+WEIGHT_DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 
 M = TypeVar("M", bound=torch.nn.Module)
 
@@ -45,7 +62,7 @@ class BundleError(Exception):
 
 @dataclass
 class Bundle:
-    """A loaded bundle: model (in eval mode), tokenizer, card and provenance."""
+    """A loaded language-model bundle: model (in eval mode), tokenizer, card and provenance."""
 
     path: Path
     model: LanguageModel
@@ -58,26 +75,35 @@ class Bundle:
         return self.path.name
 
 
+def _config_sections(model: LanguageModel | PermGenModel) -> dict[str, Any]:
+    """The family-specific part of config.json: kind, the (decoder) model config, PermGen's extras."""
+    if isinstance(model, LanguageModel):
+        return {"kind": LM_KIND, "model": model.config.to_dict()}
+    extras = model.config.to_dict()
+    return {"kind": PERMGEN_KIND, "model": extras.pop("model"), "permgen": extras}
+
+
 def save_bundle(
     directory: Path,
-    model: LanguageModel,
+    model: LanguageModel | PermGenModel,
     tokenizer: VariorumTokenizer,
     card: str,
     provenance: dict[str, Any] | None = None,
+    weights_dtype: str = "float32",
 ) -> None:
-    """Write a bundle atomically: built in a temporary sibling, then moved into place."""
-    if tokenizer.vocab_size != model.config.vocab_size:
+    """Write a bundle of either family atomically: built in a temporary sibling, then moved into place."""
+    sections = _config_sections(model)
+    if tokenizer.vocab_size != sections["model"]["vocab_size"]:
         raise BundleError(
-            f"tokenizer has {tokenizer.vocab_size} tokens but the model expects {model.config.vocab_size}"
+            f"tokenizer has {tokenizer.vocab_size} tokens but the model expects {sections['model']['vocab_size']}"
         )
+    if weights_dtype not in WEIGHT_DTYPES:
+        raise BundleError(f"weights dtype must be one of {list(WEIGHT_DTYPES)}, got {weights_dtype!r}")
+    stored = model if weights_dtype == "float32" else copy.deepcopy(model).to(WEIGHT_DTYPES[weights_dtype])
     with atomic_directory(directory) as staging:
-        config = {
-            "format_version": BUNDLE_FORMAT_VERSION,
-            "model": model.config.to_dict(),
-            "provenance": provenance or {},
-        }
+        config = {"format_version": BUNDLE_FORMAT_VERSION, **sections, "provenance": provenance or {}}
         (staging / CONFIG_FILE).write_text(json.dumps(config, indent=2))
-        save_model(model, str(staging / WEIGHTS_FILE))  # de-duplicates tied weights
+        save_model(stored, str(staging / WEIGHTS_FILE))  # de-duplicates tied weights
         tokenizer.save(staging)
         (staging / CARD_FILE).write_text(card)
         for name, content in model.head.bundle_files().items():  # head-specific files (POSG: pos_vocab.json)
@@ -96,17 +122,35 @@ def read_bundle_json(directory: Path, name: str = CONFIG_FILE) -> Any:
         raise BundleError(f"bundle {directory}: cannot read {name} ({error.strerror})") from None
 
 
-def _read_config(directory: Path) -> dict[str, Any]:
+def read_bundle_config(directory: Path) -> dict[str, Any]:
+    """config.json, checked, in the current layout (`kind` filled in for version 1 language models)."""
     config = read_bundle_json(directory)
-    if not isinstance(config, dict) or not isinstance(config.get("model"), dict):
-        raise BundleError(f"bundle {directory}: {CONFIG_FILE} has no 'model' section")
+    if not isinstance(config, dict):
+        raise BundleError(f"bundle {directory}: {CONFIG_FILE} must hold a JSON object")
     version = config.get("format_version")
-    if version != BUNDLE_FORMAT_VERSION:
-        raise BundleError(
-            f"bundle {directory}: format version {version!r}, this Variorum reads version "
-            f"{BUNDLE_FORMAT_VERSION}; re-export the bundle with a matching Variorum"
-        )
-    return config
+    readable = f"this Variorum reads versions 1 to {BUNDLE_FORMAT_VERSION}"
+    if isinstance(version, int) and not isinstance(version, bool) and version > BUNDLE_FORMAT_VERSION:
+        raise BundleError(f"bundle {directory}: format version {version} is newer than {readable}; "
+                          "update Variorum to load it")
+    if version not in range(1, BUNDLE_FORMAT_VERSION + 1) or isinstance(version, bool):
+        raise BundleError(f"bundle {directory}: format version {version!r} is unknown ({readable}); "
+                          "re-export the bundle with a matching Variorum")
+    kind = config.get("kind", LM_KIND if version == 1 else None)  # version 1 language models named no kind
+    if kind not in KINDS:
+        raise BundleError(f"bundle {directory}: kind {kind!r} in {CONFIG_FILE} is not one of {list(KINDS)}")
+    if not isinstance(config.get("model"), dict) or (kind == PERMGEN_KIND and not isinstance(config.get("permgen"),
+                                                                                          dict)):
+        section = "'model' and 'permgen' sections" if kind == PERMGEN_KIND else "a 'model' section"
+        raise BundleError(f"bundle {directory}: {CONFIG_FILE} has no {section}")
+    return {**config, "kind": kind}
+
+
+def bundle_kind(directory: Path) -> str | None:
+    """The family a bundle's config.json declares ("lm", "permgen"), or None when unreadable (never raises)."""
+    try:
+        return str(read_bundle_config(Path(directory))["kind"])
+    except BundleError:
+        return None
 
 
 def load_bundle_tokenizer(directory: Path) -> VariorumTokenizer:
@@ -168,26 +212,59 @@ def _check_weights(directory: Path, state: dict[str, torch.Tensor], reference: t
                               "the model diverged in training or the file is damaged")
 
 
-def load_bundle(directory: Path, device: str | torch.device = "cpu") -> Bundle:
-    """Load and validate a bundle; raise `BundleError` naming what is wrong."""
+def _builder(directory: Path, config: dict[str, Any]) -> tuple[int, Callable[[], torch.nn.Module]]:
+    """The vocabulary size the config implies and a builder of the family's model (`BundleError` if invalid)."""
+    try:
+        if config["kind"] == PERMGEN_KIND:  # imported here: engine.permgen builds on this module
+            from engine.permgen.config import PermGenConfig
+            from engine.permgen.model import PermGenModel
+
+            permgen = PermGenConfig.from_dict({**config["permgen"], "model": config["model"]})
+            return permgen.model.vocab_size, lambda: PermGenModel(permgen)
+        model = config_from_dict(ModelConfig, config["model"])
+        return model.vocab_size, lambda: LanguageModel(model)
+    except (ConfigError, TypeError) as error:
+        kind = "PermGen" if config["kind"] == PERMGEN_KIND else "model"
+        raise BundleError(f"bundle {directory}: invalid {kind} config ({error})") from None
+
+
+def load_model_bundle(
+    directory: Path, device: str | torch.device = "cpu", expect: str | None = None
+) -> Bundle | PermGenBundle:
+    """The one bundle reader: load and validate a bundle of any family (or of family `expect`).
+
+    Returns a `Bundle` (language model) or a `PermGenBundle`; raises `BundleError` naming what is wrong.
+    """
     directory = Path(directory)
     if not directory.is_dir():
         raise BundleError(f"bundle {directory} does not exist or is not a directory")
     missing = [name for name in REQUIRED_FILES if not (directory / name).is_file()]
     if missing:
         raise BundleError(f"bundle {directory} is missing {', '.join(missing)}")
-    config = _read_config(directory)
-    try:
-        model_config = config_from_dict(ModelConfig, config["model"])
-    except (ConfigError, TypeError) as error:
-        raise BundleError(f"bundle {directory}: invalid model config ({error})") from None
+    config = read_bundle_config(directory)
+    if expect is not None and config["kind"] != expect:
+        raise BundleError(f"bundle {directory} holds a {config['kind']!r} model, not a {expect!r} one; "
+                          "`variorum generate --bundle` and the app load either kind")
+    vocab_size, build = _builder(directory, config)
     tokenizer = load_bundle_tokenizer(directory)
-    if tokenizer.vocab_size != model_config.vocab_size:
+    if tokenizer.vocab_size != vocab_size:
         raise BundleError(
             f"bundle {directory}: tokenizer has {tokenizer.vocab_size} tokens but the model was "
-            f"built for {model_config.vocab_size}; the tokenizer does not belong to this model"
+            f"built for {vocab_size}; the tokenizer does not belong to this model"
         )
-    model = build_checked(directory, lambda: LanguageModel(model_config))
+    model = build_checked(directory, build)
     model.to(device).eval()
     card = (directory / CARD_FILE).read_text(errors="replace")
-    return Bundle(directory, model, tokenizer, card, config.get("provenance", {}))
+    provenance = config.get("provenance", {})
+    if isinstance(model, LanguageModel):
+        return Bundle(directory, model, tokenizer, card, provenance)
+    from engine.permgen.bundle import PermGenBundle
+
+    return PermGenBundle(directory, cast("PermGenModel", model), tokenizer, card, provenance)
+
+
+def load_bundle(directory: Path, device: str | torch.device = "cpu") -> Bundle:
+    """Load a language-model bundle (`load_model_bundle` for kind "lm")."""
+    bundle = load_model_bundle(directory, device, LM_KIND)
+    assert isinstance(bundle, Bundle)  # guaranteed by `expect`
+    return bundle

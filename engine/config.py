@@ -16,8 +16,9 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 
-# Bumped whenever the on-disk bundle layout or config meaning changes incompatibly.
-BUNDLE_FORMAT_VERSION = 1
+# Bumped whenever the on-disk bundle layout or config meaning changes incompatibly
+# (docs/training-and-bundles.md lists what each version holds; engine/bundle.py reads them all).
+BUNDLE_FORMAT_VERSION = 2
 
 # Upper bound on TrainConfig.lr: an AdamW update moves each weight by about lr, so lr > 10 only
 # destroys a model (and near 1e38 overflows float32 inside the optimizer).

@@ -37,6 +37,7 @@ from typing import Any, cast
 import torch
 
 from engine.backbones.bart import load_hf_bart
+from engine.bundle import save_bundle
 from engine.checkpoint import load_checkpoint, resume_state, save_checkpoint
 from engine.cli_args import add_dataclass_flags, dataclass_from_flags
 from engine.config import ConfigError, ModelConfig, TrainConfig, config_from_dict
@@ -45,7 +46,6 @@ from engine.devices import resolve_device
 from engine.heads.posg import POSGHead
 from engine.heads.registry import fit_head, load_fitted_head
 from engine.model import LanguageModel
-from engine.permgen.bundle import save_permgen_bundle
 from engine.permgen.card import render_permgen_card
 from engine.permgen.config import PermGenConfig
 from engine.permgen.data import DataStats, encode_examples, load_examples, split_examples, tokenizer_texts
@@ -229,7 +229,7 @@ class PermGenTrainer:
         if self.pos is not None:  # POSG: which tagger made V_ρ
             provenance["pos_tagger"] = self.pos.tagger
         card = render_permgen_card(self.model, provenance, self.device)
-        save_permgen_bundle(self.out / "bundle", self.model, self.tokenizer, card, provenance)
+        save_bundle(self.out / "bundle", self.model, self.tokenizer, card, provenance)
 
 
 def _trim_log(path: Path, start: int) -> None:

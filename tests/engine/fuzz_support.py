@@ -22,7 +22,6 @@ from hypothesis import strategies as st
 
 from engine.bundle import save_bundle
 from engine.model import LanguageModel
-from engine.permgen.bundle import save_permgen_bundle
 from engine.permgen.data import tokenizer_texts
 from engine.permgen.model import PermGenModel
 from engine.permgen.readers import read_examples
@@ -88,7 +87,7 @@ def saved_bundles() -> dict[str, Path]:
     pg_tokenizer = VariorumTokenizer.train(tokenizer_texts(read_examples(PERMGEN_STORIES)), vocab_size=330)
     torch.manual_seed(0)
     model = PermGenModel(tiny_permgen_config(pg_tokenizer.vocab_size))
-    save_permgen_bundle(root / "permgen", model, pg_tokenizer, "# fuzz\n")
+    save_bundle(root / "permgen", model, pg_tokenizer, "# fuzz\n")
     return {"lm": root / "lm", "permgen": root / "permgen"}
 
 

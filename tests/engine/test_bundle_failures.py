@@ -13,8 +13,8 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
-from engine.bundle import BundleError, load_bundle
-from engine.permgen.bundle import load_permgen_bundle, save_permgen_bundle
+from engine.bundle import BundleError, load_bundle, save_bundle
+from engine.permgen.bundle import load_permgen_bundle
 from engine.permgen.model import PermGenModel
 from engine.tokenizer import VariorumTokenizer
 from tests.engine.permgen.conftest import tiny_permgen_config
@@ -46,7 +46,7 @@ def pg_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tokenizer = VariorumTokenizer.train(tokenizer_texts(read_examples(STORIES)), vocab_size=330)
     torch.manual_seed(0)
     path = tmp_path_factory.mktemp("pg") / "bundle"
-    save_permgen_bundle(path, PermGenModel(tiny_permgen_config(tokenizer.vocab_size)), tokenizer, "# card\n")
+    save_bundle(path, PermGenModel(tiny_permgen_config(tokenizer.vocab_size)), tokenizer, "# card\n")
     return path
 
 

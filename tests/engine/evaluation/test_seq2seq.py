@@ -10,12 +10,13 @@ from pathlib import Path
 import pytest
 import torch
 
+from engine.bundle import save_bundle
 from engine.decoding import DecodeConfig
 from engine.evaluation.run import main
 from engine.evaluation.seq2seq import paragraph_candidates, paragraph_metrics, paragraph_words, paraphrase_metrics
 from engine.evaluation.splits import load_split
 from engine.metrics.bleu import corpus_bleu, sentence_bleu
-from engine.permgen.bundle import load_permgen_bundle, save_permgen_bundle
+from engine.permgen.bundle import load_permgen_bundle
 from engine.permgen.control import OrderControl
 from engine.permgen.data import tokenizer_texts
 from engine.permgen.decode import PermGenStream
@@ -52,7 +53,7 @@ def pg_bundles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         torch.manual_seed(len(paths))
         config = tiny_permgen_config(pg_tokenizer.vocab_size)
         config.task, config.permute = task, permute
-        save_permgen_bundle(root / name, PermGenModel(config).eval(), pg_tokenizer, f"# {name}\n\nuntrained\n",
+        save_bundle(root / name, PermGenModel(config).eval(), pg_tokenizer, f"# {name}\n\nuntrained\n",
                             {"train": {"train_files": ["dev.txt"], "valid_fraction": 0.05}})
         paths[name] = root / name
     return paths

@@ -9,12 +9,12 @@ import pytest
 import torch
 
 from engine.api import Engine, GenerationRequest
-from engine.bundle import BundleError
+from engine.bundle import BundleError, save_bundle
 from engine.cli import main as cli_main
 from engine.config import TrainConfig
 from engine.decoding.settings import DecodeConfig
 from engine.permgen.api import PermGenLoadedModel
-from engine.permgen.bundle import load_permgen_bundle, save_permgen_bundle
+from engine.permgen.bundle import load_permgen_bundle
 from engine.permgen.control import OrderError
 from engine.permgen.model import PermGenModel, collate
 from engine.permgen.train import PermGenTrainer
@@ -59,7 +59,7 @@ def test_no_permute_baseline_uses_the_natural_order(tmp_path: Path, pg_tokenizer
 def test_save_load_round_trip_gives_identical_outputs(
     tmp_path: Path, pg_model: PermGenModel, pg_tokenizer: VariorumTokenizer
 ) -> None:
-    save_permgen_bundle(tmp_path / "b", pg_model, pg_tokenizer, "# card\n\nTiny.\n")
+    save_bundle(tmp_path / "b", pg_model, pg_tokenizer, "# card\n\nTiny.\n")
     loaded = load_permgen_bundle(tmp_path / "b")
     batch = collate(trained_examples(pg_tokenizer), [[2, 1]])
     with torch.no_grad():

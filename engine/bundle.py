@@ -31,6 +31,7 @@ from safetensors.torch import load_file, save_model
 
 from engine.atomic import atomic_directory
 from engine.config import (
+    BUNDLE_DTYPES,
     BUNDLE_FORMAT_VERSION,
     ConfigError,
     ModelConfig,
@@ -50,8 +51,7 @@ REQUIRED_FILES = (CONFIG_FILE, WEIGHTS_FILE, TOKENIZER_FILE, CARD_FILE)
 LM_KIND = "lm"
 PERMGEN_KIND = "permgen"
 KINDS = (LM_KIND, PERMGEN_KIND)
-# How `save_bundle` may store float weights (bfloat16 halves a bundle; loading upcasts to float32).
-WEIGHT_DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+WEIGHT_DTYPES: dict[str, torch.dtype] = {name: getattr(torch, name) for name in BUNDLE_DTYPES}
 
 M = TypeVar("M", bound=torch.nn.Module)
 

@@ -17,7 +17,6 @@ import torch
 from safetensors.torch import load_model, save_model
 
 from engine.atomic import atomic_directory, recover_directory
-from engine.model import LanguageModel
 
 STATE_FILE = "state.json"
 OPTIMIZER_FILE = "optimizer.pt"
@@ -25,7 +24,7 @@ WEIGHTS_FILE = "model.safetensors"
 
 
 def save_checkpoint(
-    directory: Path, model: LanguageModel, optimizer: torch.optim.Optimizer, step: int, meta: dict[str, Any]
+    directory: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer, step: int, meta: dict[str, Any]
 ) -> None:
     with atomic_directory(directory) as staging:
         save_model(model, str(staging / WEIGHTS_FILE))
@@ -65,7 +64,7 @@ def resume_state(directory: Path, allow_fresh: bool) -> dict[str, Any] | None:
     return state
 
 
-def load_checkpoint(directory: Path, model: LanguageModel, optimizer: torch.optim.Optimizer) -> int:
+def load_checkpoint(directory: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer) -> int:
     """Restore weights, optimizer and RNG state; return the step to continue from."""
     state = read_checkpoint_state(directory)
     if state is None:

@@ -19,6 +19,8 @@ T = TypeVar("T")
 # Bumped whenever the on-disk bundle layout or config meaning changes incompatibly
 # (docs/training-and-bundles.md lists what each version holds; engine/bundle.py reads them all).
 BUNDLE_FORMAT_VERSION = 2
+# How a bundle may store its float weights (loading copies them into float32 parameters).
+BUNDLE_DTYPES = ("float32", "float16", "bfloat16")
 
 # Upper bound on TrainConfig.lr: an AdamW update moves each weight by about lr, so lr > 10 only
 # destroys a model (and near 1e38 overflows float32 inside the optimizer).
@@ -179,6 +181,8 @@ class TrainConfig:
     pos_backend: str = "spacy"  # "spacy" or "stanza" (engine/pos)
     pos_cache_dir: str = ""  # tag cache folder; "" = the user cache dir
     compile: bool = False  # CUDA only: torch.compile the LM training forward (fixed block shapes)
+    early_stop_patience: int = 0  # stop after this many validations without a lower loss; 0 = never
+    bundle_dtype: str = "float32"  # how the bundle stores float weights: float32, float16 or bfloat16
 
     def __post_init__(self) -> None:
         check_field_types(self)
@@ -196,6 +200,10 @@ class TrainConfig:
             raise ConfigError(f"lr must be <= {MAX_LEARNING_RATE:g}, got {self.lr}")
         if self.grad_clip < 0:
             raise ConfigError(f"grad_clip must be >= 0 (0 disables), got {self.grad_clip}")
+        if self.early_stop_patience < 0:
+            raise ConfigError(f"early_stop_patience must be >= 0 (0 disables), got {self.early_stop_patience}")
+        if self.bundle_dtype not in BUNDLE_DTYPES:
+            raise ConfigError(f"bundle_dtype must be one of {list(BUNDLE_DTYPES)}, got {self.bundle_dtype!r}")
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -135,7 +135,8 @@ def main(argv: list[str] | None = None) -> int:
     bundle = out / "bundle"
     state = read_checkpoint_state(out / "checkpoint") or {}
     step, last = state.get("step", 0), state.get("train", {}).get("max_steps", 0)
-    if step < last or not (bundle / CARD_FILE).is_file():
+    finished = step >= last or state.get("early_stop", {}).get("stopped", False)
+    if not finished or not (bundle / CARD_FILE).is_file():
         print(f"chunk done at step {step} of {last}: run the same command with --resume to go on")
         return 0
     code = evaluate_into_card(recipe, bundle, device)

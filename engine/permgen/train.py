@@ -6,7 +6,7 @@ per-example summed NLL. `--no-permute` trains the same model, data, steps and se
 order only; with the default hierarchical positions that is the paper's Hi-BART ablation (Table 6),
 and with `--positions absolute` it is the plain seq2seq baseline of Table 2 (BART's learned absolute
 decoder positions, natural order; the sentence marks stay so that both decode the same way).
-Optimisation reuses the LM trainer's AdamW groups and warmup + cosine schedule (engine/train.py).
+Optimisation, checkpoints, validation and the bundle are the shared loop of engine/training_loop.py.
 
 `--task paraphrase` trains sentence → paraphrase on ParaSCI / MRPC pairs (one target sentence).
 
@@ -30,22 +30,17 @@ import dataclasses
 import json
 import math
 import sys
-import time
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import torch
 
 from engine.backbones.bart import load_hf_bart
-from engine.bundle import save_bundle
-from engine.checkpoint import load_checkpoint, resume_state, save_checkpoint
 from engine.cli_args import add_dataclass_flags, dataclass_from_flags
 from engine.config import ConfigError, ModelConfig, TrainConfig, config_from_dict
 from engine.data.blocks import BatchOrder
-from engine.devices import resolve_device
 from engine.heads.posg import POSGHead
 from engine.heads.registry import fit_head, load_fitted_head
-from engine.model import LanguageModel
 from engine.permgen.card import render_permgen_card
 from engine.permgen.config import PermGenConfig
 from engine.permgen.data import DataStats, encode_examples, load_examples, split_examples, tokenizer_texts
@@ -57,21 +52,22 @@ from engine.permgen.tagging import attach_groups, tag_targets
 from engine.pos.tagger import TaggerUnavailableError
 from engine.pos.training import PosTrainingData
 from engine.tokenizer import VariorumTokenizer
-from engine.train import build_optimizer, check_finite_loss, check_finite_weights, learning_rate, read_config_file
+from engine.training_loop import MicroBatch, TrainingLoop, add_run_flags, read_config_file
 
 
-class PermGenTrainer:
-    """One PermGen training run; `orders_log[step]` keeps the orders each step used (for checks)."""
+class PermGenTrainer(TrainingLoop[PermGenModel]):
+    """One PermGen run on the shared loop; `orders_log[step]` keeps the orders each step used (for checks)."""
+
+    watched_metric = "valid_nll_natural"
 
     def __init__(
         self, config: PermGenConfig, train: TrainConfig, valid_files: list[str] | None = None,
         tokenizer_dir: Path | None = None, init_from_hf: Path | None = None, command: str = "",
+        show_progress: bool = True,
     ) -> None:
         if train.objective != "mle":
             raise ConfigError(f"PermGen trains with the π-SGD likelihood only, got objective {train.objective!r}")
-        self.train_config, self.command = train, command
-        self.out = Path(train.out_dir)
-        self.device = resolve_device(train.device)
+        super().__init__(train, command, show_progress)
         self.stats = DataStats()
         self.task = config.task
         self.train_examples, self.valid_examples = self._examples(valid_files or [])
@@ -85,11 +81,10 @@ class PermGenTrainer:
         if init_from_hf is not None:
             backbone = load_hf_bart(init_from_hf, config.model.vocab_size, config.max_sentences,
                                     config.max_sentence_len, self.tokenizer.pad_id, config.absolute_positions)
-        self.model = PermGenModel(config, backbone).to(self.device)
+        self._set_model(PermGenModel(config, backbone))
         load_fitted_head(self.model.head, head_state)
         if self.pos is not None:
             self.pos.install(self.model.head)  # V_ρ from the training targets
-        self.optimizer = build_optimizer(self.model, train)
         self.train_data: list[EncodedExample] = self._encode(self.train_examples)
         if self.pos is not None:  # held-out examples stay untagged: they are scored by the marginal
             self.train_data = attach_groups(self.train_data, self.pos)
@@ -97,8 +92,6 @@ class PermGenTrainer:
         self.batches = BatchOrder(len(self.train_data), train.batch_size, train.seed)
         self.sampler = PermutationSampler(train.seed, identity=not config.permute)
         self.orders_log: list[list[list[int]]] = []
-        self.seconds_before = 0.0  # training time of earlier chunks of a resumed run
-        self.tokens_done = 0  # target tokens trained on in this process (for tokens/s)
 
     def _examples(self, valid_files: list[str]) -> tuple[list[ParagraphExample], list[ParagraphExample]]:
         if not self.train_config.train_files:
@@ -138,105 +131,59 @@ class PermGenTrainer:
         tokenizer.save(self.out / "tokenizer")
         return tokenizer
 
-    def step(self, step: int) -> float:
-        """One optimizer step (π-SGD); returns the Eq. 7 loss (with Eq. 4 token terms for posg)."""
-        ids = self.batches.global_batch(step).tolist()
-        examples = [self.train_data[i] for i in ids]
+    # ----- the loop's hooks --------------------------------------------------------------
+    def micro_batches(self, step: int) -> list[MicroBatch]:
+        """π-SGD: a fresh order per example of the step's batch, drawn for the whole batch (so the orders
+        do not depend on --grad-accum); the loss of each micro-batch is Eq. 7 (Eq. 4 terms for posg)."""
+        examples = [self.train_data[i] for i in self.batches.global_batch(step).tolist()]
         orders = self.sampler.orders(step, [len(e.sentences) for e in examples])
         self.orders_log.append(orders)
-        for group in self.optimizer.param_groups:
-            group["lr"] = learning_rate(step, self.train_config)
-        batch = collate(examples, orders, self.mark_group)
-        self.tokens_done += int((batch.targets >= 0).sum())  # counted on the CPU: no GPU sync
-        loss = self.model(batch.to(self.device))
-        loss.backward()
-        if self.train_config.grad_clip > 0:
-            torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.train_config.grad_clip)
-        self.optimizer.step()
-        self.optimizer.zero_grad(set_to_none=True)
-        return float(loss.detach())
+        size = len(examples) // self.train_config.grad_accum
+        batches = []
+        for start in range(0, len(examples), size):
+            batch = collate(examples[start : start + size], orders[start : start + size], self.mark_group)
+            tokens = int((batch.targets >= 0).sum())  # counted on the CPU: no GPU sync
+            batches.append(MicroBatch((batch.to(self.device),), tokens))
+        return batches
+
+    def step(self, step: int) -> float:
+        """One optimizer step (π-SGD) outside `run`; returns its loss."""
+        return self._train_step(step, self.model)[0]
 
     def evaluate(self, natural: bool = True) -> float:
         """Mean per-token NLL of the held-out targets (natural order, or one fixed random order each)."""
         data = self.valid_data or self.train_data[: self.train_config.batch_size]
-        size = self.train_config.batch_size
-        return target_nll(self.model, data, size, natural, self.train_config.seed + 1,
-                          size * self.train_config.eval_batches)
+        size, was_training = self.train_config.batch_size, self.model.training
+        nll = target_nll(self.model, data, size, natural, self.train_config.seed + 1,
+                         size * self.train_config.eval_batches)
+        self.model.train(was_training)  # target_nll leaves the model in eval mode
+        return nll
 
-    def run(self, resume: bool = False, chunk_steps: int = 0, allow_fresh: bool = False) -> dict[str, Any]:
-        """Train to max_steps (or `chunk_steps` more, then checkpoint and return), evaluating every
-        eval_every steps; at max_steps write the bundle. Returns a summary. `resume` with no
-        checkpoint raises `NoCheckpointError` unless `allow_fresh`."""
-        self.out.mkdir(parents=True, exist_ok=True)
-        start = self._resume(allow_fresh) if resume else 0
-        _trim_log(self.out / "metrics.jsonl", start)
-        self.model.train()
-        began = time.perf_counter()
-        summary: dict[str, Any] = {}
-        end = min(self.train_config.max_steps, start + chunk_steps) if chunk_steps else self.train_config.max_steps
-        with (self.out / "metrics.jsonl").open("a") as log:
-            for step in range(start, end):
-                record: dict[str, Any] = {"step": step + 1, "train_loss": self.step(step)}
-                check_finite_loss(step + 1, record["train_loss"])
-                if (step + 1) % self.train_config.eval_every == 0 or step + 1 == end:
-                    record["tokens_per_s"] = self.tokens_done / max(time.perf_counter() - began, 1e-9)
-                    summary = self._evaluate_both(step + 1, record)
-                log.write(json.dumps(record) + "\n")
-                if (step + 1) % self.train_config.save_every == 0 or step + 1 == end:
-                    log.flush()
-                    self._checkpoint(step + 1, self.seconds_before + time.perf_counter() - began)
-        summary["train_seconds"] = self.seconds_before + time.perf_counter() - began
-        if end == self.train_config.max_steps:
-            self._export(summary)
-        return summary
-
-    def _evaluate_both(self, step: int, record: dict[str, Any]) -> dict[str, Any]:
+    def validation(self) -> dict[str, float]:
         natural, permuted = self.evaluate(True), self.evaluate(False)
-        record.update(valid_nll_natural=natural, valid_nll_permuted=permuted)
-        print(f"step {step}: loss {record['train_loss']:.3f}, held-out NLL/token natural order "
-              f"{natural:.4f}, random orders {permuted:.4f}, {record['tokens_per_s']:,.0f} target tokens/s", flush=True)
-        return {"step": step, "valid_nll_natural": natural, "valid_ppl_natural": math.exp(min(natural, 50)),
+        return {"valid_nll_natural": natural, "valid_ppl_natural": math.exp(min(natural, 50)),
                 "valid_nll_permuted": permuted}
 
-    def _checkpoint(self, step: int, seconds: float) -> None:
-        check_finite_weights(step, self.model)
-        meta = {"permgen": self.config.to_dict(), "train": self.train_config.to_dict(), "train_seconds": seconds}
-        # engine/checkpoint.py types its model as LanguageModel but only needs an nn.Module's state dict
-        save_checkpoint(self.out / "checkpoint", cast(LanguageModel, self.model), self.optimizer, step, meta)
+    def checkpoint_meta(self) -> dict[str, Any]:
+        return {"permgen": self.config.to_dict()}
 
-    def _resume(self, allow_fresh: bool) -> int:
-        """Restore the checkpoint in <out_dir>/checkpoint; return the step to start from."""
-        state = resume_state(self.out / "checkpoint", allow_fresh)
-        if state is None:
-            return 0
-        if state.get("permgen") != json.loads(json.dumps(self.config.to_dict())):  # as stored (tuples → lists)
-            raise ConfigError(f"{self.out / 'checkpoint'} was written for another model config; "
-                              "resume with the same flags or use a new --out-dir")
-        self.seconds_before = float(state.get("train_seconds", 0.0))
-        step = load_checkpoint(self.out / "checkpoint", cast(LanguageModel, self.model), self.optimizer)
+    def after_resume(self, step: int) -> None:
         head = self.model.head
         if self.pos is not None and isinstance(head, POSGHead) and head.vocabulary() != self.pos.vocabulary:
             # same tag names but other (token, tag) pairs: the tagger changed since the checkpoint, and
             # this run's observed tags could fall outside the checkpoint's V_ρ (an infinite loss)
             raise ConfigError(f"{self.out / 'checkpoint'} was trained on other POS tags of the targets (another "
                               f"tagger or model version than {self.pos.tagger}?); use a new --out-dir")
-        return step
 
-    def _export(self, summary: dict[str, Any]) -> None:
-        provenance = {"train": self.train_config.to_dict(), "data": vars(self.stats), "summary": summary,
-                      "examples": {"train": len(self.train_data), "valid": len(self.valid_data)},
-                      "command": self.command}
+    def provenance(self, summary: dict[str, Any]) -> dict[str, Any]:
+        provenance: dict[str, Any] = {"data": vars(self.stats),
+                                      "examples": {"train": len(self.train_data), "valid": len(self.valid_data)}}
         if self.pos is not None:  # POSG: which tagger made V_ρ
             provenance["pos_tagger"] = self.pos.tagger
-        card = render_permgen_card(self.model, provenance, self.device)
-        save_bundle(self.out / "bundle", self.model, self.tokenizer, card, provenance)
+        return provenance
 
-
-def _trim_log(path: Path, start: int) -> None:
-    """Keep the metrics of steps <= start: a resumed run redoes later ones, a fresh run starts empty."""
-    if path.is_file():
-        kept = [line for line in path.read_text().splitlines() if line and json.loads(line)["step"] <= start]
-        path.write_text("".join(line + "\n" for line in kept))
+    def render_card(self, provenance: dict[str, Any]) -> str:
+        return render_permgen_card(self.model, provenance, self.device)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -249,11 +196,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--tokenizer", type=Path, help="reuse this tokenizer directory")
     parser.add_argument("--init-from-hf", type=Path, help="start from a local HF BART checkpoint directory")
     parser.add_argument("--threads", type=int, default=0, help="CPU threads for torch (0 = torch's default)")
-    parser.add_argument("--resume", action="store_true", help="continue from <out-dir>/checkpoint")
-    parser.add_argument("--allow-fresh-start", action="store_true",
-                        help="with --resume: start from step 0 when there is no checkpoint (default: error)")
-    parser.add_argument("--chunk-steps", type=int, default=0,
-                        help="stop after this many steps with a checkpoint (train in chunks; 0 = to the end)")
+    add_run_flags(parser)
     add_dataclass_flags(parser, ModelConfig, skip=("backbone", "block_size", "pos_tags"))
     add_dataclass_flags(parser, PermGenConfig, skip=("model",))
     add_dataclass_flags(parser, TrainConfig, skip=("objective",))
@@ -283,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         config, train = _configs(args)
         trainer = PermGenTrainer(config, train, args.valid_files, args.tokenizer, args.init_from_hf,
-                                 "variorum train-permgen " + " ".join(argv))
+                                 "variorum train-permgen " + " ".join(argv), not args.no_progress)
         summary = trainer.run(resume=args.resume, chunk_steps=args.chunk_steps, allow_fresh=args.allow_fresh_start)
     except (OSError, ValueError, TaggerUnavailableError) as error:  # an unreadable --config, bad flags or data
         # (ConfigError, ReaderError, an unknown --pos-backend are ValueErrors), or no POS tagger for posg

@@ -27,6 +27,20 @@ def portable_command(command: str) -> str:
     return " ".join(shlex.quote(fix(word)) for word in shlex.split(command))
 
 
+def trained_steps(provenance: dict[str, Any]) -> int:
+    """Optimizer steps the bundle's weights had: max_steps, or fewer when early stopping ended the run."""
+    return int(provenance["summary"].get("step") or provenance["train"]["max_steps"])
+
+
+def steps_line(provenance: dict[str, Any]) -> str:
+    """The card's step count, saying so when early stopping ended the run before max_steps."""
+    steps = trained_steps(provenance)
+    if not provenance["summary"].get("stopped_early"):
+        return str(steps)
+    patience = provenance["train"]["early_stop_patience"]
+    return f"{steps} (stopped early: no better validation loss in {patience} evaluations)"
+
+
 def hardware_description(device: torch.device, world: int) -> str:
     if device.type == "cuda":
         name = torch.cuda.get_device_name(device)
@@ -41,7 +55,8 @@ def render_card(model: LanguageModel, provenance: dict[str, Any], device: torch.
     summary = provenance["summary"]
     config = model.config
     data_lines = "\n".join(f"- `{portable_path(d['path'])}` (sha256 `{d['sha256'][:16]}…`)" for d in provenance["data"])
-    tokens = train["max_steps"] * train["batch_size"] * config.block_size
+    steps = trained_steps(provenance)
+    tokens = steps * train["batch_size"] * config.block_size
     minutes = summary.get("train_seconds", 0.0) / 60
     return f"""# Variorum language model
 
@@ -58,7 +73,7 @@ Documents: {provenance['documents']['train']} for training, {provenance['documen
 for validation (split by a hash of each document's text, fraction {train['valid_fraction']}).
 
 ## Training
-- Steps: {train['max_steps']} x batch {train['batch_size']} x {config.block_size} tokens = {tokens:,} tokens seen
+- Steps: {steps_line(provenance)} x batch {train['batch_size']} x {config.block_size} tokens = {tokens:,} tokens seen
 - Optimiser: AdamW, lr {train['lr']} (warmup {train['warmup_steps']}, cosine to {train['min_lr']}),
   weight decay {train['weight_decay']}, grad clip {train['grad_clip']}, seed {train['seed']}
 - Time: {minutes:.1f} min on {hardware_description(device, world)}

@@ -8,7 +8,7 @@ import torch
 
 from engine.permgen.model import PermGenModel
 from engine.pos.vocab import UNSEEN_GROUP
-from engine.training_card import portable_command, portable_path
+from engine.training_card import portable_command, portable_path, steps_line
 
 SMALL_DATA_NOTE = {
     "abstract": "AGENDA here is only its 2,000 validation + test abstracts (the train split is missing), "
@@ -75,7 +75,7 @@ cut {data['cut_sentences']} long sentences and {data['cut_sources']} long source
 {provenance['examples']['train']} train, {provenance['examples']['valid']} held out.
 
 ## Training
-{train['max_steps']} steps × batch {train['batch_size']}, lr {train['lr']}, seed {train['seed']}, \
+{steps_line(provenance)} steps × batch {train['batch_size']}, lr {train['lr']}, seed {train['seed']}, \
 on {device.type}, {summary.get('train_seconds', 0.0) / 60:.1f} minutes.
 
 ## Held-out numbers (from this run)

@@ -142,7 +142,8 @@ def test_early_stopping_stops_writes_the_bundle_and_survives_chunks(tmp_path: Pa
 
     summary = run("straight")
     assert summary["stopped_early"] and summary["step"] == 4  # 2.5 and 2.6 did not beat 2.0
-    assert (tmp_path / "straight" / "bundle" / "card.md").is_file()
+    assert "Steps: 4 (stopped early: no better validation loss in 2 evaluations)" in (
+        tmp_path / "straight" / "bundle" / "card.md").read_text()
     state = json.loads((tmp_path / "straight" / "checkpoint" / "state.json").read_text())
     assert state["step"] == 4 and state["early_stop"]["best_step"] == 2 and state["early_stop"]["stopped"]
     run("chunked", chunk_steps=3)

@@ -32,6 +32,7 @@ from engine.bundle import CARD_FILE
 from engine.checkpoint import read_checkpoint_state
 from engine.config import ConfigError
 from engine.devices import DEVICE_CHOICES, resolve_device
+from engine.training_loop import training_finished
 
 TRAINERS = ("train", "train-permgen")
 EVAL_HEADING = "\n## Evaluation against the baseline (variorum build-recipe)\n"
@@ -135,8 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     bundle = out / "bundle"
     state = read_checkpoint_state(out / "checkpoint") or {}
     step, last = state.get("step", 0), state.get("train", {}).get("max_steps", 0)
-    finished = step >= last or state.get("early_stop", {}).get("stopped", False)
-    if not finished or not (bundle / CARD_FILE).is_file():
+    if not training_finished(state) or not (bundle / CARD_FILE).is_file():
         print(f"chunk done at step {step} of {last}: run the same command with --resume to go on")
         return 0
     code = evaluate_into_card(recipe, bundle, device)

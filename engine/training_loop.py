@@ -147,6 +147,12 @@ class EarlyStop:
         return self.stopped
 
 
+def training_finished(state: dict[str, Any]) -> bool:
+    """Whether a checkpoint's state.json ends its run: `max_steps` reached, or stopped early."""
+    done = int(state.get("step", 0)) >= int(state.get("train", {}).get("max_steps", 1))
+    return done or bool(state.get("early_stop", {}).get("stopped", False))
+
+
 class TrainingLoop(abc.ABC, Generic[M]):
     """The shared loop; a family sets `model`, `tokenizer` and `optimizer` (`_set_model`) and the hooks."""
 

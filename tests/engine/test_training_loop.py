@@ -21,6 +21,7 @@ from engine.permgen.bundle import PermGenBundle
 from engine.permgen.train import PermGenTrainer
 from engine.permgen.train import main as permgen_main
 from engine.train import Trainer
+from engine.training_loop import training_finished
 from tests.conftest import tiny_config
 from tests.engine.permgen.conftest import STORIES, tiny_permgen_config
 
@@ -154,6 +155,9 @@ def test_early_stopping_stops_writes_the_bundle_and_survives_chunks(tmp_path: Pa
     assert all(torch.equal(a[k], b[k]) for k in a)
     run("chunked", resume=True)  # an early-stopped run is finished: resuming trains no further
     assert [r["step"] for r in _log(tmp_path / "chunked")] == [1, 2, 3, 4]
+    assert training_finished(state)  # what build-recipe asks before it evaluates the bundle
+    assert not training_finished({**state, "early_stop": {**state["early_stop"], "stopped": False}})
+    assert training_finished({**state, "step": 6, "early_stop": {}})
 
 
 def test_resuming_with_another_model_is_refused(tmp_path: Path) -> None:

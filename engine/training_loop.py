@@ -316,7 +316,7 @@ class TrainingLoop(abc.ABC, Generic[M]):
         bar = tqdm(total=config.max_steps, initial=start, disable=not self.show_progress or self.rank != 0,
                    unit="step", dynamic_ncols=True)
         began = time.perf_counter()
-        summary: dict[str, Any] = {}
+        summary: dict[str, Any] = {"step": start}  # replaced by each validation's numbers
         for step in range(start, end):
             tick = time.perf_counter()
             loss, tokens = self._train_step(step, module)

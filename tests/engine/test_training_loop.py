@@ -153,8 +153,9 @@ def test_early_stopping_stops_writes_the_bundle_and_survives_chunks(tmp_path: Pa
     assert [r["step"] for r in _log(tmp_path / "chunked")] == [1, 2, 3, 4]
     a, b = _weights(tmp_path / "straight"), _weights(tmp_path / "chunked")
     assert all(torch.equal(a[k], b[k]) for k in a)
-    run("chunked", resume=True)  # an early-stopped run is finished: resuming trains no further
+    assert run("chunked", resume=True)["step"] == 4  # an early-stopped run is finished: nothing more trains
     assert [r["step"] for r in _log(tmp_path / "chunked")] == [1, 2, 3, 4]
+    assert "Steps: 4 (stopped early" in (tmp_path / "chunked" / "bundle" / "card.md").read_text()
     assert training_finished(state)  # what build-recipe asks before it evaluates the bundle
     assert not training_finished({**state, "early_stop": {**state["early_stop"], "stopped": False}})
     assert training_finished({**state, "step": 6, "early_stop": {}})

@@ -150,9 +150,7 @@ def run_generate(args: argparse.Namespace, console: Console) -> int:
     request = GenerationRequest(prompt=args.prompt, n=args.num_variants, decode=decode, beam_width=args.beam,
                                 **_paragraph_fields(args))  # type: ignore[arg-type]
     model = engine.load(path, device=args.device)
-    refused = model.controls.refused(decode.active_fields())
-    if refused:
-        raise ValueError(f"this {model.controls.head!r} model does not honour {refused}; leave them at their defaults")
+    model.capabilities.head.check(decode.active_fields())  # refuse a flag the model would ignore
     stop = threading.Event()
     stream = model.stream(request, should_stop=stop.is_set)
     texts = [""] * request.n

@@ -1,21 +1,18 @@
 """What each decoding control is, in a writer's words, and how control values become a DecodeConfig.
 
-A method control (F², POSG, …) is shown only when BOTH hold:
-1. the loaded bundle's capabilities announce it (`capabilities["controls"]` lists its field, or the
-   capabilities dict has the field as a key), and
-2. `DecodeConfig` has a field of that name, so the value really reaches the decoder.
-This is what guarantees "never a control that silently does nothing": a head that announces a
-control the decoder does not accept, or a decoder field no head uses, shows nothing.
+A method control (F², POSG) is shown exactly when the loaded model's `Capabilities.controls` lists
+its DecodeConfig field (engine/controls.py), and only shown controls reach the DecodeConfig: never
+a control that silently does nothing. POS bias gets one slider per coarse group the head's tags
+cover. Every method control has a widget here (`METHOD` and `POS_BIAS_FIELD`; tests check that).
 """
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
 from engine.api import DecodeConfig
-from engine.controls import DECODE_DEFAULTS
+from engine.controls import DECODE_DEFAULTS, Capabilities
 
 
 @dataclass(frozen=True)
@@ -70,36 +67,17 @@ POS_BIAS_FIELD = "pos_bias"  # DecodeConfig field: dict coarse group → factor 
 POS_BIAS_RANGE = (0.1, 10.0)
 
 
-def decode_fields() -> set[str]:
-    return {f.name for f in dataclasses.fields(DecodeConfig)}
+def visible_method_controls(capabilities: Capabilities) -> list[SliderSpec]:
+    """The method sliders of the controls this model honours (rule in the module docstring)."""
+    return [spec for spec in METHOD if spec.field in capabilities.controls]
 
 
-def announced(capabilities: dict[str, Any]) -> set[str]:
-    """Control names the head announces: `controls` / `group_controls` entries and top-level keys."""
-    names = set(capabilities)
-    for key in ("controls", "group_controls"):
-        listed = capabilities.get(key, ())
-        if isinstance(listed, list | tuple | set | dict):
-            names |= {str(name) for name in listed}
-    return names
-
-
-def visible_method_controls(capabilities: dict[str, Any]) -> list[SliderSpec]:
-    """The method sliders this bundle supports (rule in the module docstring)."""
-    usable = announced(capabilities) & decode_fields()
-    return [spec for spec in METHOD if spec.field in usable]
-
-
-def pos_bias_groups(capabilities: dict[str, Any]) -> list[str]:
-    """Coarse POS groups that get a bias slider ([] when the bundle or decoder has no POS bias)."""
-    if POS_BIAS_FIELD not in announced(capabilities) or POS_BIAS_FIELD not in decode_fields():
+def pos_bias_groups(capabilities: Capabilities) -> list[str]:
+    """Coarse POS groups that get a bias slider ([] when the model has no POS bias)."""
+    pos = capabilities.head.pos
+    if pos is None or POS_BIAS_FIELD not in capabilities.controls:
         return []
-    groups = capabilities.get("coarse_groups")  # POSG: coarse group → the tags the head has
-    if isinstance(groups, dict | list | tuple) and groups:
-        return [str(g) for g in groups]
-    from engine.api import pos_coarse_groups
-
-    return pos_coarse_groups()
+    return list(pos.coarse_groups)
 
 
 def default_values() -> dict[str, Any]:
@@ -109,7 +87,7 @@ def default_values() -> dict[str, Any]:
     return values
 
 
-def decode_config(values: dict[str, Any], capabilities: dict[str, Any]) -> DecodeConfig:
+def decode_config(values: dict[str, Any], capabilities: Capabilities) -> DecodeConfig:
     """Build the DecodeConfig from control values; only shown method controls are passed on.
 
     Raises the engine's DecodeSettingError (with its message) for out-of-range values.

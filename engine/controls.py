@@ -21,12 +21,20 @@ MAX_VARIANTS = 8  # variants per request (the app's panel, the CLI's -n, eval's 
 # integer; the app's seed box and stored settings use the same bound, so any shown seed can be typed back.
 MAX_SEED = 2**63 - 65
 
+
 @dataclass(frozen=True)
 class DecodeDefaults:
-    """The starting values of the decoding settings a writer sees first (engine, CLI, app)."""
+    """Where a writer's settings start (the CLI's flags, the app's controls) when `DecodeConfig` does not say it.
 
-    max_new_tokens: int = 80
+    `DecodeConfig`'s own defaults switch every control off (1.0 / 0) and are the only source of those:
+    the CLI leaves an unset flag to DecodeConfig and the app reads DecodeConfig's defaults for the rest.
+    A writer starts with nucleus sampling and, on a POS-guided model, with k_POS 20 (the POSG paper's
+    value for language modelling), though DecodeConfig keeps both off (so eval's `sample` is pure sampling)."""
+
+    variants: int = 3  # N, variants per request
+    max_new_tokens: int = 80  # DecodeConfig's default too
     top_p: float = 0.9
+    pos_top_k: int = 20  # only where the model honours it (`Capabilities.controls`) and flat sampling is off
 
 
 DECODE_DEFAULTS = DecodeDefaults()

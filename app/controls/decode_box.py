@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 
 from app.controls.seed_box import SeedBox
 from app.controls.spec import (
+    DEFAULT_SEED,
     POS_BIAS_FIELD,
     SAMPLING,
     SliderSpec,
@@ -29,7 +30,7 @@ from app.controls.spec import (
     visible_method_controls,
 )
 from app.controls.widgets import FactorSlider, ValueSlider
-from engine.controls import MAX_SEED, Capabilities
+from engine.controls import DECODE_DEFAULTS, MAX_SEED, MAX_VARIANTS, Capabilities
 
 TERMINATION_WORDS = {
     "nmst": "NMST: every variant is guaranteed to end; the chance of ending grows with length.",
@@ -47,13 +48,13 @@ class DecodeBox(QWidget):
         self.sliders: dict[str, ValueSlider] = {}
         self.bias: dict[str, FactorSlider] = {}
         self._stored: dict[str, Any] = default_values()  # values of controls not shown right now
-        self.n = QSpinBox(minimum=1, maximum=8, value=3)
+        self.n = QSpinBox(minimum=1, maximum=MAX_VARIANTS, value=DECODE_DEFAULTS.variants)
         self.n.setAccessibleName("Number of variants")
         self.n.setToolTip("How many different versions to write at once (1–8).")
         self.seed_fixed = QCheckBox("Fixed seed")
         self.seed_fixed.setToolTip("Off: every Generate gives new variants. On: the same settings give the "
                                    "same variants again (variant i uses seed + i).")
-        self.seed = SeedBox(1234)
+        self.seed = SeedBox(DEFAULT_SEED)
         self.seed.setAccessibleName("Seed")
         self.seed.setToolTip("The starting number of the random choices, when the seed is fixed.")
         dice = QPushButton("New")

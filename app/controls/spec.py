@@ -14,6 +14,7 @@ from typing import Any
 from engine.api import DecodeConfig
 from engine.controls import DECODE_DEFAULTS, Capabilities
 
+OFF = DecodeConfig()  # every control off: the start of each slider the writer's defaults do not name
 
 @dataclass(frozen=True)
 class SliderSpec:
@@ -31,16 +32,16 @@ class SliderSpec:
 
 
 SAMPLING = (
-    SliderSpec("temperature", "Temperature", 0.05, 3.0, 1.0,
+    SliderSpec("temperature", "Temperature", 0.05, 3.0, OFF.temperature,
                "How adventurous the word choice is. Lower is safer and more predictable, higher is "
                "more surprising (and, far up, less coherent)."),
-    SliderSpec("top_k", "Top-k", 0, 200, 0,
+    SliderSpec("top_k", "Top-k", 0, 200, OFF.top_k,
                "Only consider the k likeliest next words. 0 means no limit. Small values keep text "
                "on familiar ground.", integer=True),
     SliderSpec("top_p", "Top-p (nucleus)", 0.05, 1.0, DECODE_DEFAULTS.top_p,
                "Only consider the likeliest words that together make up this share of the probability. "
                "1.0 means no limit; lower values trim unlikely words."),
-    SliderSpec("repetition_penalty", "Repetition penalty", 1.0, 2.0, 1.0,
+    SliderSpec("repetition_penalty", "Repetition penalty", 1.0, 2.0, OFF.repetition_penalty,
                "Discourage reusing words already in the text. 1.0 is off."),
     SliderSpec("max_new_tokens", "Max length (tokens)", 1, 1000, DECODE_DEFAULTS.max_new_tokens,
                "The most a variant may write before it is cut off (a token is roughly ¾ of a word).",
@@ -48,21 +49,22 @@ SAMPLING = (
 )
 
 METHOD = (
-    SliderSpec("class_temperature", "Class temperature", 0.05, 3.0, 1.0,
+    SliderSpec("class_temperature", "Class temperature", 0.05, 3.0, OFF.class_temperature,
                "F²: how freely the model moves between common and rare word classes before picking a "
                "word. Higher spreads choices across more classes.", group="f2"),
-    SliderSpec("class_top_k", "Class top-k", 0, 64, 0,
+    SliderSpec("class_top_k", "Class top-k", 0, 64, OFF.class_top_k,
                "F²: only the k likeliest frequency classes may be used at each step. 0 means no limit.",
                integer=True, group="f2"),
-    SliderSpec("class_rarity_bias", "Rarity bias", -5.0, 5.0, 0.0,
+    SliderSpec("class_rarity_bias", "Rarity bias", -5.0, 5.0, OFF.class_rarity_bias,
                "F²: push word choice toward rarer words (right) or commoner ones (left). "
                "0 writes as trained.", group="f2"),
-    SliderSpec("pos_top_k", "Kinds of word (k_POS)", 0, 45, 20,
+    SliderSpec("pos_top_k", "Kinds of word (k_POS)", 0, 45, DECODE_DEFAULTS.pos_top_k,
                "POS-guided: how many kinds of word (noun, past-tense verb, adjective, …) may be considered "
                "at each step; fewer keeps grammar tidy, more gives freer structure. 0 means no limit.",
                integer=True, group="posg"),
 )
 
+DEFAULT_SEED = 1234  # shown in the seed box until the writer fixes a seed (unfixed, every run draws one)
 POS_BIAS_FIELD = "pos_bias"  # DecodeConfig field: dict coarse group → factor in [0.1, 10]
 POS_BIAS_RANGE = (0.1, 10.0)
 
@@ -83,7 +85,7 @@ def pos_bias_groups(capabilities: Capabilities) -> list[str]:
 def default_values() -> dict[str, Any]:
     """Control values of a fresh start / the Reset button."""
     values: dict[str, Any] = {spec.field: spec.default for spec in (*SAMPLING, *METHOD)}
-    values.update({"n": 3, "seed_fixed": False, "seed": 1234, POS_BIAS_FIELD: {}})
+    values.update({"n": DECODE_DEFAULTS.variants, "seed_fixed": False, "seed": DEFAULT_SEED, POS_BIAS_FIELD: {}})
     return values
 
 

@@ -2,15 +2,26 @@
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 import pytest
 
+from app.controls import spec
 from engine.api import Engine
-from engine.cli import main
-from engine.controls import DECODE_DEFAULTS, Capabilities, ClassGroups, HeadCapabilities, PosGroups, Termination
+from engine.cli import build_parser, main
+from engine.controls import (
+    DECODE_DEFAULTS,
+    Capabilities,
+    ClassGroups,
+    HeadCapabilities,
+    ParagraphControls,
+    PosGroups,
+    Termination,
+)
 from engine.decoding import DecodeConfig
 from engine.evaluation.decoders import check_decoders
+from engine.generate_flags import decode_from_flags, fit_to_model
 from engine.heads.posg import POSGHead
 from engine.heads.termination import TerminationHead
 from engine.model import LanguageModel
@@ -69,3 +80,36 @@ def test_cli_and_eval_refuse_controls_the_model_ignores(tiny_bundle: Path, capsy
     with pytest.raises(ValueError, match=r"postopk=3.*POS-guided head"):  # eval refuses through the same check
         check_decoders(tiny_model.head.capabilities(), ["postopk=3"])
 
+
+
+def _flags(*argv: str) -> argparse.Namespace:
+    return build_parser().parse_args(["generate", *argv])
+
+
+POSG_LM = Capabilities(HeadCapabilities("posg", 3, pos=PosGroups(("NN", "JJ", "<special>"), ("adjectives", "nouns"))))
+STORY = Capabilities(HeadCapabilities(), ("story",), ParagraphControls(10, True, True, "hierarchical"))
+PARAPHRASE = Capabilities(HeadCapabilities(), ("paraphrase",), ParagraphControls(10, False, True, "hierarchical"))
+
+
+def test_cli_starts_where_the_app_starts() -> None:
+    args = _flags()
+    decode = decode_from_flags(args)
+    assert decode == DecodeConfig(max_new_tokens=DECODE_DEFAULTS.max_new_tokens, top_p=DECODE_DEFAULTS.top_p)
+    assert args.num_variants == DECODE_DEFAULTS.variants == spec.default_values()["n"]
+    assert fit_to_model(args, decode, Capabilities()) == decode  # a plain LM: nothing else is switched on
+    # a POS-guided model starts with the writer's k_POS, as the app's slider does, unless told otherwise
+    assert fit_to_model(args, decode, POSG_LM).pos_top_k == DECODE_DEFAULTS.pos_top_k == spec.default_values()[
+        "pos_top_k"]
+    assert fit_to_model(_flags("--pos-top-k", "0"), decode, POSG_LM).pos_top_k == 0
+    flat = _flags("--flat-sampling")
+    assert fit_to_model(flat, decode_from_flags(flat), POSG_LM).pos_top_k == 0  # k_POS acts on the stage flat skips
+    for name in ("temperature", "top_k", "repetition_penalty", "class_temperature", "class_top_k", "class_rarity_bias"):
+        assert spec.default_values()[name] == getattr(decode, name)  # the app's other sliders start off
+
+
+def test_cli_refuses_request_flags_the_model_does_not_read() -> None:
+    with pytest.raises(ValueError, match="does not use --beam, --title; leave them out"):
+        fit_to_model(_flags("--beam", "4", "--title", "x"), DecodeConfig(), Capabilities())
+    fit_to_model(_flags("--beam", "4", "--title", "x", "--num-sentences", "3"), DecodeConfig(), STORY)
+    with pytest.raises(ValueError, match=r"this paraphrase model \(softmax head\) does not use --num-sentences;"):
+        fit_to_model(_flags("--beam", "4", "--num-sentences", "3"), DecodeConfig(), PARAPHRASE)

@@ -13,7 +13,7 @@ from app.controls import modes, spec
 from app.controls.modes import ModeError, ModeInputs, build_request, sentence_order
 from app.persistence.presets import PresetError, PresetStore
 from engine.api import DecodeConfig
-from engine.controls import METHOD_CONTROLS, Capabilities
+from engine.controls import METHOD_CONTROLS, Capabilities, ParagraphControls
 from engine.heads.posg import POSGHead
 from engine.heads.termination import TerminationHead
 from tests.app.conftest import MakeWindow
@@ -178,3 +178,12 @@ def test_presets_round_trip(make_window: MakeWindow, home) -> None:  # type: ign
     controls.preset_picker.setCurrentText("")
     controls._save_clicked()
     assert window.statusBar().currentMessage() == "a preset needs a name"
+
+
+def test_sentence_boxes_follow_the_loaded_models_limit(make_window: MakeWindow) -> None:
+    story = Capabilities(tasks=("story",), paragraph=ParagraphControls(4, True, True, "hierarchical"))
+    window = make_window(FakeEngine(FakeModel(story)))
+    mode = window.controls.mode
+    assert mode.sentences.maximum() == mode.first.maximum() == 4
+    with pytest.raises(ModeError, match="from 1 to 4"):
+        build_request("story", ModeInputs(title="T", num_sentences=5), 2, DecodeConfig(), story)

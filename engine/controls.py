@@ -48,9 +48,7 @@ POS_CONTROLS = ("pos_top_k", "pos_bias")  # POSG group-stage controls: k_POS and
 class ClassGroups:
     """F²: the groups are frequency classes, so class temperature, class top-k and rarity bias act on p(class)."""
 
-    method: str  # how the classes were cut (engine/heads/f2.py)
     sizes: tuple[int, ...]  # tokens per class, most frequent class first
-    mass: tuple[float, ...]  # training-token share of each class
 
     controls: ClassVar[tuple[str, ...]] = CLASS_CONTROLS
     needs: ClassVar[str] = "a head with frequency classes (F²)"

@@ -182,9 +182,7 @@ class F2Head(OutputHead):
 
     def capabilities(self) -> HeadCapabilities:
         sizes = torch.diff(self.class_ends, prepend=self.class_ends.new_zeros(1))
-        classes = ClassGroups(self.method, tuple(int(s) for s in sizes),
-                                   tuple(round(float(m), 6) for m in self.class_mass))
-        return HeadCapabilities(self.name, self.num_groups, classes=classes)
+        return HeadCapabilities(self.name, self.num_groups, classes=ClassGroups(tuple(int(s) for s in sizes)))
 
     def bundle_files(self) -> dict[str, str]:
         """`freq_classes.json`: a readable record of the classes (the weights file carries them)."""

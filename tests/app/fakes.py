@@ -15,7 +15,7 @@ WORDS = ["the", " cat", " sat", " on", " a", " warm", " mat", ".", " It", " purr
 
 # What the fake models announce, as the real heads would (tests/engine/heads check the real ones).
 SOFTMAX = Capabilities()
-F2 = Capabilities(HeadCapabilities("f2", 4, classes=ClassGroups("mefmax", (2, 3, 4, 5), (0.4, 0.3, 0.2, 0.1))))
+F2 = Capabilities(HeadCapabilities("f2", 4, classes=ClassGroups((2, 3, 4, 5))))
 POSG = Capabilities(HeadCapabilities("posg", 3, pos=PosGroups(("JJ", "NN", "<special>"), ("adjectives", "nouns"))))
 NMST = Capabilities(HeadCapabilities("softmax+nmst", 2, termination=Termination("nmst", 1e-5)))
 

@@ -65,7 +65,7 @@ def test_refusal_names_the_ignored_controls_and_what_they_need() -> None:
 
 def test_groups_are_classes_or_tags_never_both() -> None:
     with pytest.raises(ValueError, match="not both"):
-        HeadCapabilities("x", 2, classes=ClassGroups("mefmax", (1, 1), (0.5, 0.5)), pos=PosGroups(("NN",), ("nouns",)))
+        HeadCapabilities("x", 2, classes=ClassGroups((1, 1)), pos=PosGroups(("NN",), ("nouns",)))
 
 
 def test_one_set_of_decode_defaults() -> None:

@@ -47,7 +47,7 @@ class GenerationMixin(WindowBase):
 
     def load_model_for_mode(self, mode: str) -> None:
         """The writer picked `mode`: load its model unless the loaded one can do it already."""
-        if self.model is not None and mode in self.model.capabilities.get("tasks", ()):  # type: ignore[operator]
+        if self.model is not None and mode in self.model.capabilities.tasks:
             return
         info = self.controls.model.bundle_for_mode(mode)
         if info is not None:
@@ -62,7 +62,7 @@ class GenerationMixin(WindowBase):
         self.controls.model.set_status(f"Loaded {path.name} on {model.device.type.upper()}.")
         self.controls.mode.set_capabilities(capabilities)
         self.controls.decode.set_capabilities(capabilities)
-        self.variants.set_group_mode_available(int(str(capabilities.get("groups", 1))) > 1)
+        self.variants.set_group_mode_available(capabilities.head.groups > 1)
         self.settings.last_bundle = str(path)
         self.settings_changed()
         self.model_label.setText(f"Model: {path.name} ({model.device.type})")

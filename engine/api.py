@@ -105,15 +105,9 @@ class LoadedModel:
         self.device = device
 
     @property
-    def capabilities(self) -> dict[str, object]:
-        caps = self.bundle.model.head.capabilities()
-        caps["tasks"] = list(LM_TASKS)
-        return caps
-
-    @property
-    def controls(self) -> Capabilities:
-        """The typed form of `capabilities`: which controls this model honours."""
-        return Capabilities.from_dict(self.capabilities)
+    def capabilities(self) -> Capabilities:
+        """Which controls this model honours (engine/controls.py): the CLI, the app and eval read this."""
+        return Capabilities(self.bundle.model.head.capabilities(), LM_TASKS)
 
     def stream(self, request: GenerationRequest, should_stop: Callable[[], bool] | None = None) -> VariantStream:
         if request.task not in LM_TASKS:
@@ -144,13 +138,6 @@ class LoadedModel:
     def token_counts(self) -> list[int]:
         """Training-set count of every token id (the frequency classes the app colours by)."""
         return [int(c) for c in self.bundle.tokenizer.counts]
-
-
-def pos_coarse_groups() -> list[str]:
-    """Names of the coarse POS groups (adjectives, nouns, …) that POS-bias controls act on."""
-    from engine.pos.tags import COARSE_GROUPS
-
-    return list(COARSE_GROUPS)
 
 
 def coarse_pos_group(tag: str) -> str:
@@ -217,6 +204,5 @@ __all__ = [
     "Variant",
     "coarse_pos_group",
     "gpu_unavailable_reason",
-    "pos_coarse_groups",
     "tag_words",
 ]

@@ -8,6 +8,7 @@ Ctrl+C stops generation at the next step and still prints what was produced.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
 import sys
 import threading
@@ -38,23 +39,24 @@ def _generate_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[t
     p = sub.add_parser("generate", help="generate N variants continuing a prompt")
     p.add_argument("--bundle", type=Path, help="bundle directory (default: the first bundled model)")
     p.add_argument("--prompt", default="", help="text to continue (default: start a new text)")
-    p.add_argument("-n", "--num-variants", type=int, default=3, help="number of variants, 1-8")
+    p.add_argument("-n", "--num-variants", type=int, default=DECODE_DEFAULTS.variants, help="number of variants, 1-8")
     p.add_argument("--max-new-tokens", type=int, default=DECODE_DEFAULTS.max_new_tokens)
-    p.add_argument("--temperature", type=float, default=1.0)
-    p.add_argument("--top-k", type=int, default=0, help="0 = off")
+    p.add_argument("--temperature", type=float, help="1.0 = off")
+    p.add_argument("--top-k", type=int, help="0 = off")
     p.add_argument("--top-p", type=float, default=DECODE_DEFAULTS.top_p, help="nucleus mass, 1.0 = off")
-    p.add_argument("--repetition-penalty", type=float, default=1.0)
+    p.add_argument("--repetition-penalty", type=float, help="1.0 = off")
     p.add_argument("--greedy", action="store_true")
     p.add_argument("--seed", type=int, help="base seed; variant i uses seed + i")
     p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     # POS-guided sampling: only for POSG models
-    p.add_argument("--pos-top-k", type=int, default=0, help="POSG: keep the k likeliest POS tags (k_POS), 0 = off")
+    p.add_argument("--pos-top-k", type=int, help="POSG: keep the k likeliest POS tags (k_POS), 0 = off "
+                   f"(default {DECODE_DEFAULTS.pos_top_k}, off with --flat-sampling)")
     p.add_argument("--pos-bias", nargs="+", default=[], metavar="NAME=FACTOR",
                    help="POSG: multiply p(tag) of a PTB tag or coarse group (adjectives, nouns, ...) by 0.1-10")
     # F² class sampling: only for models with frequency classes
-    p.add_argument("--class-temperature", type=float, default=1.0, help="F²: temperature of p(class)")
-    p.add_argument("--class-top-k", type=int, default=0, help="F²: keep the k likeliest classes, 0 = off")
-    p.add_argument("--class-rarity-bias", type=float, default=0.0,
+    p.add_argument("--class-temperature", type=float, help="F²: temperature of p(class), 1.0 = off")
+    p.add_argument("--class-top-k", type=int, help="F²: keep the k likeliest classes, 0 = off")
+    p.add_argument("--class-rarity-bias", type=float,
                    help="F²: -10..10, > 0 favours rarer frequency classes, 0 = as trained")
     p.add_argument("--flat-sampling", action="store_true", help="F² ablation: sample from p(x), not class then token")
     # PermGen paragraph tasks: a bundle from `variorum train-permgen`
@@ -119,8 +121,7 @@ def run_generate(args: argparse.Namespace, console: Console) -> int:
     from engine.api import Engine, GenerationRequest, describe_bundle
     from engine.bundle import BundleError
     from engine.bundle_choice import missing_model_message
-    from engine.decoding import DecodeConfig
-    from engine.decoding.pos_sampling import parse_pos_bias
+    from engine.generate_flags import decode_from_flags, fit_to_model
 
     engine = Engine()
     path = args.bundle
@@ -132,27 +133,11 @@ def run_generate(args: argparse.Namespace, console: Console) -> int:
         if info is None:
             raise BundleError(f"no bundle for {args.task}; pass --bundle DIR. {missing_model_message(args.task)}")
         path = info.path
-    decode = DecodeConfig(
-        max_new_tokens=args.max_new_tokens,
-        temperature=args.temperature,
-        top_k=args.top_k,
-        top_p=args.top_p,
-        repetition_penalty=args.repetition_penalty,
-        greedy=args.greedy,
-        seed=args.seed,
-        pos_top_k=args.pos_top_k,
-        pos_bias=parse_pos_bias(args.pos_bias),
-        class_temperature=args.class_temperature,
-        class_top_k=args.class_top_k,
-        class_rarity_bias=args.class_rarity_bias,
-        flat_sampling=args.flat_sampling,
-    )
+    decode = decode_from_flags(args)  # bad settings and requests fail before the model loads
     request = GenerationRequest(prompt=args.prompt, n=args.num_variants, decode=decode, beam_width=args.beam,
                                 **_paragraph_fields(args))  # type: ignore[arg-type]
     model = engine.load(path, device=args.device)
-    refused = model.controls.refused(decode.active_fields())
-    if refused:
-        raise ValueError(f"this {model.controls.head!r} model does not honour {refused}; leave them at their defaults")
+    request = dataclasses.replace(request, decode=fit_to_model(args, decode, model.capabilities))
     stop = threading.Event()
     stream = model.stream(request, should_stop=stop.is_set)
     texts = [""] * request.n

@@ -1,4 +1,4 @@
-"""What a writer can ask of the engine, importable without torch: the tasks and the decoding defaults.
+"""What a writer can ask of the engine, importable without torch: tasks, decoding defaults, capabilities.
 
 The command line builds its `--help` from this module alone (so it answers without loading
 torch or transformers), and `DecodeConfig` takes its defaults from `DECODE_DEFAULTS`, so the
@@ -7,8 +7,9 @@ engine, the CLI and the evaluation share one set of defaults.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import ClassVar
 
 LM_TASKS: tuple[str, ...] = ("continue",)  # what a decoder-only LM bundle does
 # Paragraph tasks of PermGen encoder-decoder bundles (engine/permgen): sentence-ordered stories and
@@ -20,67 +21,134 @@ MAX_VARIANTS = 8  # variants per request (the app's panel, the CLI's -n, eval's 
 # integer; the app's seed box and stored settings use the same bound, so any shown seed can be typed back.
 MAX_SEED = 2**63 - 65
 
+
 @dataclass(frozen=True)
 class DecodeDefaults:
-    """The starting values of the decoding settings a writer sees first (engine, CLI, app)."""
+    """Where a writer's settings start (the CLI's flags, the app's controls) when `DecodeConfig` does not say it.
 
-    max_new_tokens: int = 80
+    `DecodeConfig`'s own defaults switch every control off (1.0 / 0) and are the only source of those:
+    the CLI leaves an unset flag to DecodeConfig and the app reads DecodeConfig's defaults for the rest.
+    A writer starts with nucleus sampling and, on a POS-guided model, with k_POS 20 (the POSG paper's
+    value for language modelling), though DecodeConfig keeps both off (so eval's `sample` is pure sampling)."""
+
+    variants: int = 3  # N, variants per request
+    max_new_tokens: int = 80  # DecodeConfig's default too
     top_p: float = 0.9
+    pos_top_k: int = 20  # only where the model honours it (`Capabilities.controls`) and flat sampling is off
 
 
 DECODE_DEFAULTS = DecodeDefaults()
 
-# DecodeConfig fields that only some heads honour, by the capability key a head announces them with.
-METHOD_CONTROLS: dict[str, tuple[str, ...]] = {
-    "group_controls": (),  # F²: the listed class controls (class_temperature, class_top_k, class_rarity_bias)
-    "pos_top_k": ("pos_top_k",),  # POSG: k_POS
-    "pos_bias": ("pos_bias",),  # POSG: per-tag bias
+# ----- capabilities: which controls a loaded model honours ------------------------------------------
+CLASS_CONTROLS = ("class_temperature", "class_top_k", "class_rarity_bias")  # F² group-stage controls
+POS_CONTROLS = ("pos_top_k", "pos_bias")  # POSG group-stage controls: k_POS and POS bias
+
+
+@dataclass(frozen=True)
+class ClassGroups:
+    """F²: the groups are frequency classes, so class temperature, class top-k and rarity bias act on p(class)."""
+
+    sizes: tuple[int, ...]  # tokens per class, most frequent class first
+
+    controls: ClassVar[tuple[str, ...]] = CLASS_CONTROLS
+    needs: ClassVar[str] = "a head with frequency classes (F²)"
+
+
+@dataclass(frozen=True)
+class PosGroups:
+    """POSG: the groups are POS tags, so k_POS and a bias per tag or coarse group act on p(tag)."""
+
+    tags: tuple[str, ...]  # the head's groups, in order
+    coarse_groups: tuple[str, ...]  # coarse groups (adjectives, nouns, …) with at least one of the tags
+
+    controls: ClassVar[tuple[str, ...]] = POS_CONTROLS
+    needs: ClassVar[str] = "a POS-guided head (POSG)"
+
+
+# Every DecodeConfig field that only some heads honour, and what a model needs to honour it.
+METHOD_CONTROLS: dict[str, str] = {
+    name: method.needs for method in (ClassGroups, PosGroups) for name in method.controls
 }
+
+
+@dataclass(frozen=True)
+class Termination:
+    """ST / NMST: an end-of-text group whose probability is held at least at 1 − (1 − ε)^t, so every decode ends."""
+
+    kind: str  # "st" (self-terminating) or "nmst" (non-monotonic self-terminating)
+    eps: float
+
+
+@dataclass(frozen=True)
+class HeadCapabilities:
+    """What an output head's groups are and which group-stage controls act on them (`OutputHead.capabilities`).
+
+    A termination head passes its inner head's classes or tags on and adds `termination`."""
+
+    name: str = "softmax"
+    groups: int = 1  # sampling groups, an end-of-text group included
+    classes: ClassGroups | None = None
+    pos: PosGroups | None = None
+    termination: Termination | None = None
+
+    def __post_init__(self) -> None:
+        if self.classes is not None and self.pos is not None:
+            raise ValueError(f"head {self.name!r}: groups are either frequency classes or POS tags, not both")
+
+    @property
+    def controls(self) -> frozenset[str]:
+        """The method-specific DecodeConfig fields this head honours."""
+        return frozenset(name for method in (self.classes, self.pos) if method is not None for name in method.controls)
+
+    def refused(self, active: Iterable[str]) -> list[str]:
+        """The method controls among `active` (DecodeConfig fields set away from off) this head ignores."""
+        return sorted({name for name in active if name in METHOD_CONTROLS and name not in self.controls})
+
+    def check(self, active: Iterable[str]) -> None:
+        """Raise ValueError naming the controls among `active` this head would ignore, and what they need."""
+        refused = self.refused(active)
+        if refused:
+            needs = " and ".join(sorted({METHOD_CONTROLS[name] for name in refused}))
+            raise ValueError(f"{', '.join(refused)} need(s) {needs}: this {self.name!r} model does not honour "
+                             "them. Leave them at their defaults or load a model that has them.")
+
+
+@dataclass(frozen=True)
+class ParagraphControls:
+    """PermGen: what a writer controls in a sentence-by-sentence paragraph (engine/permgen)."""
+
+    max_sentences: int
+    sentence_order: bool  # the writer may set the number and order of sentences (not for paraphrases)
+    permuted_training: bool  # False: a `--no-permute` baseline, which starts every variant alike
+    positions: str  # "hierarchical" or "absolute" decoder positions
 
 
 @dataclass(frozen=True)
 class Capabilities:
     """Which controls a loaded model honours: the CLI, the app and `variorum eval` derive theirs from this.
 
-    Built from the head's capability dict (`OutputHead.capabilities`, a termination head passing on
-    its inner head's) and the bundle's tasks; `controls` are the method-specific DecodeConfig fields
-    (F² class controls, POSG's k_POS and bias, flat sampling). Sampling controls every model honours
+    `LoadedModel.capabilities` builds it from the head's `HeadCapabilities` and the bundle's tasks
+    (and PermGen facts). `controls` are the method-specific DecodeConfig fields (F² class controls,
+    POSG's k_POS and bias); `head.check` refuses the others. Sampling controls every model honours
     (temperature, top-k, top-p, repetition penalty, greedy, seed, length, and flat sampling — every
-    model can sample from its marginal; a one-group head does nothing else) are not listed."""
+    model can sample from its marginal; a one-group head does nothing else) are not listed.
+    `Capabilities()` is a plain softmax language model (what the app assumes before a model loads)."""
 
-    head: str
-    groups: int = 1
+    head: HeadCapabilities = HeadCapabilities()
     tasks: tuple[str, ...] = LM_TASKS
-    controls: frozenset[str] = frozenset()
-    termination: str = ""  # "st" / "nmst" when a termination head wraps the groups, else ""
+    paragraph: ParagraphControls | None = None  # PermGen bundles only
 
-    @classmethod
-    def from_dict(cls, caps: Mapping[str, object]) -> Capabilities:
-        controls: set[str] = set()
-        for key, fields in METHOD_CONTROLS.items():
-            value = caps.get(key)
-            if key == "group_controls" and isinstance(value, list | tuple):
-                controls |= {str(name) for name in value}
-            elif value:
-                controls |= set(fields)
-        tasks = caps.get("tasks", LM_TASKS)
-        return cls(
-            head=str(caps.get("head", "")),
-            groups=int(str(caps.get("groups", 1))),
-            tasks=tuple(str(t) for t in tasks) if isinstance(tasks, list | tuple) else LM_TASKS,
-            controls=frozenset(controls),
-            termination=str(caps.get("termination", "") or ""),
-        )
+    @property
+    def controls(self) -> frozenset[str]:
+        """The method-specific DecodeConfig fields this model honours (checked by `head.check`)."""
+        return self.head.controls
 
     @property
     def pos_guided(self) -> bool:
         """The groups are POS tags (POSG, alone or inside a termination head)."""
-        return "pos_top_k" in self.controls
+        return self.head.pos is not None
 
-    def refused(self, active: Iterable[str]) -> list[str]:
-        """The method controls among `active` (DecodeConfig fields set away from off) this model ignores."""
-        method = {f for fields in METHOD_CONTROLS.values() for f in fields} | set(CLASS_CONTROLS)
-        return sorted(name for name in active if name in method and name not in self.controls)
-
-
-CLASS_CONTROLS = ("class_temperature", "class_top_k", "class_rarity_bias")  # F² group-stage controls
+    @property
+    def beam_search(self) -> bool:
+        """Beam search inside sentences (`GenerationRequest.beam_width` > 1): PermGen bundles; an LM samples."""
+        return self.paragraph is not None

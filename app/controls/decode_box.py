@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 
 from app.controls.seed_box import SeedBox
 from app.controls.spec import (
+    DEFAULT_SEED,
     POS_BIAS_FIELD,
     SAMPLING,
     SliderSpec,
@@ -29,7 +30,7 @@ from app.controls.spec import (
     visible_method_controls,
 )
 from app.controls.widgets import FactorSlider, ValueSlider
-from engine.controls import MAX_SEED
+from engine.controls import DECODE_DEFAULTS, MAX_SEED, MAX_VARIANTS, Capabilities
 
 TERMINATION_WORDS = {
     "nmst": "NMST: every variant is guaranteed to end; the chance of ending grows with length.",
@@ -47,13 +48,13 @@ class DecodeBox(QWidget):
         self.sliders: dict[str, ValueSlider] = {}
         self.bias: dict[str, FactorSlider] = {}
         self._stored: dict[str, Any] = default_values()  # values of controls not shown right now
-        self.n = QSpinBox(minimum=1, maximum=8, value=3)
+        self.n = QSpinBox(minimum=1, maximum=MAX_VARIANTS, value=DECODE_DEFAULTS.variants)
         self.n.setAccessibleName("Number of variants")
         self.n.setToolTip("How many different versions to write at once (1–8).")
         self.seed_fixed = QCheckBox("Fixed seed")
         self.seed_fixed.setToolTip("Off: every Generate gives new variants. On: the same settings give the "
                                    "same variants again (variant i uses seed + i).")
-        self.seed = SeedBox(1234)
+        self.seed = SeedBox(DEFAULT_SEED)
         self.seed.setAccessibleName("Seed")
         self.seed.setToolTip("The starting number of the random choices, when the seed is fixed.")
         dice = QPushButton("New")
@@ -81,7 +82,7 @@ class DecodeBox(QWidget):
         self.seed.setEnabled(False)
         for signal in (self.n.valueChanged, self.seed.valueChanged, self.seed_fixed.toggled):
             signal.connect(lambda *_: self.changed.emit())
-        self.set_capabilities({})
+        self.set_capabilities(Capabilities())
 
     def _slider(self, spec: SliderSpec) -> ValueSlider:
         slider = ValueSlider(spec)
@@ -89,7 +90,7 @@ class DecodeBox(QWidget):
         self.sliders[spec.field] = slider
         return slider
 
-    def set_capabilities(self, capabilities: dict[str, Any]) -> None:
+    def set_capabilities(self, capabilities: Capabilities) -> None:
         """Rebuild the method boxes for this bundle; hidden controls keep their values for later."""
         self._stored.update(self.values())
         for stale in [s for s in self.sliders.values() if s.spec.group != "sampling"]:
@@ -141,13 +142,11 @@ class DecodeBox(QWidget):
         self.seed.setValue(int(values.get("seed", self.seed.value())))
 
 
-def _termination_text(capabilities: dict[str, Any]) -> str:
-    kind = str(capabilities.get("termination", "")).lower()
-    if kind not in TERMINATION_WORDS:
+def _termination_text(capabilities: Capabilities) -> str:
+    termination = capabilities.head.termination
+    if termination is None or termination.kind not in TERMINATION_WORDS:
         return ""
-    epsilon = capabilities.get("eps", capabilities.get("epsilon"))
-    extra = f" (ε = {epsilon})" if epsilon is not None else ""
-    return f"<b>Ending</b>: {TERMINATION_WORDS[kind]}{extra}"
+    return f"<b>Ending</b>: {TERMINATION_WORDS[termination.kind]} (ε = {termination.eps})"
 
 
 def _clear(box: QGroupBox) -> None:

@@ -7,8 +7,6 @@ writer picks a mode (not when capabilities change), so the window can load that 
 
 from __future__ import annotations
 
-from typing import Any
-
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
@@ -23,9 +21,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.controls.modes import MAX_SENTENCES, MODE_LABELS, MODES, ModeInputs, mode_unavailable_reason
+from app.controls.modes import (
+    MAX_SENTENCES,
+    MODE_LABELS,
+    MODES,
+    ModeInputs,
+    max_sentences,
+    mode_unavailable_reason,
+)
 from app.theme import error_text_colour
 from engine.bundle_choice import missing_model_message
+from engine.controls import Capabilities
 
 ORDER_LABELS = {"model": "Model's choice", "first": "Start with sentence…", "full": "Full order…"}
 HINTS = {
@@ -92,7 +98,7 @@ class ModeBox(QGroupBox):
         self.picker.currentIndexChanged.connect(self._on_mode)
         self.picker.activated.connect(lambda index: self.mode_picked.emit(MODES[index]))
         self.order.currentIndexChanged.connect(lambda _: self._sync_order())
-        self._capabilities: dict[str, Any] = {"tasks": ["continue"]}
+        self._capabilities = Capabilities()
         self._installed: set[str] = set(MODES)  # modes some installed bundle does
         self._on_mode()
 
@@ -102,8 +108,10 @@ class ModeBox(QGroupBox):
     def set_mode(self, mode: str) -> None:
         self.picker.setCurrentIndex(MODES.index(mode))
 
-    def set_capabilities(self, capabilities: dict[str, Any]) -> None:
+    def set_capabilities(self, capabilities: Capabilities) -> None:
         self._capabilities = capabilities
+        for box in (self.sentences, self.first):
+            box.setMaximum(max_sentences(capabilities))
         self._sync_items()
         self._on_mode()
 
@@ -115,7 +123,7 @@ class ModeBox(QGroupBox):
 
     def is_installed(self, mode: str) -> bool:
         """True when some installed bundle, or the loaded one, does `mode`."""
-        return mode in self._installed or mode in self._capabilities.get("tasks", ())
+        return mode in self._installed or mode in self._capabilities.tasks
 
     def _sync_items(self) -> None:
         items = self.picker.model()

@@ -1,6 +1,6 @@
 """The four writing modes, their input validation and how they become a GenerationRequest.
 
-A mode is usable only when the loaded bundle's `capabilities["tasks"]` lists it AND the engine's
+A mode is usable only when the loaded model's `Capabilities.tasks` lists it AND the engine's
 GenerationRequest has every field the mode fills in (so a title or keyword list is never dropped
 silently). The request field names the app uses for the PermGen / paraphrase work:
 `title: str`, `keywords: list[str]`, `num_sentences: int`, `sentence_order: list[int] | None`
@@ -14,11 +14,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.api import DecodeConfig, GenerationRequest
+from engine.controls import Capabilities
 
 MODES = ("continue", "story", "abstract", "paraphrase")
 MODE_LABELS = {"continue": "Continue", "story": "Story", "abstract": "Abstract", "paraphrase": "Paraphrase"}
 ORDER_CHOICES = ("model", "first", "full")  # model's choice / a given first sentence / a full order
-MAX_SENTENCES = 10
+MAX_SENTENCES = 10  # the sentence boxes' limit until a PermGen model says its own
 PROMPT_CHARS = 4000  # Continue uses at most this much text before the cursor (the model sees less anyway)
 
 NEEDED_FIELDS = {
@@ -48,9 +49,9 @@ class ModeInputs:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def mode_unavailable_reason(mode: str, capabilities: dict[str, Any]) -> str:
+def mode_unavailable_reason(mode: str, capabilities: Capabilities) -> str:
     """Why `mode` cannot be used with this bundle ("" when it can)."""
-    tasks = capabilities.get("tasks", ["continue"])
+    tasks = capabilities.tasks
     if mode not in tasks:
         return (f"{MODE_LABELS[mode]} needs a model trained for it; the loaded model can only "
                 f"{', '.join(MODE_LABELS.get(t, t) for t in tasks)}.")
@@ -59,6 +60,11 @@ def mode_unavailable_reason(mode: str, capabilities: dict[str, Any]) -> str:
     if missing:
         return f"{MODE_LABELS[mode]} is not supported by this engine version (request lacks {', '.join(missing)})."
     return ""
+
+
+def max_sentences(capabilities: Capabilities) -> int:
+    """The most sentences a story or abstract may ask for: the loaded PermGen model's limit."""
+    return capabilities.paragraph.max_sentences if capabilities.paragraph else MAX_SENTENCES
 
 
 def parse_keywords(text: str) -> list[str]:
@@ -86,7 +92,7 @@ def sentence_order(inputs: ModeInputs) -> list[int] | None:
 
 
 def build_request(
-    mode: str, inputs: ModeInputs, n: int, decode: DecodeConfig, capabilities: dict[str, Any]
+    mode: str, inputs: ModeInputs, n: int, decode: DecodeConfig, capabilities: Capabilities
 ) -> GenerationRequest:
     """Validate the writer's input for `mode` and build the request; ModeError says what is wrong."""
     if mode not in MODES:
@@ -102,8 +108,9 @@ def build_request(
         return GenerationRequest(prompt=inputs.selection, n=n, task=mode, decode=decode)
     if not inputs.title.strip():
         raise ModeError(f"A {MODE_LABELS[mode].lower()} needs a title: type one in the Title field.")
-    if not 1 <= inputs.num_sentences <= MAX_SENTENCES:
-        raise ModeError(f"The number of sentences must be from 1 to {MAX_SENTENCES}.")
+    most = max_sentences(capabilities)
+    if not 1 <= inputs.num_sentences <= most:
+        raise ModeError(f"The number of sentences must be from 1 to {most}.")
     kwargs: dict[str, Any] = {
         "title": inputs.title.strip(),
         "keywords": parse_keywords(inputs.keywords),

@@ -1,22 +1,20 @@
 """What each decoding control is, in a writer's words, and how control values become a DecodeConfig.
 
-A method control (F², POSG, …) is shown only when BOTH hold:
-1. the loaded bundle's capabilities announce it (`capabilities["controls"]` lists its field, or the
-   capabilities dict has the field as a key), and
-2. `DecodeConfig` has a field of that name, so the value really reaches the decoder.
-This is what guarantees "never a control that silently does nothing": a head that announces a
-control the decoder does not accept, or a decoder field no head uses, shows nothing.
+A method control (F², POSG) is shown exactly when the loaded model's `Capabilities.controls` lists
+its DecodeConfig field (engine/controls.py), and only shown controls reach the DecodeConfig: never
+a control that silently does nothing. POS bias gets one slider per coarse group the head's tags
+cover. Every method control has a widget here (`METHOD` and `POS_BIAS_FIELD`; tests check that).
 """
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
 from engine.api import DecodeConfig
-from engine.controls import DECODE_DEFAULTS
+from engine.controls import DECODE_DEFAULTS, Capabilities
 
+OFF = DecodeConfig()  # every control off: the start of each slider the writer's defaults do not name
 
 @dataclass(frozen=True)
 class SliderSpec:
@@ -34,16 +32,16 @@ class SliderSpec:
 
 
 SAMPLING = (
-    SliderSpec("temperature", "Temperature", 0.05, 3.0, 1.0,
+    SliderSpec("temperature", "Temperature", 0.05, 3.0, OFF.temperature,
                "How adventurous the word choice is. Lower is safer and more predictable, higher is "
                "more surprising (and, far up, less coherent)."),
-    SliderSpec("top_k", "Top-k", 0, 200, 0,
+    SliderSpec("top_k", "Top-k", 0, 200, OFF.top_k,
                "Only consider the k likeliest next words. 0 means no limit. Small values keep text "
                "on familiar ground.", integer=True),
     SliderSpec("top_p", "Top-p (nucleus)", 0.05, 1.0, DECODE_DEFAULTS.top_p,
                "Only consider the likeliest words that together make up this share of the probability. "
                "1.0 means no limit; lower values trim unlikely words."),
-    SliderSpec("repetition_penalty", "Repetition penalty", 1.0, 2.0, 1.0,
+    SliderSpec("repetition_penalty", "Repetition penalty", 1.0, 2.0, OFF.repetition_penalty,
                "Discourage reusing words already in the text. 1.0 is off."),
     SliderSpec("max_new_tokens", "Max length (tokens)", 1, 1000, DECODE_DEFAULTS.max_new_tokens,
                "The most a variant may write before it is cut off (a token is roughly ¾ of a word).",
@@ -51,65 +49,47 @@ SAMPLING = (
 )
 
 METHOD = (
-    SliderSpec("class_temperature", "Class temperature", 0.05, 3.0, 1.0,
+    SliderSpec("class_temperature", "Class temperature", 0.05, 3.0, OFF.class_temperature,
                "F²: how freely the model moves between common and rare word classes before picking a "
                "word. Higher spreads choices across more classes.", group="f2"),
-    SliderSpec("class_top_k", "Class top-k", 0, 64, 0,
+    SliderSpec("class_top_k", "Class top-k", 0, 64, OFF.class_top_k,
                "F²: only the k likeliest frequency classes may be used at each step. 0 means no limit.",
                integer=True, group="f2"),
-    SliderSpec("class_rarity_bias", "Rarity bias", -5.0, 5.0, 0.0,
+    SliderSpec("class_rarity_bias", "Rarity bias", -5.0, 5.0, OFF.class_rarity_bias,
                "F²: push word choice toward rarer words (right) or commoner ones (left). "
                "0 writes as trained.", group="f2"),
-    SliderSpec("pos_top_k", "Kinds of word (k_POS)", 0, 45, 20,
+    SliderSpec("pos_top_k", "Kinds of word (k_POS)", 0, 45, DECODE_DEFAULTS.pos_top_k,
                "POS-guided: how many kinds of word (noun, past-tense verb, adjective, …) may be considered "
                "at each step; fewer keeps grammar tidy, more gives freer structure. 0 means no limit.",
                integer=True, group="posg"),
 )
 
+DEFAULT_SEED = 1234  # shown in the seed box until the writer fixes a seed (unfixed, every run draws one)
 POS_BIAS_FIELD = "pos_bias"  # DecodeConfig field: dict coarse group → factor in [0.1, 10]
 POS_BIAS_RANGE = (0.1, 10.0)
 
 
-def decode_fields() -> set[str]:
-    return {f.name for f in dataclasses.fields(DecodeConfig)}
+def visible_method_controls(capabilities: Capabilities) -> list[SliderSpec]:
+    """The method sliders of the controls this model honours (rule in the module docstring)."""
+    return [spec for spec in METHOD if spec.field in capabilities.controls]
 
 
-def announced(capabilities: dict[str, Any]) -> set[str]:
-    """Control names the head announces: `controls` / `group_controls` entries and top-level keys."""
-    names = set(capabilities)
-    for key in ("controls", "group_controls"):
-        listed = capabilities.get(key, ())
-        if isinstance(listed, list | tuple | set | dict):
-            names |= {str(name) for name in listed}
-    return names
-
-
-def visible_method_controls(capabilities: dict[str, Any]) -> list[SliderSpec]:
-    """The method sliders this bundle supports (rule in the module docstring)."""
-    usable = announced(capabilities) & decode_fields()
-    return [spec for spec in METHOD if spec.field in usable]
-
-
-def pos_bias_groups(capabilities: dict[str, Any]) -> list[str]:
-    """Coarse POS groups that get a bias slider ([] when the bundle or decoder has no POS bias)."""
-    if POS_BIAS_FIELD not in announced(capabilities) or POS_BIAS_FIELD not in decode_fields():
+def pos_bias_groups(capabilities: Capabilities) -> list[str]:
+    """Coarse POS groups that get a bias slider ([] when the model has no POS bias)."""
+    pos = capabilities.head.pos
+    if pos is None or POS_BIAS_FIELD not in capabilities.controls:
         return []
-    groups = capabilities.get("coarse_groups")  # POSG: coarse group → the tags the head has
-    if isinstance(groups, dict | list | tuple) and groups:
-        return [str(g) for g in groups]
-    from engine.api import pos_coarse_groups
-
-    return pos_coarse_groups()
+    return list(pos.coarse_groups)
 
 
 def default_values() -> dict[str, Any]:
     """Control values of a fresh start / the Reset button."""
     values: dict[str, Any] = {spec.field: spec.default for spec in (*SAMPLING, *METHOD)}
-    values.update({"n": 3, "seed_fixed": False, "seed": 1234, POS_BIAS_FIELD: {}})
+    values.update({"n": DECODE_DEFAULTS.variants, "seed_fixed": False, "seed": DEFAULT_SEED, POS_BIAS_FIELD: {}})
     return values
 
 
-def decode_config(values: dict[str, Any], capabilities: dict[str, Any]) -> DecodeConfig:
+def decode_config(values: dict[str, Any], capabilities: Capabilities) -> DecodeConfig:
     """Build the DecodeConfig from control values; only shown method controls are passed on.
 
     Raises the engine's DecodeSettingError (with its message) for out-of-range values.

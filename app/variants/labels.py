@@ -7,7 +7,6 @@ from collections.abc import Callable
 from app.variants.colouring import frequency_classes, span_tags
 from app.variants.state import VariantState
 from engine.api import LoadedModel, coarse_pos_group
-from engine.controls import Capabilities
 
 Tagger = Callable[[list[str]], list[list[tuple[int, int, str]]]]
 
@@ -19,7 +18,7 @@ class LabelSource:
         self.model = model
         self.group_names = model.group_names()
         self._classes: list[str] | None = None
-        self.pos_head = Capabilities.from_dict(model.capabilities).pos_guided  # groups are PTB tags
+        self.pos_head = model.capabilities.pos_guided  # groups are PTB tags
 
     @property
     def classes(self) -> list[str]:

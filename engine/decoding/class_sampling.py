@@ -73,14 +73,11 @@ class ClassTopK(ScoreProcessor):
 
 
 def check_group_controls(active: list[str], head: OutputHead) -> None:
-    """Raise if a set group control (by settings name) is not supported by `head`."""
-    supported = head.capabilities().get("group_controls", [])
-    missing = [name for name in active if not isinstance(supported, list) or name not in supported]
-    if missing:
-        raise DecodeSettingError(
-            f"{', '.join(missing)} need(s) a head with frequency classes (F²); this model's head is "
-            f"{head.name!r}. Reset them to their defaults or load an F² model."
-        )
+    """Raise if a set group control (by settings name) is not honoured by `head` (its capabilities)."""
+    try:
+        head.capabilities().check(active)
+    except ValueError as error:
+        raise DecodeSettingError(str(error)) from None
 
 
 def most_likely_groups(

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.config import ConfigError, check_field_types, config_from_dict
-from engine.controls import DECODE_DEFAULTS, MAX_SEED
+from engine.controls import CLASS_CONTROLS, DECODE_DEFAULTS, MAX_SEED
 from engine.decoding.class_sampling import ClassTemperature, ClassTopK, RarityBias
 from engine.decoding.pos_sampling import pos_group_processors
 from engine.decoding.processors import (
@@ -122,8 +122,7 @@ class DecodeConfig:
 
     def active_class_controls(self) -> list[str]:
         """Names of the F² class controls set away from their defaults."""
-        defaults = {"class_temperature": 1.0, "class_top_k": 0, "class_rarity_bias": 0.0}
-        return [name for name, off in defaults.items() if getattr(self, name) != off]
+        return [name for name in self.active_fields() if name in CLASS_CONTROLS]
 
     def active_fields(self) -> list[str]:
         """Names of the fields set away from their defaults (seed and length excluded)."""

@@ -13,7 +13,7 @@ A spec is comma-separated parts (order does not matter):
 e.g. `topp=0.9,rarity=2` or `topk=40,postopk=20,posbias=adjectives:3`. The field names
 themselves (`top_k=40`, `class_rarity_bias=2`, …) work too. `max_new_tokens` and `seed` are
 set by the protocol. `check_decoders` refuses, before any decoding, a spec the bundle's head
-cannot honour (the same checks as the app: class controls need F², POS controls need POSG).
+cannot honour, from the head's capabilities (engine/controls.py) as the CLI and the app.
 """
 
 from __future__ import annotations
@@ -21,12 +21,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from engine.decoding.class_sampling import check_group_controls
-from engine.decoding.generate import controlled_head
+from engine.controls import HeadCapabilities
 from engine.decoding.pos_sampling import parse_pos_bias
 from engine.decoding.processors import DecodeSettingError
 from engine.decoding.settings import DecodeConfig
-from engine.heads.base import OutputHead
 
 ALIASES = {
     "topk": "top_k", "topp": "top_p", "temp": "temperature", "rep": "repetition_penalty",
@@ -71,12 +69,13 @@ def parse_decoder(spec: str, max_new_tokens: int) -> DecodeConfig:
         raise ValueError(f"decoder {spec!r}: {error}") from None
 
 
-def check_decoders(head: OutputHead, specs: Sequence[str]) -> None:
-    """Refuse specs this head cannot honour, as the app would (ValueError naming the spec)."""
+def check_decoders(head: HeadCapabilities, specs: Sequence[str]) -> None:
+    """Refuse specs the head cannot honour, from its capabilities as the CLI and the app (ValueError naming the spec):
+    a method control of another head, or a POS bias on a tag the model does not have."""
     for spec in specs:
         settings = parse_decoder(spec, 1)
         try:
-            check_group_controls(settings.active_class_controls(), head)
-            settings.group_processors(controlled_head(head).group_names())
-        except DecodeSettingError as error:
+            head.check(settings.active_fields())
+            settings.group_processors(head.pos.tags if head.pos else None)  # resolves POS bias names to the tags
+        except ValueError as error:
             raise ValueError(f"decoder {spec!r}: {error}") from None

@@ -147,7 +147,7 @@ def run_lm(args: argparse.Namespace, config: ProtocolConfig, split: EvalSplit) -
     """The language-model protocols (continuation, AGG, NMST) for every bundle → (entries, human rows)."""
     bundles = [load_bundle(path, args.device) for path in args.bundles]
     for bundle in bundles:  # a control the head cannot honour fails before any decoding
-        check_decoders(bundle.model.head, config.decoders + config.nmst_decoders)
+        check_decoders(bundle.model.head.capabilities(), config.decoders + config.nmst_decoders)
     total = sum(work_units(config, len(windows_for(b, split, config))) for b in bundles)
     entries = []
     with tqdm(total=total, desc="eval", unit="prefix", file=sys.stderr) as bar:
@@ -165,7 +165,7 @@ def run_seq2seq(
     """The paragraph or paraphrase protocol for every PermGen bundle → (entries, human row)."""
     bundles = [load_permgen_bundle(path, resolve_device(args.device)) for path in args.bundles]
     for bundle in bundles:
-        check_decoders(bundle.model.head, config.decoders)
+        check_decoders(bundle.model.head.capabilities(), config.decoders)
         if bundle.model.config.task != split.task:
             raise ValueError(f"bundle {bundle.path} writes a {bundle.model.config.task!r}; split {split.name!r} "
                              f"evaluates {split.task!r} (splits: {SPLIT_TASKS})")

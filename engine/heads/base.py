@@ -22,6 +22,8 @@ from abc import ABC, abstractmethod
 import torch
 from torch import nn
 
+from engine.controls import HeadCapabilities
+
 
 class OutputHead(nn.Module, ABC):
     """Hidden states → grouped next-token distribution; see the module docstring."""
@@ -74,6 +76,6 @@ class OutputHead(nn.Module, ABC):
         """Human-readable group labels (shown by the app when colouring tokens)."""
         return [f"group {g}" for g in range(self.num_groups)]
 
-    def capabilities(self) -> dict[str, object]:
-        """What decoding controls this head supports; the app shows only these."""
-        return {"head": self.name, "groups": self.num_groups}
+    def capabilities(self) -> HeadCapabilities:
+        """What this head's groups are and which group-stage controls it honours (engine/controls.py)."""
+        return HeadCapabilities(self.name, self.num_groups)

@@ -25,7 +25,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from engine.controls import CLASS_CONTROLS
+from engine.controls import ClassGroups, HeadCapabilities
 from engine.heads.base import OutputHead
 from engine.heads.frequency_classes import FrequencyClasses
 
@@ -180,18 +180,9 @@ class F2Head(OutputHead):
         names[-1] += " (rarest)"
         return names
 
-    def capabilities(self) -> dict[str, object]:
+    def capabilities(self) -> HeadCapabilities:
         sizes = torch.diff(self.class_ends, prepend=self.class_ends.new_zeros(1))
-        return {
-            "head": self.name,
-            "groups": self.num_groups,
-            "group_kind": "frequency class",
-            "group_controls": list(CLASS_CONTROLS),
-            "flat_sampling": True,
-            "class_method": self.method,
-            "class_sizes": [int(s) for s in sizes],
-            "class_mass": [round(float(m), 6) for m in self.class_mass],
-        }
+        return HeadCapabilities(self.name, self.num_groups, classes=ClassGroups(tuple(int(s) for s in sizes)))
 
     def bundle_files(self) -> dict[str, str]:
         """`freq_classes.json`: a readable record of the classes (the weights file carries them)."""

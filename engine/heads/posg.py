@@ -31,6 +31,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from engine.controls import HeadCapabilities, PosGroups
 from engine.heads.base import OutputHead
 from engine.pos.tags import COARSE_GROUPS
 from engine.pos.vocab import POS_VOCAB_FILE, PosVocabulary, PosVocabularyError
@@ -158,14 +159,6 @@ class POSGHead(OutputHead):
     def group_names(self) -> list[str]:
         return list(self.tags)
 
-    def capabilities(self) -> dict[str, object]:
-        present = {name: [t for t in tags if t in self.tags] for name, tags in COARSE_GROUPS.items()}
-        return {
-            "head": self.name,
-            "groups": self.num_groups,
-            "group_names": list(self.tags),
-            "coarse_groups": {name: tags for name, tags in present.items() if tags},
-            "pos_top_k": True,
-            "pos_bias": True,
-            "flat_sampling": True,  # the "w/o POSG-sampling" ablation: tokens from the marginal
-        }
+    def capabilities(self) -> HeadCapabilities:
+        coarse = tuple(name for name, tags in COARSE_GROUPS.items() if any(t in self.tags for t in tags))
+        return HeadCapabilities(self.name, self.num_groups, pos=PosGroups(tuple(self.tags), coarse))

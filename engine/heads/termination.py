@@ -35,6 +35,7 @@ search must reorder that state with its beams (the authors' ST beam search did n
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import torch
@@ -42,6 +43,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from engine.config import ConfigError
+from engine.controls import HeadCapabilities, Termination
 from engine.heads.base import OutputHead
 from engine.heads.softmax import SoftmaxHead
 
@@ -314,7 +316,7 @@ class TerminationHead(OutputHead):
     def group_names(self) -> list[str]:
         return [*self.inner.group_names(), "end of text"]
 
-    def capabilities(self) -> dict[str, object]:
+    def capabilities(self) -> HeadCapabilities:
         """The inner head's controls (F² classes, POSG tags act on the inner groups) plus termination."""
-        return {**self.inner.capabilities(), "head": self.name, "groups": self.num_groups,
-                "termination": self.kind, "eps": self.eps}
+        return dataclasses.replace(self.inner.capabilities(), name=self.name, groups=self.num_groups,
+                                   termination=Termination(self.kind, self.eps))

@@ -20,6 +20,7 @@ from collections.abc import Callable
 import torch
 
 from engine.api import GenerationRequest, LoadedModel
+from engine.controls import Capabilities, ParagraphControls
 from engine.decoding.generate import VariantStream
 from engine.permgen.beam_decode import BeamPermGenStream
 from engine.permgen.bundle import PermGenBundle
@@ -38,12 +39,11 @@ class PermGenLoadedModel(LoadedModel):
         self.device = device
 
     @property
-    def capabilities(self) -> dict[str, object]:
+    def capabilities(self) -> Capabilities:
         config = self.permgen.model.config
-        caps = self.permgen.model.head.capabilities()
-        caps.update(tasks=[config.task], max_sentences=config.max_sentences, sentence_order=config.task != "paraphrase",
-                    permuted_training=config.permute, positions=config.positions, beam_search=True)
-        return caps
+        paragraph = ParagraphControls(max_sentences=config.max_sentences, sentence_order=config.task != "paraphrase",
+                                      permuted_training=config.permute, positions=config.positions)
+        return Capabilities(self.permgen.model.head.capabilities(), (config.task,), paragraph)
 
     def source_text(self, request: GenerationRequest) -> str:
         """The encoder input for a request (keywords from the title when none are given)."""

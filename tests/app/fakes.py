@@ -5,13 +5,24 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import torch
 
 from engine.api import BundleError, BundleInfo, GenerationRequest, TokenEvent, Variant
+from engine.controls import Capabilities, ClassGroups, HeadCapabilities, PosGroups, Termination
 
 WORDS = ["the", " cat", " sat", " on", " a", " warm", " mat", ".", " It", " purred", " softly", "!"]
+
+# What the fake models announce, as the real heads would (tests/engine/heads check the real ones).
+SOFTMAX = Capabilities()
+F2 = Capabilities(HeadCapabilities("f2", 4, classes=ClassGroups((2, 3, 4, 5))))
+POSG = Capabilities(HeadCapabilities("posg", 3, pos=PosGroups(("JJ", "NN", "<special>"), ("adjectives", "nouns"))))
+NMST = Capabilities(HeadCapabilities("softmax+nmst", 2, termination=Termination("nmst", 1e-5)))
+
+
+def writes(*tasks: str) -> Capabilities:
+    """A plain softmax model trained for these tasks."""
+    return Capabilities(tasks=tasks)
 
 
 class FakeStream:
@@ -51,7 +62,7 @@ class FakeStream:
 class FakeModel:
     """Stands in for LoadedModel."""
 
-    def __init__(self, capabilities: dict[str, Any], step_s: float = 0.002, length: int = 12) -> None:
+    def __init__(self, capabilities: Capabilities, step_s: float = 0.002, length: int = 12) -> None:
         self._capabilities = capabilities
         self.step_s = step_s
         self.length = length
@@ -60,8 +71,8 @@ class FakeModel:
         self.requests: list[GenerationRequest] = []
 
     @property
-    def capabilities(self) -> dict[str, Any]:
-        return dict(self._capabilities)
+    def capabilities(self) -> Capabilities:
+        return self._capabilities
 
     def stream(self, request: GenerationRequest, should_stop: Callable[[], bool] | None = None) -> FakeStream:
         self.requests.append(request)
@@ -79,7 +90,7 @@ class FakeEngine:
 
     def __init__(self, model: FakeModel | None = None, bundles: list[BundleInfo] | None = None,
                  load_error: str = "") -> None:
-        self.model = model or FakeModel({"head": "softmax", "groups": 1, "tasks": ["continue"]})
+        self.model = model or FakeModel(SOFTMAX)
         self.bundles = bundles if bundles is not None else [BundleInfo(Path("/fake/tiny"), "tiny", "softmax",
                                                                        "A fake model for UI tests.")]
         self.load_error = load_error

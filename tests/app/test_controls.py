@@ -13,15 +13,11 @@ from app.controls import modes, spec
 from app.controls.modes import ModeError, ModeInputs, build_request, sentence_order
 from app.persistence.presets import PresetError, PresetStore
 from engine.api import DecodeConfig
+from engine.controls import METHOD_CONTROLS, Capabilities, ParagraphControls
+from engine.heads.posg import POSGHead
+from engine.heads.termination import TerminationHead
 from tests.app.conftest import MakeWindow
-from tests.app.fakes import FakeEngine, FakeModel
-
-SOFTMAX = {"head": "softmax", "groups": 1, "tasks": ["continue"]}
-F2 = {"head": "f2", "groups": 4, "tasks": ["continue"],
-      "group_controls": ["class_temperature", "class_top_k", "class_rarity_bias"]}
-POSG = {"head": "posg", "groups": 3, "tasks": ["continue"], "pos_top_k": True, "pos_bias": True,
-        "coarse_groups": {"adjectives": ["JJ"], "nouns": ["NN"]}}
-NMST = {"head": "softmax+nmst", "groups": 2, "tasks": ["continue"], "termination": "nmst", "eps": 1e-5}
+from tests.app.fakes import F2, NMST, POSG, SOFTMAX, FakeEngine, FakeModel, writes
 
 
 def _shown(window) -> set[str]:  # type: ignore[no-untyped-def]
@@ -38,15 +34,29 @@ def _shown(window) -> set[str]:  # type: ignore[no-untyped-def]
         (NMST, set(), False, False),
     ],
 )
-def test_controls_shown_match_capabilities(make_window: MakeWindow, caps: dict, expected: set[str],
+def test_controls_shown_match_capabilities(make_window: MakeWindow, caps: Capabilities, expected: set[str],
                                            f2_box: bool, posg_box: bool) -> None:
     window = make_window(FakeEngine(FakeModel(caps)))
     box = window.controls.decode
     assert _shown(window) == expected
     assert box.f2_box.isVisible() == f2_box and box.posg_box.isVisible() == posg_box
-    assert box.termination.isVisible() == ("termination" in caps)
-    if "termination" in caps:
+    assert box.termination.isVisible() == (caps.head.termination is not None)
+    if caps.head.termination is not None:
         assert "NMST" in box.termination.text() and "1e-05" in box.termination.text()
+
+
+def test_a_real_posg_nmst_head_shows_its_pos_controls_and_its_ending(make_window: MakeWindow) -> None:
+    # the termination head passes the POSG head's tags on: k_POS, a bias per coarse group it has, NMST's ε
+    head = TerminationHead(POSGHead(8, 4, ("JJ", "VBD", "<special>")), "nmst", 1e-3, eos_id=0, n_embd=4)
+    window = make_window(FakeEngine(FakeModel(Capabilities(head.capabilities()))))
+    assert _shown(window) == {"pos_top_k", "adjectives", "verbs"}  # no slider for a coarse group without tags
+    assert "NMST" in window.controls.decode.termination.text() and "0.001" in window.controls.decode.termination.text()
+
+
+def test_every_method_control_has_a_widget() -> None:
+    # a control a head announces is never dropped by the app: each has a slider or the POS-bias sliders
+    assert {s.field for s in spec.METHOD} | {spec.POS_BIAS_FIELD} == set(METHOD_CONTROLS)
+    assert set(METHOD_CONTROLS) <= {f.name for f in dataclasses.fields(DecodeConfig)}  # and reaches the decoder
 
 
 def test_shown_controls_reach_the_decoder(make_window: MakeWindow, qtbot: QtBot) -> None:
@@ -57,14 +67,6 @@ def test_shown_controls_reach_the_decoder(make_window: MakeWindow, qtbot: QtBot)
     decode = window.engine.model.requests[-1].decode  # type: ignore[attr-defined]
     assert decode.pos_top_k == 7 and decode.pos_bias == {"adjectives": 10.0}
     assert decode.class_top_k == 0  # F² controls are not shown for a POSG head and stay off
-
-
-def test_announced_control_missing_from_decoder_is_hidden(monkeypatch: pytest.MonkeyPatch) -> None:
-    caps = {"head": "x", "group_controls": ["class_temperature", "wobble"]}
-    assert [s.field for s in spec.visible_method_controls(caps)] == ["class_temperature"]  # no "wobble" field
-    monkeypatch.setattr(spec, "decode_fields", lambda: {"temperature"})  # a decoder without F² fields
-    assert spec.visible_method_controls(caps) == []
-    assert spec.pos_bias_groups(POSG) == []
 
 
 def test_decode_config_from_values() -> None:
@@ -108,7 +110,7 @@ def test_modes_disabled_with_reason_without_capability() -> None:
 
 
 def test_story_request_validation(monkeypatch: pytest.MonkeyPatch) -> None:
-    caps = {"tasks": ["continue", "story", "abstract", "paraphrase"]}
+    caps = writes("continue", "story", "abstract", "paraphrase")
     # an engine whose request has no title field cannot take a story: the mode says so instead of dropping it
     monkeypatch.setattr(modes, "GenerationRequest", OldRequest)
     assert "request lacks title" in modes.mode_unavailable_reason("story", caps)
@@ -136,7 +138,7 @@ def test_sentence_order_control() -> None:
 
 def test_mode_errors_show_in_window_and_app_keeps_running(make_window: MakeWindow, qtbot: QtBot,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    caps = {"head": "softmax", "groups": 1, "tasks": ["continue", "story", "paraphrase"]}
+    caps = writes("continue", "story", "paraphrase")
     monkeypatch.setattr(modes, "GenerationRequest", PlannedRequest)
     window = make_window(FakeEngine(FakeModel(caps)))
     window.controls.mode.set_mode("paraphrase")
@@ -176,3 +178,12 @@ def test_presets_round_trip(make_window: MakeWindow, home) -> None:  # type: ign
     controls.preset_picker.setCurrentText("")
     controls._save_clicked()
     assert window.statusBar().currentMessage() == "a preset needs a name"
+
+
+def test_sentence_boxes_follow_the_loaded_models_limit(make_window: MakeWindow) -> None:
+    story = Capabilities(tasks=("story",), paragraph=ParagraphControls(4, True, True, "hierarchical"))
+    window = make_window(FakeEngine(FakeModel(story)))
+    mode = window.controls.mode
+    assert mode.sentences.maximum() == mode.first.maximum() == 4
+    with pytest.raises(ModeError, match="from 1 to 4"):
+        build_request("story", ModeInputs(title="T", num_sentences=5), 2, DecodeConfig(), story)

@@ -16,7 +16,7 @@ from app.controls import spec
 from app.paths import AppPaths
 from app.persistence.autosave import SESSION_FILE
 from engine.api import DecodeConfig, Engine
-from engine.controls import MAX_SEED
+from engine.controls import MAX_SEED, Capabilities
 from engine.decoding.settings import DecodeSettingError
 from tests.app.conftest import MakeWindow
 
@@ -98,7 +98,7 @@ def test_seed_box_range_is_the_engine_range(qtbot: QtBot) -> None:
     box.seed.lineEdit().clear()
     qtbot.keyClicks(box.seed.lineEdit(), str(shown))
     assert box.seed.value() == shown and box.values()["seed"] == shown
-    assert spec.decode_config(box.values(), {}).seed == shown
+    assert spec.decode_config(box.values(), Capabilities()).seed == shown
     box.seed.setValue(10**30)
     assert box.seed.value() == MAX_SEED
 

@@ -13,7 +13,7 @@ from pytestqt.qtbot import QtBot
 from app.controls.modes import MODES
 from engine.api import BundleInfo
 from tests.app.conftest import MakeWindow
-from tests.app.fakes import FakeEngine, FakeModel
+from tests.app.fakes import FakeEngine, FakeModel, writes
 
 
 class TwoModelEngine(FakeEngine):
@@ -24,8 +24,8 @@ class TwoModelEngine(FakeEngine):
         other_lm = BundleInfo(folder / "a-lm", "a-lm", "softmax", "Another LM.", tasks=("continue",))
         story = BundleInfo(folder / "c-story", "c-story", "softmax", "A story model.", tasks=("story",))
         super().__init__(bundles=[other_lm, lm, story])
-        self.models = {"a-lm": FakeModel({"tasks": ["continue"]}), "b-lm": FakeModel({"tasks": ["continue"]}),
-                       "c-story": FakeModel({"tasks": ["story"]})}
+        self.models = {"a-lm": FakeModel(writes("continue")), "b-lm": FakeModel(writes("continue")),
+                       "c-story": FakeModel(writes("story"))}
         self.loaded: list[str] = []
 
     def load(self, path: Path, device: str = "auto") -> FakeModel:

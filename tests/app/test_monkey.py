@@ -3,6 +3,7 @@ must raise nothing and never hang. Exceptions inside Qt slots fail the test thro
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import time
 
@@ -13,11 +14,10 @@ from pytestqt.qtbot import QtBot
 
 from app.controls.modes import MODES
 from tests.app.conftest import MakeWindow
-from tests.app.fakes import FakeEngine, FakeModel
+from tests.app.fakes import POSG, FakeEngine, FakeModel
 
 ACTIONS = 600
-CAPS = {"head": "posg", "groups": 2, "tasks": ["continue", "paraphrase"], "pos_top_k": True, "pos_bias": True,
-        "coarse_groups": {"adjectives": ["JJ"], "nouns": ["NN"]}}
+CAPS = dataclasses.replace(POSG, tasks=("continue", "paraphrase"))
 
 
 def test_monkey(make_window: MakeWindow, qtbot: QtBot) -> None:

@@ -12,13 +12,11 @@ from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from tests.app.conftest import MakeWindow
-from tests.app.fakes import FakeEngine, FakeModel
-
-SLOW = {"head": "softmax", "groups": 1, "tasks": ["continue"]}
+from tests.app.fakes import SOFTMAX, FakeEngine, FakeModel
 
 
 def _streaming_window(make_window: MakeWindow, qtbot: QtBot):  # type: ignore[no-untyped-def]
-    window = make_window(FakeEngine(FakeModel(SLOW, step_s=0.02, length=10_000)))
+    window = make_window(FakeEngine(FakeModel(SOFTMAX, step_s=0.02, length=10_000)))
     window.controls.decode.set_values({"max_new_tokens": 2000})
     window.generate()
     qtbot.waitUntil(lambda: window._first_token_at is not None, timeout=5000)

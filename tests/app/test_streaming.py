@@ -10,13 +10,11 @@ from pytestqt.qtbot import QtBot
 
 from engine.api import Engine
 from tests.app.conftest import MakeWindow
-from tests.app.fakes import WORDS, FakeEngine, FakeModel
-
-CAPS = {"head": "softmax", "groups": 1, "tasks": ["continue"]}
+from tests.app.fakes import SOFTMAX, WORDS, FakeEngine, FakeModel
 
 
 def test_streaming_fills_all_panes_concurrently(make_window: MakeWindow, qtbot: QtBot) -> None:
-    window = make_window(FakeEngine(FakeModel(CAPS, step_s=0.02, length=30)))
+    window = make_window(FakeEngine(FakeModel(SOFTMAX, step_s=0.02, length=30)))
     window.controls.decode.n.setValue(4)
     assert window.generate()
     # while the generation is still running, every pane already shows text: they stream side by side
@@ -31,7 +29,7 @@ def test_streaming_fills_all_panes_concurrently(make_window: MakeWindow, qtbot: 
 
 
 def test_stop_ends_generation_within_100ms(make_window: MakeWindow, qtbot: QtBot) -> None:
-    window = make_window(FakeEngine(FakeModel(CAPS, step_s=0.005, length=100_000)))
+    window = make_window(FakeEngine(FakeModel(SOFTMAX, step_s=0.005, length=100_000)))
     window.generate()
     qtbot.waitUntil(lambda: window.variants.panes[0].state.tokens > 5, timeout=5000)
     thread = window.generator.worker_thread
@@ -48,7 +46,7 @@ def test_stop_ends_generation_within_100ms(make_window: MakeWindow, qtbot: QtBot
 
 
 def test_generation_failure_is_reported_and_app_keeps_working(make_window: MakeWindow, qtbot: QtBot) -> None:
-    model = FakeModel(CAPS, length=10)
+    model = FakeModel(SOFTMAX, length=10)
     model.fail_at = 3
     window = make_window(FakeEngine(model))
     window.generate()
@@ -61,7 +59,7 @@ def test_generation_failure_is_reported_and_app_keeps_working(make_window: MakeW
 
 
 def test_regenerate_rewrites_one_pane_only(make_window: MakeWindow, qtbot: QtBot) -> None:
-    window = make_window(FakeEngine(FakeModel(CAPS, length=6)))
+    window = make_window(FakeEngine(FakeModel(SOFTMAX, length=6)))
     window.generate()
     qtbot.waitUntil(lambda: not window.generator.running, timeout=5000)
     before = [p.state.text for p in window.variants.panes]

@@ -13,9 +13,7 @@ from app.variants.pane import describe_span
 from app.variants.state import TokenSpan, VariantState
 from engine.api import TokenEvent
 from tests.app.conftest import MakeWindow
-from tests.app.fakes import WORDS, FakeEngine, FakeModel
-
-POSG = {"head": "posg", "groups": 2, "tasks": ["continue"], "pos_top_k": True}
+from tests.app.fakes import POSG, SOFTMAX, WORDS, FakeEngine, FakeModel
 
 
 def _generate(window, qtbot: QtBot) -> None:  # type: ignore[no-untyped-def]
@@ -74,7 +72,7 @@ def test_colour_by_frequency_and_group_with_hover(make_window: MakeWindow, qtbot
 
 def test_pos_colouring_with_the_tagger(make_window: MakeWindow, qtbot: QtBot) -> None:
     pytest.importorskip("spacy")
-    window = make_window(FakeEngine(FakeModel({"head": "softmax", "groups": 1, "tasks": ["continue"]}, length=3)))
+    window = make_window(FakeEngine(FakeModel(SOFTMAX, length=3)))
     _generate(window, qtbot)
     pane = window.variants.panes[0]  # "the cat sat"
     window.variants.colour_mode.setCurrentIndex(window.variants.colour_mode.findData("pos"))

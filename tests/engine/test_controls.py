@@ -1,32 +1,71 @@
-"""Typed capabilities: which method controls a loaded model honours, derived from its head."""
+"""Typed capabilities: which method controls a loaded model honours, declared by its head."""
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 import pytest
 
+from app.controls import spec
 from engine.api import Engine
-from engine.cli import main
-from engine.controls import DECODE_DEFAULTS, Capabilities
+from engine.cli import build_parser, main
+from engine.controls import (
+    DECODE_DEFAULTS,
+    Capabilities,
+    ClassGroups,
+    HeadCapabilities,
+    ParagraphControls,
+    PosGroups,
+    Termination,
+)
 from engine.decoding import DecodeConfig
 from engine.evaluation.decoders import check_decoders
+from engine.generate_flags import decode_from_flags, fit_to_model
 from engine.heads.posg import POSGHead
+from engine.heads.termination import TerminationHead
 from engine.model import LanguageModel
 from engine.tokenizer import VariorumTokenizer
 from tests.conftest import tiny_config
 from tests.engine.heads.f2_support import build_f2_model
 
+F2_CONTROLS = {"class_temperature", "class_top_k", "class_rarity_bias"}
 
-def test_controls_follow_the_head_even_inside_a_termination_head(tokenizer: VariorumTokenizer) -> None:
-    f2 = Capabilities.from_dict(build_f2_model(tokenizer).head.capabilities())
-    assert f2.controls == {"class_temperature", "class_top_k", "class_rarity_bias"} and not f2.pos_guided
-    f2_nmst = Capabilities.from_dict(build_f2_model(tokenizer, termination="nmst").head.capabilities())
-    assert f2_nmst.controls == f2.controls and f2_nmst.termination == "nmst" and f2_nmst.head == "f2+nmst"
-    posg = Capabilities.from_dict(POSGHead(8, 4, ("NN", "VB", "<special>")).capabilities())
-    assert posg.pos_guided and posg.refused(["pos_bias", "class_top_k", "temperature"]) == ["class_top_k"]
-    softmax = Capabilities.from_dict(LanguageModel(tiny_config(tokenizer.vocab_size)).head.capabilities())
-    assert softmax.refused(DecodeConfig(pos_top_k=3, temperature=0.8).active_fields()) == ["pos_top_k"]
+
+def test_each_head_declares_its_controls(tokenizer: VariorumTokenizer) -> None:
+    softmax = LanguageModel(tiny_config(tokenizer.vocab_size)).head.capabilities()
+    assert softmax == HeadCapabilities("softmax", 1) and softmax.controls == frozenset()
+    f2 = build_f2_model(tokenizer).head.capabilities()
+    assert f2.name == "f2" and f2.controls == F2_CONTROLS and f2.pos is None and f2.termination is None
+    assert f2.classes is not None and sum(f2.classes.sizes) == tokenizer.vocab_size
+    posg = POSGHead(8, 4, ("NN", "VB", "<special>")).capabilities()
+    assert posg == HeadCapabilities("posg", 3, pos=PosGroups(("NN", "VB", "<special>"), ("nouns", "verbs")))
+    assert posg.controls == {"pos_top_k", "pos_bias"}
+
+
+def test_a_termination_head_passes_its_inner_heads_controls_on(tokenizer: VariorumTokenizer) -> None:
+    f2 = build_f2_model(tokenizer).head.capabilities()
+    f2_nmst = build_f2_model(tokenizer, termination="nmst", termination_eps=0.01).head.capabilities()
+    assert f2_nmst.controls == F2_CONTROLS and f2_nmst.classes == f2.classes
+    assert (f2_nmst.name, f2_nmst.groups, f2_nmst.termination) == ("f2+nmst", f2.groups + 1, Termination("nmst", 0.01))
+    posg_st = TerminationHead(POSGHead(8, 4, ("NN", "<special>")), "st", 1e-3, eos_id=0, n_embd=4).capabilities()
+    assert posg_st.pos is not None and posg_st.termination == Termination("st", 1e-3) and posg_st.groups == 3
+
+
+def test_refusal_names_the_ignored_controls_and_what_they_need() -> None:
+    posg = Capabilities(POSGHead(8, 4, ("NN", "<special>")).capabilities())
+    assert posg.pos_guided and posg.head.refused(["pos_bias", "class_top_k", "temperature"]) == ["class_top_k"]
+    softmax = Capabilities()
+    assert softmax.head.refused(DecodeConfig(pos_top_k=3, temperature=0.8).active_fields()) == ["pos_top_k"]
+    with pytest.raises(ValueError, match=r"class_top_k, pos_top_k need\(s\) a POS-guided head \(POSG\) and a head "
+                                         r"with frequency classes \(F²\): this 'softmax' model does not honour"):
+        softmax.head.check(["temperature", "pos_top_k", "class_top_k"])
+    softmax.head.check(["temperature", "flat_sampling", "greedy"])  # every model honours the sampling controls
+
+
+def test_groups_are_classes_or_tags_never_both() -> None:
+    with pytest.raises(ValueError, match="not both"):
+        HeadCapabilities("x", 2, classes=ClassGroups((1, 1)), pos=PosGroups(("NN",), ("nouns",)))
 
 
 def test_one_set_of_decode_defaults() -> None:
@@ -35,8 +74,42 @@ def test_one_set_of_decode_defaults() -> None:
 
 def test_cli_and_eval_refuse_controls_the_model_ignores(tiny_bundle: Path, capsys: pytest.CaptureFixture[str],
                                                        tiny_model: LanguageModel) -> None:
-    assert Engine([]).load(tiny_bundle, device="cpu").controls.head == "softmax"
+    assert Engine([]).load(tiny_bundle, device="cpu").capabilities.head.name == "softmax"
     status = main(["generate", "--bundle", str(tiny_bundle), "--device", "cpu", "--pos-top-k", "3"])
-    assert status == 2 and "does not honour ['pos_top_k']" in capsys.readouterr().err
-    with pytest.raises(ValueError, match="need a POSG model"):  # eval refuses through the same checks
-        check_decoders(tiny_model.head, ["postopk=3"])
+    assert status == 2 and "pos_top_k need(s) a POS-guided head" in capsys.readouterr().err
+    with pytest.raises(ValueError, match=r"postopk=3.*POS-guided head"):  # eval refuses through the same check
+        check_decoders(tiny_model.head.capabilities(), ["postopk=3"])
+
+
+
+def _flags(*argv: str) -> argparse.Namespace:
+    return build_parser().parse_args(["generate", *argv])
+
+
+POSG_LM = Capabilities(HeadCapabilities("posg", 3, pos=PosGroups(("NN", "JJ", "<special>"), ("adjectives", "nouns"))))
+STORY = Capabilities(HeadCapabilities(), ("story",), ParagraphControls(10, True, True, "hierarchical"))
+PARAPHRASE = Capabilities(HeadCapabilities(), ("paraphrase",), ParagraphControls(10, False, True, "hierarchical"))
+
+
+def test_cli_starts_where_the_app_starts() -> None:
+    args = _flags()
+    decode = decode_from_flags(args)
+    assert decode == DecodeConfig(max_new_tokens=DECODE_DEFAULTS.max_new_tokens, top_p=DECODE_DEFAULTS.top_p)
+    assert args.num_variants == DECODE_DEFAULTS.variants == spec.default_values()["n"]
+    assert fit_to_model(args, decode, Capabilities()) == decode  # a plain LM: nothing else is switched on
+    # a POS-guided model starts with the writer's k_POS, as the app's slider does, unless told otherwise
+    assert fit_to_model(args, decode, POSG_LM).pos_top_k == DECODE_DEFAULTS.pos_top_k == spec.default_values()[
+        "pos_top_k"]
+    assert fit_to_model(_flags("--pos-top-k", "0"), decode, POSG_LM).pos_top_k == 0
+    flat = _flags("--flat-sampling")
+    assert fit_to_model(flat, decode_from_flags(flat), POSG_LM).pos_top_k == 0  # k_POS acts on the stage flat skips
+    for name in ("temperature", "top_k", "repetition_penalty", "class_temperature", "class_top_k", "class_rarity_bias"):
+        assert spec.default_values()[name] == getattr(decode, name)  # the app's other sliders start off
+
+
+def test_cli_refuses_request_flags_the_model_does_not_read() -> None:
+    with pytest.raises(ValueError, match="does not use --beam, --title; leave them out"):
+        fit_to_model(_flags("--beam", "4", "--title", "x"), DecodeConfig(), Capabilities())
+    fit_to_model(_flags("--beam", "4", "--title", "x", "--num-sentences", "3"), DecodeConfig(), STORY)
+    with pytest.raises(ValueError, match=r"this paraphrase model \(softmax head\) does not use --num-sentences;"):
+        fit_to_model(_flags("--beam", "4", "--num-sentences", "3"), DecodeConfig(), PARAPHRASE)

@@ -8,6 +8,7 @@ import math
 import pytest
 import torch
 
+from engine.controls import Termination
 from engine.decoding import DecodeConfig, DecodeSettingError, generate_variants
 from engine.decoding.class_sampling import ClassTemperature, ClassTopK, RarityBias
 from engine.decoding.generate import FINISH_EOS, FINISH_LENGTH, group_stage_scores
@@ -171,7 +172,7 @@ def test_class_controls_under_a_termination_head_leave_p_eos_alone(
     head = model.head
     assert isinstance(head, TerminationHead)
     capabilities = head.capabilities()
-    assert capabilities["termination"] == termination and "class_rarity_bias" in capabilities["group_controls"]
+    assert capabilities.termination == Termination(termination, 0.01) and "class_rarity_bias" in capabilities.controls
     hidden, steps = torch.randn(3, model.config.n_embd), torch.tensor([1, 5, 40])
     state = torch.tensor([0.0, -0.3, -2.0], dtype=torch.float64) if termination == "st" else None
     scores = group_stage_scores(head, [RarityBias(3.0)], IDS, hidden, steps, state)  # [3, K + 1]

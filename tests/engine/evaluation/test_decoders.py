@@ -50,16 +50,20 @@ def test_every_app_field_has_a_spec() -> None:
 
 
 def test_capabilities_are_checked_like_the_app(tiny_model: LanguageModel, tokenizer: VariorumTokenizer) -> None:
-    f2 = build_f2_model(tokenizer)
-    check_decoders(f2.head, ["rarity=2,ctopk=2", "flat", "topp=0.9"])
-    check_decoders(tiny_model.head, ["flat", "topk=5"])  # flat on a one-group head: nothing to skip, as in the app
+    f2 = build_f2_model(tokenizer).head.capabilities()
+    check_decoders(f2, ["rarity=2,ctopk=2", "flat", "topp=0.9"])
+    softmax = tiny_model.head.capabilities()
+    check_decoders(softmax, ["flat", "topk=5"])  # flat on a one-group head: nothing to skip, as in the app
     with pytest.raises(ValueError, match=r"'rarity=2'.*frequency classes"):
-        check_decoders(tiny_model.head, ["topk=5", "rarity=2"])
+        check_decoders(softmax, ["topk=5", "rarity=2"])
     with pytest.raises(ValueError, match="POSG"):
-        check_decoders(f2.head, ["postopk=3"])
-    check_decoders(posg_model(tokenizer).head, ["postopk=1,posbias=JJ:5"])
+        check_decoders(f2, ["postopk=3"])
+    posg = posg_model(tokenizer).head.capabilities()
+    check_decoders(posg, ["postopk=1,posbias=JJ:5"])
+    with pytest.raises(ValueError, match="no POS group"):  # a tag the head does not have
+        check_decoders(posg, ["posbias=UH:5"])
     # A termination head offers its inner head's controls (F² classes under ST here).
-    check_decoders(build_f2_model(tokenizer, termination="st").head, ["greedy", "rarity=2,ctopk=2"])
+    check_decoders(build_f2_model(tokenizer, termination="st").head.capabilities(), ["greedy", "rarity=2,ctopk=2"])
 
 
 def _alone(model: LanguageModel, tokenizer: VariorumTokenizer, prefixes: list[list[int]],

@@ -54,8 +54,8 @@ def test_small_head_classes() -> None:
     assert head.token_class.tolist() == [0, 1, 0, 1, 1, 1, 1]
     assert head.group_names() == ["class 1/2 (most frequent)", "class 2/2 (rarest)"]
     caps = head.capabilities()
-    assert caps["class_sizes"] == [2, 5] and caps["group_controls"] == [
-        "class_temperature", "class_top_k", "class_rarity_bias"]
+    assert caps.classes is not None and caps.classes.sizes == (2, 5) and caps.pos is None
+    assert caps.controls == {"class_temperature", "class_top_k", "class_rarity_bias"}
 
 
 def test_marginal_is_the_explicit_product_and_sums_to_one() -> None:

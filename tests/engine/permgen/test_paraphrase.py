@@ -123,7 +123,8 @@ def para_bundle(tmp_path_factory: pytest.TempPathFactory, pg_tokenizer: Variorum
 def test_engine_serves_the_apps_paraphrase_request(para_bundle: Path) -> None:
     model = Engine(search_dirs=[]).load(para_bundle, device="cpu")
     capabilities = model.capabilities
-    assert capabilities["tasks"] == ["paraphrase"] and capabilities["sentence_order"] is False
+    assert capabilities.tasks == ("paraphrase",) and capabilities.paragraph is not None
+    assert not capabilities.paragraph.sentence_order
     assert "sentence → paraphrase" in (para_bundle / "card.md").read_text()
     request = build_request("paraphrase", ModeInputs(selection=PASSAGE), 2, DecodeConfig(seed=1, max_new_tokens=4),
                             capabilities)

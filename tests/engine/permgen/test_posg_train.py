@@ -84,7 +84,7 @@ def _request(task: str, decode: DecodeConfig) -> GenerationRequest:
 def test_generation_draws_a_tag_then_a_token_of_that_tag(bundle: Path) -> None:
     head = _head(bundle)
     model = Engine(search_dirs=[]).load(bundle, device="cpu")
-    assert model.capabilities["pos_top_k"] is True
+    assert model.capabilities.controls == {"pos_top_k", "pos_bias"} and model.capabilities.pos_guided
     task = json.loads((bundle / "config.json").read_text())["permgen"]["task"]
     decode = DecodeConfig(seed=3, max_new_tokens=6, pos_top_k=5, pos_bias={"adjectives": 3.0})
     variants = model.generate(_request(task, decode))

@@ -79,7 +79,9 @@ def test_engine_loads_and_generates_a_story(trained: PermGenTrainer) -> None:
     bundle = Path(trained.train_config.out_dir) / "bundle"
     model = Engine(search_dirs=[]).load(bundle, device="cpu")
     assert isinstance(model, PermGenLoadedModel)
-    assert model.capabilities["tasks"] == ["story"]
+    capabilities = model.capabilities
+    assert capabilities.tasks == ("story",) and capabilities.beam_search and capabilities.paragraph is not None
+    assert capabilities.paragraph.sentence_order and capabilities.paragraph.max_sentences == 10
     request = GenerationRequest(task="story", title="The Cake", n=2, num_sentences=3, sentence_order=[2, 3, 1],
                                 decode=DecodeConfig(seed=1, max_new_tokens=5))
     tokens: list[int] = []

@@ -22,7 +22,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from engine.decoding.class_sampling import check_group_controls
-from engine.decoding.generate import controlled_head
 from engine.decoding.pos_sampling import parse_pos_bias
 from engine.decoding.processors import DecodeSettingError
 from engine.decoding.settings import DecodeConfig
@@ -77,6 +76,6 @@ def check_decoders(head: OutputHead, specs: Sequence[str]) -> None:
         settings = parse_decoder(spec, 1)
         try:
             check_group_controls(settings.active_class_controls(), head)
-            settings.group_processors(controlled_head(head).group_names())
+            settings.group_processors(head.controlled_head.group_names())
         except DecodeSettingError as error:
             raise ValueError(f"decoder {spec!r}: {error}") from None

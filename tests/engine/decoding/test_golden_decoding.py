@@ -107,12 +107,12 @@ def lm_case(head: str, setting: str) -> list[dict[str, Any]]:
 
 def termination_case(head: str, decoder: str) -> list[dict[str, Any]]:
     """The NMST benchmark's decoders (greedy and beam on the marginal) for two prompts."""
-    from engine.benchmarks.nmst_termination import decode_prompts, parse_decoder
+    from engine.benchmarks.nmst_decoders import decode_prompts, parse_decoder
 
     tokenizer = golden_tokenizer()
     model = lm_model(tokenizer, LM_HEADS[head][0])
     prompts = [tokenizer.encode(PROMPT), tokenizer.encode("The dog")]
-    out = decode_prompts(model, prompts, parse_decoder(decoder), cap=20)
+    out = decode_prompts(model, tokenizer, prompts, parse_decoder(decoder), cap=20)
     return [{"ids": c.tokens, "length": c.length, "log_prob": round(c.log_prob, 3)} for c in out]
 
 

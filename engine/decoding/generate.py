@@ -25,6 +25,7 @@ it is cut to its last half-block and re-encoded (a sliding window), so any lengt
 from __future__ import annotations
 
 import random
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -91,8 +92,19 @@ def _row_prompts(
     return [[eos_id, *p] for p in prompts]
 
 
-class VariantStream:
-    """Iterate for `TokenEvent`s; when iteration ends, `variants` holds the N results."""
+class DecodeStream(ABC):
+    """N variants decoded as one stream, whatever the model family: iterate for `TokenEvent`s; when
+    iteration ends, `variants` holds the N results (what the app, the CLI and the API consume)."""
+
+    variants: list[Variant]
+
+    @abstractmethod
+    def __iter__(self) -> Iterator[TokenEvent]:
+        """Decode, yielding every new token of every variant."""
+
+
+class VariantStream(DecodeStream):
+    """A language model's stream: N continuations of one prompt (or one prompt per row)."""
 
     def __init__(
         self,

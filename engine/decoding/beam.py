@@ -71,9 +71,8 @@ def beam_search(
         candidates = sorted(((best_list[r][j], r, token_list[r][j]) for r in range(len(alive))
                              for j in range(len(token_list[r]))), key=lambda c: -c[0])  # stable
         kept = [c for c in candidates if c[0] > NEG_INF][: width - len(finished)]  # Eq. 18
-        marginal_list = [[float(marginal[r, token])] for _, r, token in kept]
-        grown = [Hypothesis([*alive[r].tokens, token], [*alive[r].log_probs, *lp], score, token in finishing)
-                 for (score, r, token), lp in zip(kept, marginal_list, strict=True)]
+        grown = [Hypothesis([*alive[r].tokens, token], [*alive[r].log_probs, float(marginal[r, token])], score,
+                            token in finishing) for score, r, token in kept]
         finished += [h for h in grown if h.finished]
         sources = [r for (_, r, token) in kept if token not in finishing]
         alive = [h for h in grown if not h.finished]

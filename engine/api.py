@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import platformdirs
@@ -22,10 +22,10 @@ import torch
 
 from engine.bundle import CONFIG_FILE, Bundle, BundleError, load_model_bundle
 from engine.bundle_choice import bundle_tasks, choose_bundle, read_defaults
-from engine.config import check_field_types
-from engine.controls import LM_TASKS, MAX_VARIANTS, TASKS, Capabilities
-from engine.decoding import DecodeConfig, TokenEvent, Variant, VariantStream
+from engine.controls import LM_TASKS, Capabilities
+from engine.decoding import DecodeConfig, DecodeStream, TokenEvent, Variant
 from engine.devices import gpu_unavailable_reason, resolve_device
+from engine.loaded_model import GenerationRequest, LoadedModel
 from engine.pos.tagger import Tagger, TaggerUnavailableError
 from engine.prompt_join import stream_after_prompt
 
@@ -49,41 +49,6 @@ class BundleInfo:
     tasks: tuple[str, ...] = LM_TASKS  # what it can write (engine/bundle_choice.py)
 
 
-@dataclass(frozen=True)
-class GenerationRequest:
-    """What the writer asked for: task, inputs, number of variants and decoding settings."""
-
-    prompt: str = ""
-    n: int = 3
-    task: str = "continue"
-    decode: DecodeConfig = field(default_factory=DecodeConfig)
-    # PermGen tasks: the input and the sentence-order control (engine/permgen/control.py)
-    title: str = ""
-    keywords: list[str] = field(default_factory=list, hash=False)
-    num_sentences: int | None = None  # 1-10; None = the model decides (up to 10)
-    sentence_order: list[int] | None = field(default=None, hash=False)  # None / [first] / full order
-    beam_width: int = 1  # PermGen / paraphrase bundles: > 1 = beam search inside sentences
-
-    def __post_init__(self) -> None:
-        check_field_types(self)  # a ConfigError (ValueError) naming the field: n=1.5, prompt=None, …
-        for name, text in (("prompt", self.prompt), ("title", self.title), *(("keywords", k) for k in self.keywords)):
-            try:
-                text.encode("utf-8")
-            except UnicodeEncodeError as error:  # e.g. a command-line argument with bytes that are not UTF-8
-                raise ValueError(f"{name} is not valid UTF-8 text (undecodable byte at position {error.start}); "
-                                 "save or type it as UTF-8") from None
-        if self.task not in TASKS:
-            raise ValueError(f"task {self.task!r} is not available; this engine supports {list(TASKS)}")
-        if not 1 <= self.n <= MAX_VARIANTS:
-            raise ValueError(f"number of variants must be between 1 and {MAX_VARIANTS}, got {self.n}")
-        if isinstance(self.beam_width, bool) or not 1 <= self.beam_width <= 16:
-            raise ValueError(f"beam width must be from 1 to 16 (1 = no beam search), got {self.beam_width}")
-        if self.task in ("story", "abstract"):  # PermGen: validates the count and the order up front
-            from engine.permgen.control import OrderControl
-
-            OrderControl(self.num_sentences, tuple(self.sentence_order or ()))
-
-
 def describe_bundle(path: Path) -> BundleInfo:
     """Read only config.json and card.md; report problems instead of raising."""
     try:
@@ -97,8 +62,8 @@ def describe_bundle(path: Path) -> BundleInfo:
                       tasks=bundle_tasks(config))
 
 
-class LoadedModel:
-    """A bundle loaded on a device, ready to generate."""
+class LanguageLoadedModel(LoadedModel):
+    """A language-model bundle loaded on a device, ready to continue text."""
 
     def __init__(self, bundle: Bundle, device: torch.device) -> None:
         self.bundle = bundle
@@ -109,7 +74,7 @@ class LoadedModel:
         """Which controls this model honours (engine/controls.py): the CLI, the app and eval read this."""
         return Capabilities(self.bundle.model.head.capabilities(), LM_TASKS)
 
-    def stream(self, request: GenerationRequest, should_stop: Callable[[], bool] | None = None) -> VariantStream:
+    def stream(self, request: GenerationRequest, should_stop: Callable[[], bool] | None = None) -> DecodeStream:
         if request.task not in LM_TASKS:
             raise ValueError(f"this model can only continue text; task {request.task!r} needs a model trained for it")
         if request.beam_width > 1:
@@ -118,18 +83,6 @@ class LoadedModel:
         return stream_after_prompt(
             self.bundle.model, self.bundle.tokenizer, request.prompt, request.n, request.decode, should_stop
         )
-
-    def generate(
-        self,
-        request: GenerationRequest,
-        on_token: Callable[[TokenEvent], None] | None = None,
-        should_stop: Callable[[], bool] | None = None,
-    ) -> list[Variant]:
-        stream = self.stream(request, should_stop)
-        for event in stream:
-            if on_token is not None:
-                on_token(event)
-        return stream.variants
 
     def group_names(self) -> list[str]:
         """Labels of the head's sampling groups (POS tags, frequency classes, …) for colouring tokens."""
@@ -186,7 +139,7 @@ class Engine:
         target = resolve_device(device)
         bundle = load_model_bundle(Path(path), target)  # either family (docs/training-and-bundles.md)
         if isinstance(bundle, Bundle):
-            return LoadedModel(bundle, target)
+            return LanguageLoadedModel(bundle, target)
         from engine.permgen.api import PermGenLoadedModel  # PermGen encoder-decoder (docs/architecture.md)
 
         return PermGenLoadedModel(bundle, target)
@@ -198,6 +151,7 @@ __all__ = [
     "DecodeConfig",
     "Engine",
     "GenerationRequest",
+    "LanguageLoadedModel",
     "LoadedModel",
     "TaggerUnavailableError",
     "TokenEvent",

@@ -21,7 +21,7 @@ from engine.controls import DECODE_DEFAULTS, TASKS
 if TYPE_CHECKING:  # torch, transformers and rich load only when a command runs, so --help is instant
     from rich.console import Console, Group
 
-    from engine.decoding import Variant, VariantStream
+    from engine.decoding import DecodeStream, Variant
 
 # Commands that parse their own flags: name → (module whose main(argv) runs it, help). Their modules
 # are imported only when the command is chosen.
@@ -153,7 +153,7 @@ def run_generate(args: argparse.Namespace, console: Console) -> int:
 
 
 def _consume(
-    stream: VariantStream, texts: list[str], finished: set[int], stop: threading.Event, redraw: Callable[[], None]
+    stream: DecodeStream, texts: list[str], finished: set[int], stop: threading.Event, redraw: Callable[[], None]
 ) -> None:
     """Drain the stream, keeping `texts` current; Ctrl+C asks the stream to stop."""
     try:

@@ -7,8 +7,8 @@
 
 Held-out documents are each bundle's own validation split (its `valid_fraction`). Prompts are
 their first `prefix` tokens (the paper's 10-token contexts); decoding uses
-engine.decoding.termination, i.e. the paper's decoders on the marginal distribution, with
-`cap` as the safety net. Writes into --out:
+engine.benchmarks.nmst_decoders, i.e. the paper's decoders on the marginal distribution (Variorum's
+own stream and beam search), with `cap` as the safety net. Writes into --out:
 
 - report.json / report.md: validation perplexity and r_nt(L) = share of continuations with no
   eos among their first L tokens (Eq. 11), per model × decoder — the shape of Table 4;
@@ -32,10 +32,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import torch
 
+from engine.benchmarks.nmst_decoders import decode_prompts, parse_decoder
 from engine.bundle import Bundle, load_bundle
 from engine.data.blocks import make_blocks
 from engine.data.corpus import read_corpus, split_documents
-from engine.decoding.termination import decode_prompts, parse_decoder
 from engine.evaluate import block_perplexity
 from engine.evaluation.splits import default_data_root
 from engine.metrics.termination import non_termination_ratio
@@ -86,7 +86,7 @@ def evaluate_bundle(name: str, bundle: Bundle, args: argparse.Namespace) -> dict
     result: dict[str, Any] = {"name": name, "valid_ppl": ppl, "documents": len(documents),
                               "prompts": len(prompts), "r_nt": {}, "lengths": {}}
     for spec in args.decoders:
-        outputs = decode_prompts(bundle.model, prompts, parse_decoder(spec), args.cap, seed=args.seed)
+        outputs = decode_prompts(bundle.model, tokenizer, prompts, parse_decoder(spec), args.cap, seed=args.seed)
         lengths = [o.length for o in outputs]
         result["r_nt"][spec] = {str(n): non_termination_ratio(lengths, n, args.cap) for n in args.lengths}
         result["lengths"][spec] = {"values": lengths, **length_summary(lengths, args.cap)}

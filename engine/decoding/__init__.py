@@ -1,6 +1,7 @@
 """Decoding: score processors, settings and batched streaming generation."""
 
 from engine.decoding.generate import (
+    DecodeStream,
     TokenEvent,
     Variant,
     VariantStream,
@@ -19,6 +20,7 @@ from engine.decoding.settings import DecodeConfig
 __all__ = [
     "DecodeConfig",
     "DecodeSettingError",
+    "DecodeStream",
     "RepetitionPenalty",
     "ScoreProcessor",
     "Temperature",

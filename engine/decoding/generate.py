@@ -1,11 +1,12 @@
 """Batched, KV-cached, streaming generation of N variants of one prompt.
 
-All N variants run as one batch with one preallocated KV cache (engine/backbones/kv_cache.py),
-and every row is drawn in one vectorised call whose noise comes from (seed + i, step) alone
-(engine/decoding/sampler.py), so a variant is reproduced exactly from its seed whatever N is.
-Decoding is two-stage (docs/architecture.md, "Two-level distribution"): a group is drawn from the
-head's group distribution, then a token from the processed in-group distribution; for one-group
-heads the first stage is skipped.
+All N variants run as one batch of decoding rows (engine/decoding/step.py: one preallocated KV
+cache, a sliding window, the head's decoding state), and every row is drawn by the one sampler
+(engine/decoding/token_sampler.py) whose noise comes from (seed + i, step) alone, so a variant is
+reproduced exactly from its seed whatever N is. Decoding is two-stage (docs/architecture.md,
+"Two-level distribution"): a group, then a token inside it; one stage for one-group heads, flat
+sampling and termination heads around a one-group head. `greedy`, `top_k` and `top_p` give
+exactly the NMST paper's greedy, top-k and nucleus decoders on a termination head.
 
 Several prompts of equal token length can share one batch (`prompts=`, one per row, used by
 the evaluation protocols): row i decodes prompts[i] with seed `seed + i`, and its tokens are
@@ -13,7 +14,8 @@ those of decoding prompts[i] alone with that seed, since rows never interact.
 
 Termination heads (ST/NMST, engine/heads/termination.py) decode here too: the eos group is drawn
 with probability exactly α_t (ST carries its running log(1 − α) per row, starting from the
-prompt's factors), and group controls act only on the inner head's groups (`group_stage_scores`).
+prompt's factors), and group controls act only on the inner head's groups (the head's
+`group_stage_scores`).
 
 The context always starts with eos, the document separator used in training, so that an
 empty prompt means "start of a document". When the context outgrows the model's block size,
@@ -22,27 +24,18 @@ it is cut to its last half-block and re-encoded (a sliding window), so any lengt
 
 from __future__ import annotations
 
-import math
 import random
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 import torch
 
-from engine.backbones.kv_cache import KVCache
-from engine.decoding.class_sampling import check_group_controls, most_likely_groups
-from engine.decoding.processors import ScoreProcessor, apply_processors
-from engine.decoding.sampler import STAGE_GROUP, STAGE_TOKEN, draw_rows
 from engine.decoding.settings import DecodeConfig
-from engine.heads.base import OutputHead
-from engine.heads.termination import (
-    TerminationHead,
-    context_steps,
-    log1mexp,
-    prompt_start_step,
-    st_prompt_state,
-)
+from engine.decoding.step import BackboneRunner, LanguageModelRows
+from engine.decoding.token_sampler import TokenSampler
+from engine.heads.termination import prompt_start_step
 from engine.model import LanguageModel
 from engine.tokenizer import VariorumTokenizer
 
@@ -99,8 +92,19 @@ def _row_prompts(
     return [[eos_id, *p] for p in prompts]
 
 
-class VariantStream:
-    """Iterate for `TokenEvent`s; when iteration ends, `variants` holds the N results."""
+class DecodeStream(ABC):
+    """N variants decoded as one stream, whatever the model family: iterate for `TokenEvent`s; when
+    iteration ends, `variants` holds the N results (what the app, the CLI and the API consume)."""
+
+    variants: list[Variant]
+
+    @abstractmethod
+    def __iter__(self) -> Iterator[TokenEvent]:
+        """Decode, yielding every new token of every variant."""
+
+
+class VariantStream(DecodeStream):
+    """A language model's stream: N continuations of one prompt (or one prompt per row)."""
 
     def __init__(
         self,
@@ -111,11 +115,13 @@ class VariantStream:
         settings: DecodeConfig,
         should_stop: Callable[[], bool] | None = None,
         prompts: Sequence[Sequence[int]] | None = None,
+        runner: BackboneRunner | None = None,
     ) -> None:
         if not 1 <= n <= 64:
             raise ValueError(f"number of variants must be in [1, 64], got {n}")
-        check_group_controls(settings.active_class_controls(), model.head)  # F² controls need an F² head
+        self.sampler = TokenSampler(model.head, settings)  # a bad control fails here, before any token
         self.model = model
+        self.runner = runner  # the backbone's step (engine/decoding/step.py); None = the torch model
         self.tokenizer = tokenizer
         # One context per row: the shared prompt n times, or each row its own (`prompts`).
         self.row_prompts = _row_prompts(tokenizer.eos_id, prompt_ids, n, prompts)
@@ -132,8 +138,6 @@ class VariantStream:
         self.start_steps = [prompt_start_step(p, tokenizer.eos_id) for p in self.row_prompts]  # per row
         self.settings = settings
         self.should_stop = should_stop or (lambda: False)
-        # Built here so a bad group control fails before any token; POS bias names need the head's groups.
-        self.group_processors = settings.group_processors(controlled_head(model.head).group_names())
         base = settings.seed if settings.seed is not None else random.randrange(2**62)
         self.variants = [
             Variant(index=i, seed=base + i, settings=settings.with_seed(base + i).to_dict(), prompt_cut=self.prompt_cut)
@@ -149,73 +153,23 @@ class VariantStream:
         finally:
             self.model.train(was_training)
 
-    def _encode(self, ids: torch.Tensor, cache: KVCache) -> torch.Tensor:
-        """Encode the context [N, T] (cropped to the block) into the emptied cache → hidden [N, W, D]."""
-        block = self.model.config.block_size
-        if ids.shape[1] > block:
-            ids = ids[:, -(block // 2) :]
-        cache.length = 0
-        return self.model.decode(ids, cache)
-
-    def _initial_st_state(self, ids: torch.Tensor, hidden: torch.Tensor) -> torch.Tensor | None:
-        """ST's running log(1 − α) over the prompt (None for other heads); ids [N, P], hidden [N, W, D]."""
-        head = self.model.head
-        if not (isinstance(head, TerminationHead) and head.needs_decoding_state):
-            return None
-        steps = context_steps(ids, self.tokenizer.eos_id)[:, -hidden.shape[1] :]  # [N, W]
-        return st_prompt_state(head, hidden, steps)
-
     def _run(self) -> Iterator[TokenEvent]:
         device = next(self.model.parameters()).device
-        n, prompt_length = len(self.variants), len(self.row_prompts[0])
+        n = len(self.variants)
         seeds = torch.tensor([v.seed for v in self.variants], device=device)  # [N] per-row noise keys
-        # Every row's ids so far, preallocated: [N, P + max_new_tokens]; `length` are filled.
-        history = torch.full((n, prompt_length + self.settings.max_new_tokens), self.tokenizer.pad_id, device=device)
-        history[:, :prompt_length] = torch.tensor(self.row_prompts, device=device)
-        length = prompt_length
-        start_steps = torch.tensor(self.start_steps, device=device)  # [N]
-        cache = self.model.new_cache(n)
-        context = self._encode(history[:, :length], cache)
-        st_state = self._initial_st_state(history[:, :length], context)  # ST only: p(eos_t) depends on every step
-        hidden = context[:, -1]
+        rows = LanguageModelRows(self.model, self.row_prompts, self.settings.max_new_tokens, self.runner)
         active = torch.ones(n, dtype=torch.bool, device=device)
-        processors = self.settings.processors()
-        group_processors = self.group_processors
-        head, greedy = self.model.head, self.settings.greedy
         for step in range(1, self.settings.max_new_tokens + 1):
             if self.should_stop():
                 self._finish(active, FINISH_CANCELLED)
                 return
-            ids = history[:, :length]  # [N, T]
-            steps = start_steps + step  # [N]
-            groups = torch.zeros(n, dtype=torch.long, device=device)
-            flat = samples_marginal(head, self.settings)
-            if head.num_groups > 1 and not flat:
-                group_scores = group_stage_scores(head, group_processors, ids, hidden, steps, st_state)
-                groups = draw_rows(group_scores, seeds, step, STAGE_GROUP, greedy)
-            in_group = (_marginal(head, hidden, steps, st_state) if flat
-                        else head.token_log_probs_in_group(hidden, groups, steps))
-            scores = apply_processors(processors, ids, in_group)
-            if flat and isinstance(head, TerminationHead):
-                scores = floor_eos(head, scores, steps)
-            tokens = draw_rows(scores, seeds, step, STAGE_TOKEN, greedy)
-            if flat:
-                groups = most_likely_groups(head, hidden, tokens, steps)
-            marginal = in_group if head.num_groups == 1 or flat else _marginal(head, hidden, steps, st_state)
-            if st_state is not None:
-                st_state = cast(TerminationHead, head).eos_terms(hidden, steps, st_state)[2]
-            log_probs = marginal.gather(-1, tokens[:, None])[:, 0]
-            tokens = torch.where(active, tokens, torch.full_like(tokens, self.tokenizer.pad_id))
-            yield from self._record(active, tokens, log_probs, groups)
+            draw = self.sampler.draw(rows.hidden, rows.steps, rows.state, rows.ids, seeds, step)
+            tokens = torch.where(active, draw.tokens, torch.full_like(draw.tokens, self.tokenizer.pad_id))
+            yield from self._record(active, tokens, draw.log_probs, draw.groups)
             active &= tokens != self.tokenizer.eos_id
             if not bool(active.any()):
                 return
-            history[:, length] = tokens
-            length += 1
-            if cache.length < cache.capacity:
-                hidden = self.model.decode(tokens[:, None], cache)[:, -1]
-            else:  # the window is full: re-encode its last half (a sliding window)
-                hidden = self._encode(history[:, :length], cache)[:, -1]
+            rows.advance(tokens)
         self._finish(active, FINISH_LENGTH)
 
     def _record(
@@ -249,64 +203,6 @@ class VariantStream:
     def _finish(self, active: torch.Tensor, reason: str) -> None:
         for i in active.nonzero()[:, 0].tolist():
             self.variants[i].finish_reason = reason
-
-
-def samples_marginal(head: OutputHead, settings: DecodeConfig) -> bool:
-    """Whether tokens are drawn in one stage from the marginal p(x) (over V ∪ {eos}) instead of group → token.
-
-    Always for the flat-sampling ablation. Also for a termination head around a one-group head: its
-    groups are only "eos" and "the rest", and NMST defines greedy, top-k and nucleus on the
-    distribution over V ∪ {eos} (paper Eq. 8 ff.), so greedy ends as soon as eos is the most probable
-    token, not only once p(eos) > 1/2 (docs/architecture.md, "Termination heads")."""
-    if head.num_groups == 1:
-        return False
-    return settings.flat_sampling or (isinstance(head, TerminationHead) and head.inner.num_groups == 1)
-
-
-def floor_eos(head: TerminationHead, scores: torch.Tensor, steps: torch.Tensor) -> torch.Tensor:
-    """Processed scores [N, V] → log-probs with p(eos) ≥ 1 − (1 − ε)^t, the bound every ST / NMST α_t meets.
-
-    Sampling from the marginal lets token processors reach eos: a huge temperature flattens p(eos)
-    to about 1/V, a truncation may drop it. Raising eos back to the bound (the other tokens scaled
-    by the mass left) keeps the guarantee that every decode ends; rows already above it are unchanged."""
-    log_p = torch.log_softmax(scores.float(), dim=-1)  # [N, V]
-    log_eos = log_p[:, head.eos_id]  # [N]
-    log_bound = log1mexp(steps.float() * math.log1p(-head.eps))  # log(1 − (1 − ε)^t), [N]
-    raised = torch.maximum(log_eos, log_bound)
-    rest = log1mexp(raised) - log1mexp(log_eos)  # log of the non-eos mass's scale factor, [N]
-    eos_column = torch.full_like(log_p[:, :1], head.eos_id, dtype=torch.long)
-    floored = (log_p + rest[:, None]).scatter(-1, eos_column, raised[:, None])
-    return torch.where((log_eos < log_bound)[:, None], floored, log_p)
-
-
-def controlled_head(head: OutputHead) -> OutputHead:
-    """The head whose groups the group controls address: a termination head's inner head."""
-    return head.inner if isinstance(head, TerminationHead) else head
-
-
-def group_stage_scores(
-    head: OutputHead, processors: list[ScoreProcessor], ids: torch.Tensor, hidden: torch.Tensor,
-    steps: torch.Tensor, st_state: torch.Tensor | None,
-) -> torch.Tensor:
-    """Processed group-stage scores [N, G].
-
-    Under a termination head the controls reshape only p(g | ¬eos), the inner head's groups, and
-    the eos group keeps exactly α_t: class or POS controls never change when text ends, so
-    NMST's guarantee (every decode ends) holds whatever the writer sets."""
-    if not isinstance(head, TerminationHead):
-        return apply_processors(processors, ids, head.group_log_probs(hidden, steps))
-    log_alpha, log_not, _ = head.eos_terms(hidden, steps, st_state)
-    shaped = torch.log_softmax(apply_processors(processors, ids, head.inner_group_log_probs(hidden, steps)), dim=-1)
-    return torch.cat([shaped + log_not[:, None], log_alpha[:, None]], dim=-1)
-
-
-def _marginal(
-    head: OutputHead, hidden: torch.Tensor, steps: torch.Tensor, st_state: torch.Tensor | None
-) -> torch.Tensor:
-    """The model's marginal log p(x) [N, V] (ST with its running state)."""
-    if isinstance(head, TerminationHead):
-        return head.log_probs(hidden, steps, st_state)
-    return head.log_probs(hidden, steps)
 
 
 def generate_variants(

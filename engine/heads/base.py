@@ -11,6 +11,12 @@ group. From that one description come:
 - decoding: `group_log_probs` then `token_log_probs_in_group` (two-stage sampling), or the
   marginal for "flat" sampling.
 
+Decoding state. A head whose p(x_t) depends on earlier steps (ST's running log(1 − α)) keeps
+per-row *decoding state*: `initial_state` over the encoded context, `next_state` after each
+step, `select_state` when beams reorder rows, and the decoding methods (`decode_log_probs`,
+`group_stage_scores`) take it. Heads without such state keep the defaults (state None), so no
+decoder needs to know which head it drives (engine/decoding/step.py, engine/decoding/token_sampler.py).
+
 `steps` is each position's termination step t (1-based count of generated tokens in the
 sequence, see the termination heads); heads that do not depend on t ignore it.
 """
@@ -18,11 +24,19 @@ sequence, see the termination heads); heads that do not depend on t ignore it.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 
 import torch
 from torch import nn
 
 from engine.controls import HeadCapabilities
+
+HeadState = torch.Tensor | None  # per-row decoding state, [N, ...] (None: the head needs none)
+
+
+def select_state(state: HeadState, rows: torch.Tensor) -> HeadState:
+    """Rows `rows` [M] (any order, repeats allowed) of a decoding state, as beams reorder rows."""
+    return None if state is None else state[rows]
 
 
 class OutputHead(nn.Module, ABC):
@@ -79,3 +93,39 @@ class OutputHead(nn.Module, ABC):
     def capabilities(self) -> HeadCapabilities:
         """What this head's groups are and which group-stage controls it honours (engine/controls.py)."""
         return HeadCapabilities(self.name, self.num_groups)
+
+    # ----- decoding (engine/decoding/): state, group stage, marginal -------------------------
+    @property
+    def controlled_head(self) -> OutputHead:
+        """The head whose groups the group controls (F² classes, POS tags) address: itself by default."""
+        return self
+
+    @property
+    def samples_marginal(self) -> bool:
+        """Whether tokens are always drawn from the marginal in one stage, as for flat sampling."""
+        return False
+
+    def initial_state(self, hidden: torch.Tensor, steps: torch.Tensor) -> HeadState:
+        """Decoding state after a context: hidden [N, W, D], steps [N, W] of its positions → state or None."""
+        return None
+
+    def next_state(self, hidden: torch.Tensor, steps: torch.Tensor, state: HeadState) -> HeadState:
+        """The state after the step at hidden [N, D], steps [N]."""
+        return state
+
+    def decode_log_probs(self, hidden: torch.Tensor, steps: torch.Tensor, state: HeadState) -> torch.Tensor:
+        """Marginal log p(x) [N, V] of one decoding step, given the rows' state."""
+        return self.log_probs(hidden, steps)
+
+    def group_stage_scores(
+        self, hidden: torch.Tensor, steps: torch.Tensor, state: HeadState,
+        shape: Callable[[torch.Tensor], torch.Tensor], restriction: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        """Group-stage scores [N, G] of two-stage sampling: `shape` (the group controls) applied to
+        log p(g), plus `restriction` [N, G] = log p(allowed | g) when only some tokens may follow."""
+        scores = self.group_log_probs(hidden, steps)
+        return shape(scores if restriction is None else scores + restriction)
+
+    def floor_marginal(self, scores: torch.Tensor, steps: torch.Tensor) -> torch.Tensor:
+        """Processed marginal scores [N, V] before a one-stage draw; a head may raise a token's floor."""
+        return scores

@@ -29,14 +29,21 @@ prompts the three differ by < c·ε in the bound. See `document_steps` for train
 **ST needs the past.** ST's α_t depends on every earlier z_t'. Called on whole sequences
 (training, scoring) the head forms the product over each run of consecutive steps in the
 flattened input (a run restarts wherever steps[i] ≠ steps[i − 1] + 1). An incremental decoder
-carries the running log(1 − α) per row instead: `step_log_probs(hidden, steps, state)`; beam
-search must reorder that state with its beams (the authors' ST beam search did not).
+carries the running log(1 − α) per row instead, as the head's decoding state (engine/heads/base.py:
+`initial_state` from the prompt, `next_state` per step, `decode_log_probs` with it); beam search
+reorders that state with its beams (the authors' ST beam search did not).
+
+**Decoding.** Greedy, top-k and nucleus act on the distribution over V ∪ {eos} (NMST Eq. 8 ff.):
+around a one-group head tokens come from the marginal in one stage (`samples_marginal`), and a
+one-stage draw keeps p(eos) at the bound 1 − (1 − ε)^t after the processors (`floor_marginal`).
+Around F² / POSG the group controls reshape only the inner head's groups (`group_stage_scores`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 
 import torch
 import torch.nn.functional as F
@@ -44,7 +51,7 @@ from torch import nn
 
 from engine.config import ConfigError
 from engine.controls import HeadCapabilities, Termination
-from engine.heads.base import OutputHead
+from engine.heads.base import HeadState, OutputHead
 from engine.heads.softmax import SoftmaxHead
 
 TERMINATIONS = ("va", "st", "nmst")
@@ -167,8 +174,68 @@ class TerminationHead(OutputHead):
 
     @property
     def needs_decoding_state(self) -> bool:
-        """ST carries log(1 − α) from step to step (`step_log_probs`); NMST needs only (h_t, t)."""
+        """ST carries log(1 − α) from step to step (`next_state`); NMST needs only (h_t, t)."""
         return self.kind == "st"
+
+    # ----- decoding (engine/heads/base.py) ---------------------------------------------------
+    @property
+    def controlled_head(self) -> OutputHead:
+        """Group controls address the inner head's groups; the eos group keeps exactly α_t."""
+        return self.inner
+
+    @property
+    def samples_marginal(self) -> bool:
+        """Around a one-group head the groups are only "eos" and "the rest": sample over V ∪ {eos}."""
+        return self.inner.num_groups == 1
+
+    def initial_state(self, hidden: torch.Tensor, steps: torch.Tensor) -> HeadState:
+        """ST: log(1 − α) over the context's document positions (`st_prompt_state`); NMST: None."""
+        return st_prompt_state(self, hidden, steps) if self.needs_decoding_state else None
+
+    def next_state(self, hidden: torch.Tensor, steps: torch.Tensor, state: HeadState) -> HeadState:
+        if not self.needs_decoding_state:
+            return None
+        return self.eos_terms(hidden, steps, self._st_state(hidden, state))[2]
+
+    def _st_state(self, hidden: torch.Tensor, state: HeadState) -> torch.Tensor:
+        """ST's running state, zeros (a document's start) when none was carried."""
+        if state is not None:
+            return state
+        return torch.zeros(hidden.shape[0], dtype=torch.float64, device=hidden.device)
+
+    def decode_log_probs(self, hidden: torch.Tensor, steps: torch.Tensor, state: HeadState) -> torch.Tensor:
+        return self.log_probs(hidden, steps, self._st_state(hidden, state) if self.needs_decoding_state else None)
+
+    def group_stage_scores(
+        self, hidden: torch.Tensor, steps: torch.Tensor, state: HeadState,
+        shape: Callable[[torch.Tensor], torch.Tensor], restriction: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        """[N, G + 1]: `shape` reshapes only p(g | ¬eos), the inner head's groups; the eos group keeps
+        exactly α_t, so no group control changes when text ends (NMST's guarantee holds)."""
+        st_state = self._st_state(hidden, state) if self.needs_decoding_state else None
+        log_alpha, log_not, _ = self.eos_terms(hidden, steps, st_state)
+        inner = self.inner_group_log_probs(hidden, steps)  # [N, G]
+        if restriction is None:
+            return torch.cat([torch.log_softmax(shape(inner), dim=-1) + log_not[:, None], log_alpha[:, None]], dim=-1)
+        restricted = inner + restriction[:, :-1]  # p(g | ¬eos) p(A | g), unnormalised
+        kept = torch.logsumexp(restricted, dim=-1) + log_not  # log Σ_g (1 − α) p(g | ¬eos) p(A | g), [N]
+        shaped = torch.log_softmax(shape(restricted), dim=-1) + kept[:, None]
+        return torch.cat([shaped, (log_alpha + restriction[:, -1])[:, None]], dim=-1)
+
+    def floor_marginal(self, scores: torch.Tensor, steps: torch.Tensor) -> torch.Tensor:
+        """Processed scores [N, V] → log-probs with p(eos) ≥ 1 − (1 − ε)^t, the bound every ST / NMST α_t meets.
+
+        Sampling from the marginal lets token processors reach eos: a huge temperature flattens p(eos)
+        to about 1/V, a truncation may drop it. Raising eos back to the bound (the other tokens scaled
+        by the mass left) keeps the guarantee that every decode ends; rows already above it are unchanged."""
+        log_p = torch.log_softmax(scores.float(), dim=-1)  # [N, V]
+        log_eos = log_p[:, self.eos_id]  # [N]
+        log_bound = log1mexp(steps.float() * math.log1p(-self.eps))  # log(1 − (1 − ε)^t), [N]
+        raised = torch.maximum(log_eos, log_bound)
+        rest = log1mexp(raised) - log1mexp(log_eos)  # log of the non-eos mass's scale factor, [N]
+        eos_column = torch.full_like(log_p[:, :1], self.eos_id, dtype=torch.long)
+        floored = (log_p + rest[:, None]).scatter(-1, eos_column, raised[:, None])
+        return torch.where((log_eos < log_bound)[:, None], floored, log_p)
 
     @property
     def eos_group(self) -> int:
@@ -219,18 +286,6 @@ class TerminationHead(OutputHead):
         """Marginal log p(x) [N, V]; `state` is ST's running log(1 − α_{t−1}) when decoding step by step."""
         log_alpha, log_not, _ = self.eos_terms(hidden, steps, state)
         return self._with_eos(self.inner_log_probs(hidden, steps), log_alpha, log_not)
-
-    def step_log_probs(
-        self, hidden: torch.Tensor, steps: torch.Tensor, state: torch.Tensor | None
-    ) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """One incremental decoding step: marginal log p [N, V] and the next ST state ([N] or None).
-
-        `state` is the running log(1 − α_{t−1}) of each row for ST (zeros before the first
-        step of a document), ignored by NMST, whose α_t needs only (h_t, t)."""
-        if self.kind == "st" and state is None:
-            state = torch.zeros(hidden.shape[0], dtype=torch.float64, device=hidden.device)
-        log_alpha, log_not, new_state = self.eos_terms(hidden, steps, state)
-        return self._with_eos(self.inner_log_probs(hidden, steps), log_alpha, log_not), new_state
 
     def _nll(self, inner_nll: torch.Tensor, targets: torch.Tensor, log_alpha: torch.Tensor,
              log_not: torch.Tensor) -> torch.Tensor:

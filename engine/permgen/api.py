@@ -19,9 +19,9 @@ from collections.abc import Callable
 
 import torch
 
-from engine.api import GenerationRequest, LoadedModel
 from engine.controls import Capabilities, ParagraphControls
-from engine.decoding.generate import VariantStream
+from engine.decoding.generate import DecodeStream
+from engine.loaded_model import GenerationRequest, LoadedModel
 from engine.permgen.beam_decode import BeamPermGenStream
 from engine.permgen.bundle import PermGenBundle
 from engine.permgen.control import OrderControl
@@ -32,7 +32,7 @@ from engine.permgen.text import format_source, normalize
 
 
 class PermGenLoadedModel(LoadedModel):
-    """A PermGen bundle on a device; same interface as `LoadedModel` (its LM bundle is unused)."""
+    """A PermGen bundle on a device, ready to write stories, abstracts or paraphrases."""
 
     def __init__(self, bundle: PermGenBundle, device: torch.device) -> None:
         self.permgen = bundle
@@ -51,7 +51,7 @@ class PermGenLoadedModel(LoadedModel):
         keywords = list(request.keywords) or title_keywords(normalize(request.title, lowercase))
         return format_source(request.title, keywords, lowercase)
 
-    def stream(self, request: GenerationRequest, should_stop: Callable[[], bool] | None = None) -> VariantStream:
+    def stream(self, request: GenerationRequest, should_stop: Callable[[], bool] | None = None) -> DecodeStream:
         config = self.permgen.model.config
         if request.task != config.task:
             raise ValueError(f"this model writes a {config.task!r}; it cannot do task {request.task!r}")

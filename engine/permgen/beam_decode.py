@@ -1,4 +1,15 @@
-"""Sentence-based decoding (§4.3) with beam search inside every sentence (engine/permgen/beam.py).
+"""Sentence-based decoding (§4.3) with beam search inside every sentence (paper §4.3 step 3 allows
+any token decoder there): the one beam search (engine/decoding/beam.py) over PermGen's rows.
+
+Within sentence t the candidates are V ∪ {⟨E-t⟩}, so a hypothesis is scored by the sum of its
+log-probs under the model's distribution *restricted to that set and renormalised*, the
+distribution the sampler draws from, and beam width 1 is exactly greedy decoding. At the
+per-sentence cap only ⟨E-t⟩ is allowed, so every search ends within cap + 1 steps. Finished
+hypotheses are ranked by summed score (no length normalisation; ties → the one finished first).
+Beam scores use the head's marginal p(x); for a two-stage head (F², POSG) this is the marginal
+beam (width 1 equals greedy with `flat_sampling`), and sampling controls (temperature, top-k,
+top-p, repetition penalty, group controls) do not apply to beams. Each token also keeps its
+*unrestricted* marginal log-prob, which Eq. 8 ranking uses.
 
 The marks are chosen exactly as in `PermGenStream` (first marks drawn without replacement or given
 by the writer, then the most likely allowed ⟨B-t'⟩ ∪ ⟨EOP⟩), and each sentence is the best
@@ -14,16 +25,36 @@ from collections.abc import Callable, Generator, Iterator
 
 import torch
 
+from engine.decoding.beam import Hypothesis, beam_search
 from engine.decoding.generate import FINISH_CANCELLED, TokenEvent
 from engine.decoding.settings import DecodeConfig
-from engine.permgen.beam import DecoderRows, Hypothesis, sentence_beam
+from engine.decoding.step import DecodeRows
 from engine.permgen.control import OrderControl
-from engine.permgen.decode import PermGenStream, first_marks
-from engine.permgen.marks import EOP_ID, begin_id, sentence_of_begin
-from engine.permgen.model import START_ID, PermGenModel
+from engine.permgen.decode import FIRST_WORD_ID, PermGenStream, first_marks
+from engine.permgen.marks import EOP_ID, begin_id, end_id, sentence_of_begin
+from engine.permgen.model import PermGenModel
+from engine.permgen.rows import PermGenRows
 from engine.tokenizer import VariorumTokenizer
 
 MAX_BEAM_WIDTH = 16
+
+
+def sentence_beam(
+    rows: DecodeRows, sentence: int, width: int, cap: int, should_stop: Callable[[], bool]
+) -> list[Hypothesis] | None:
+    """Finished hypotheses of sentence `sentence` (words then ⟨E-t⟩), best first; None when cancelled.
+
+    `rows` holds one row after ⟨B-t⟩ on entry and the search's last rows on return."""
+    if width < 1 or cap < 0:
+        raise ValueError(f"beam width must be >= 1 and the sentence cap >= 0, got {width}, {cap}")
+    end = end_id(sentence)
+    words = torch.zeros(rows.head.vocab_size, dtype=torch.bool, device=rows.hidden.device)  # [V]
+    words[FIRST_WORD_ID:] = True
+    words[end] = True
+    only_end = torch.zeros_like(words)
+    only_end[end] = True
+    found = beam_search(rows, width, cap + 1, {end}, lambda k: words if k < cap else only_end, should_stop)
+    return None if found is None else found.finished
 
 
 class BeamPermGenStream(PermGenStream):
@@ -47,55 +78,39 @@ class BeamPermGenStream(PermGenStream):
         for variant in self.candidates:
             variant.settings["beam_width"] = beam_width
 
-    def encoded_source(self) -> torch.Tensor:
-        """Encoder states of the source [1, S, D]."""
-        device = next(self.seq2seq.parameters()).device
-        source = torch.tensor([self.source_ids], device=device)
-        states: torch.Tensor = self.seq2seq.backbone.encode(source, torch.ones_like(source, dtype=torch.bool))
-        return states
-
     def _run(self) -> Iterator[TokenEvent]:
-        states = self.encoded_source()
         firsts: list[int] = []
         for i in range(len(self.candidates)):
-            rows = DecoderRows(self.seq2seq, states)
-            hidden = rows.feed(torch.tensor([[START_ID]], device=states.device), 0, 0)
+            rows = PermGenRows(self.seq2seq, self.source_ids, 1)  # each candidate runs its own beam
             if not firsts:  # every candidate's first step is the same distribution
-                steps = torch.ones(1, dtype=torch.long, device=states.device)
-                firsts = first_marks(self.seq2seq.head.log_probs(hidden, steps)[0], self.control, len(self.candidates),
-                                     self.base_seed)
-            if not (yield from self._candidate(i, rows, hidden, firsts[i])):
+                firsts = first_marks(rows.log_probs()[0], self.control, len(self.candidates), self.base_seed)
+            if not (yield from self._candidate(i, rows, firsts[i])):
                 for j in range(i, len(self.candidates)):
                     self.candidates[j].finish_reason = FINISH_CANCELLED
                 return
 
-    def _candidate(
-        self, i: int, rows: DecoderRows, hidden: torch.Tensor, first: int
-    ) -> Generator[TokenEvent, None, bool]:
+    def _candidate(self, i: int, rows: PermGenRows, first: int) -> Generator[TokenEvent, None, bool]:
         """Decode candidate i; returns False when cancelled (a generator's return value)."""
-        variant, step = self.candidates[i], 1
+        variant = self.candidates[i]
         while True:
             if self.should_stop():
                 return False
-            marginal = self.seq2seq.head.log_probs(hidden, torch.full((1,), step, device=hidden.device))[0]  # [V]
+            marginal = rows.log_probs()[0]  # [V]
             marks = self.control.allowed_marks(variant.order)
-            mark = begin_id(first) if step == 1 else marks[int(marginal[marks].argmax())]
+            mark = begin_id(first) if not variant.order else marks[int(marginal[marks].argmax())]
             yield self._event(i, mark, float(marginal[mark]))
             if mark == EOP_ID:
                 return True
-            sentence = sentence_of_begin(mark)
-            hidden = rows.feed(torch.tensor([[mark]], device=hidden.device), sentence, 0)
-            start = rows.length
-            found = sentence_beam(rows, hidden, sentence, step + 1, self.beam_width, self.cap, self.should_stop)
+            rows.advance(torch.tensor([mark], device=rows.hidden.device))
+            before = rows.snapshot()
+            found = sentence_beam(rows, sentence_of_begin(mark), self.beam_width, self.cap, self.should_stop)
             if found is None:
                 return False
             best: Hypothesis = found[0]
-            rows.select(torch.zeros(1, dtype=torch.long, device=hidden.device))
-            rows.truncate(start)  # all rows share the prefix up to ⟨B-t⟩; feed the chosen sentence
-            hidden = rows.feed(torch.tensor([best.tokens], device=hidden.device), sentence, 1)
+            rows.rewind(before)  # the rows share the prefix up to ⟨B-t⟩; feed the chosen sentence
+            rows.extend(best.tokens)
             for token, log_prob in zip(best.tokens, best.log_probs, strict=True):
                 yield self._event(i, token, log_prob)
-            step += 1 + len(best.tokens)
 
     def _event(self, i: int, token: int, log_prob: float) -> TokenEvent:
         variant = self.candidates[i]

@@ -3,8 +3,9 @@
 Steps per candidate: I = {} → choose a mark among the allowed ⟨B-t⟩ ∪ ⟨EOP⟩ (engine/permgen/
 control.py) by masking the decoder's own classifier → if ⟨EOP⟩, stop → write sentence t token by
 token from V ∪ {⟨E-t⟩} with any token decoder (DecodeConfig: greedy, temperature, top-k, nucleus,
-repetition penalty; two-stage heads sample group then token, engine/permgen/sampling.py) →
-I ← I ∪ {t} → choose again. The N candidates run in lock-step with one KV cache. Each token
+repetition penalty; two-stage heads sample group then token: the one sampler, engine/decoding/
+token_sampler.py, with the allowed-token mask) → I ← I ∪ {t} → choose again. The N candidates run
+in lock-step as decoding rows (engine/permgen/rows.py: one KV cache, per-row hierarchical positions). Each token
 records the group it was drawn from (POSG: its tag); a mark forced between sentences or at the
 cap records its likeliest group instead (POSG: the special group), never the discarded draw's.
 
@@ -28,13 +29,14 @@ from dataclasses import dataclass, field
 
 import torch
 
-from engine.decoding.class_sampling import check_group_controls, most_likely_groups
-from engine.decoding.generate import FINISH_CANCELLED, INCOMPLETE_CHAR, TokenEvent, Variant, VariantStream
+from engine.decoding.class_sampling import most_likely_groups
+from engine.decoding.generate import FINISH_CANCELLED, INCOMPLETE_CHAR, DecodeStream, TokenEvent, Variant
 from engine.decoding.settings import DecodeConfig
+from engine.decoding.token_sampler import TokenSampler
 from engine.permgen.control import OrderControl
-from engine.permgen.marks import EOP_ID, PositionTracker, end_id, sentence_of_begin
+from engine.permgen.marks import EOP_ID, end_id, sentence_of_begin
 from engine.permgen.model import PAD_ID, START_ID, PermGenModel
-from engine.permgen.sampling import sample_allowed
+from engine.permgen.rows import PermGenRows
 from engine.permgen.text import display_paragraph
 from engine.tokenizer import SPECIAL_TOKENS, VariorumTokenizer
 
@@ -54,9 +56,8 @@ class PermGenVariant(Variant):
 
 @dataclass
 class _State:
-    """Per-candidate decoding state."""
+    """Per-candidate sentence state (its decoder position is kept by `PermGenRows`)."""
 
-    tracker: PositionTracker = field(default_factory=PositionTracker)
     sentence: int = 0  # index being written, 0 while choosing a mark
     words: list[int] = field(default_factory=list)  # tokens of the current sentence
     shown: str = ""  # streamed text of the current sentence
@@ -93,12 +94,8 @@ def rank_variants(variants: list[PermGenVariant]) -> None:
         v.rank = rank
 
 
-class PermGenStream(VariantStream):
-    """Iterate for `TokenEvent`s; when iteration ends, `variants` holds the N ranked candidates.
-
-    A `VariantStream` to its callers (the app, the CLI): same iteration, events and `variants`;
-    its own state and steps (the base class's LM state is never set up, so its __init__ is not run).
-    """
+class PermGenStream(DecodeStream):
+    """Iterate for `TokenEvent`s; when iteration ends, `variants` holds the N ranked candidates."""
 
     def __init__(
         self,
@@ -114,11 +111,10 @@ class PermGenStream(VariantStream):
             raise ValueError(f"number of variants must be in [1, 64], got {n}")
         if not source_ids:
             raise ValueError("the source (title and keywords) is empty")
-        check_group_controls(settings.active_class_controls(), model.head)
+        self.sampler = TokenSampler(model.head, settings)  # a bad control fails here, before any token
         self.seq2seq, self.tokenizer, self.settings, self.control = model, tokenizer, settings, control
         self.source_ids = source_ids[: model.config.max_source_len]
         self.should_stop = should_stop or (lambda: False)
-        self.group_processors = settings.group_processors(model.head.group_names())
         self.cap = min(model.config.max_sentence_len - 2, settings.max_new_tokens)
         base = settings.seed if settings.seed is not None else random.randrange(2**62)
         self.base_seed = base
@@ -137,24 +133,12 @@ class PermGenStream(VariantStream):
             self.seq2seq.train(was_training)
             self._finish_texts()
 
-    def _feed(self, tokens: torch.Tensor, states: torch.Tensor, past: object) -> torch.Tensor:
-        """Run one decoder step for tokens [N] → last hidden [N, D]."""
-        positions = [s.tracker.position(int(t)) for s, t in zip(self.states, tokens.tolist(), strict=True)]
-        sentence = torch.tensor([[g] for g, _ in positions], device=tokens.device)
-        local = torch.tensor([[loc] for _, loc in positions], device=tokens.device)
-        mask = torch.ones(len(tokens), self.source_ids.__len__(), dtype=torch.bool, device=tokens.device)
-        hidden: torch.Tensor = self.seq2seq.backbone.decoder(tokens[:, None], sentence, local, states, mask, past=past)
-        return hidden[:, -1]
-
     def _run(self) -> Iterator[TokenEvent]:
         device = next(self.seq2seq.parameters()).device
         n = len(self.variants)
         seeds = torch.tensor([v.seed for v in self.candidates], device=device)  # [N] per-row noise keys
-        source = torch.tensor([self.source_ids], device=device)
-        states = self.seq2seq.backbone.encode(source, torch.ones_like(source, dtype=torch.bool)).expand(n, -1, -1)
-        past = self.seq2seq.backbone.new_cache()
+        rows = PermGenRows(self.seq2seq, self.source_ids, n)
         history = torch.full((n, 1), START_ID, device=device)
-        hidden = self._feed(history[:, 0], states, past)
         active = torch.ones(n, dtype=torch.bool, device=device)
         head, limit = self.seq2seq.head, self.control.limit
         firsts: list[int] = []
@@ -162,27 +146,24 @@ class PermGenStream(VariantStream):
             if self.should_stop():
                 self._stop(active)
                 return
-            steps = torch.full((n,), step, device=device)
-            marginal = head.log_probs(hidden, steps)  # [N, V]
+            draw = self.sampler.draw(rows.hidden, rows.steps, rows.state, history, seeds, step,
+                                     self._allowed_words(n, device))
             if step == 1:
-                firsts = first_marks(marginal[0], self.control, n, self.base_seed)
-            allowed = self._allowed_words(n, device)
-            tokens, groups = sample_allowed(
-                head, hidden, steps, allowed, history, self.settings.processors(), self.group_processors,
-                seeds, step, self.settings.greedy, head.num_groups > 1 and self.settings.flat_sampling)
-            sampled, tokens = tokens, self._override_marks(tokens, marginal, firsts, step)
-            forced = tokens != sampled  # [N]
+                firsts = first_marks(draw.marginal[0], self.control, n, self.base_seed)
+            tokens = self._override_marks(draw.tokens, draw.marginal, firsts, step)
+            forced = tokens != draw.tokens  # [N]
+            groups = draw.groups
             if head.num_groups > 1 and bool(forced.any()):  # a forced mark was not drawn from `groups`:
                 # record the group it most likely came from (POSG: the special group), not the discarded draw's
-                groups = torch.where(forced, most_likely_groups(head, hidden, tokens, steps), groups)
+                groups = torch.where(forced, most_likely_groups(head, rows.hidden, tokens, rows.steps), groups)
             tokens = torch.where(active, tokens, torch.full_like(tokens, PAD_ID))
-            log_probs = marginal.gather(1, tokens[:, None])[:, 0]
+            log_probs = draw.marginal.gather(1, tokens[:, None])[:, 0]
             yield from self._record(active, tokens, log_probs, groups)
             active &= tokens != EOP_ID
             if not bool(active.any()):
                 return
             history = torch.cat([history, tokens[:, None]], dim=1)
-            hidden = self._feed(tokens, states, past)
+            rows.advance(tokens)
         raise RuntimeError("PermGen decoding exceeded its step bound")  # unreachable: marks force the end
 
     def _allowed_words(self, n: int, device: torch.device) -> torch.Tensor:

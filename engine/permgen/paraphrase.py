@@ -9,7 +9,7 @@ N alternatives from the normalised sentence (engine/permgen/text.py), each one m
   candidate i of sentence j uses seed (seed_i + j·1,000,003), so variant i alone (n = 1, its seed)
   is written again identically;
 - beam (`beam_width` > 1): the N best finished hypotheses of one beam of width max(beam_width, N)
-  (engine/permgen/beam.py).
+  (the sentence beam of engine/permgen/beam_decode.py).
 
 Variant i is the passage with every sentence j replaced by alternative (j, i), in the passage's
 own layout. Its tokens and log-probs are the words only (the forced marks are left out). Each
@@ -32,16 +32,17 @@ from dataclasses import dataclass, field
 
 import torch
 
-from engine.decoding.generate import FINISH_CANCELLED, TokenEvent, Variant, VariantStream
+from engine.decoding.beam import Hypothesis
+from engine.decoding.generate import FINISH_CANCELLED, DecodeStream, TokenEvent, Variant
 from engine.decoding.settings import DecodeConfig
 from engine.metrics.paraphrase import self_bleu_vs_source, self_wer
-from engine.permgen.beam import FIRST_WORD_ID, DecoderRows, Hypothesis, sentence_beam
-from engine.permgen.beam_decode import MAX_BEAM_WIDTH
+from engine.permgen.beam_decode import MAX_BEAM_WIDTH, sentence_beam
 from engine.permgen.control import OrderControl
-from engine.permgen.decode import PermGenStream
+from engine.permgen.decode import FIRST_WORD_ID, PermGenStream
 from engine.permgen.marks import begin_id
 from engine.permgen.model import START_ID, PermGenModel
 from engine.permgen.passage import reassemble, separators, split_passage
+from engine.permgen.rows import PermGenRows
 from engine.permgen.text import detokenize, normalize
 from engine.tokenizer import VariorumTokenizer
 
@@ -81,7 +82,7 @@ def score_alternative(source: str, output: str, lowercase: bool = True) -> Sente
                                self_wer([words], [source_words]), kept)
 
 
-class ParaphraseStream(VariantStream):
+class ParaphraseStream(DecodeStream):
     """Iterate for `TokenEvent`s (words only); when it ends, `variants` holds N `ParaphraseVariant`s."""
 
     def __init__(
@@ -165,13 +166,10 @@ class ParaphraseStream(VariantStream):
         model.eval()
         try:
             with torch.inference_mode():
-                device = next(model.parameters()).device
-                source = torch.tensor([source_ids[: model.config.max_source_len]], device=device)
-                rows = DecoderRows(model, model.backbone.encode(source, torch.ones_like(source, dtype=torch.bool)))
-                rows.feed(torch.tensor([[START_ID]], device=device), 0, 0)
-                hidden = rows.feed(torch.tensor([[begin_id(1)]], device=device), 1, 0)
+                rows = PermGenRows(model, source_ids[: model.config.max_source_len], 1)
+                rows.advance(torch.tensor([begin_id(1)], device=rows.hidden.device))
                 width = max(self.beam_width, len(self.candidates))
-                return sentence_beam(rows, hidden, 1, 2, width, self.cap, self.should_stop)
+                return sentence_beam(rows, 1, width, self.cap, self.should_stop)
         finally:
             model.train(was_training)
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from engine.api import RESOURCES_MODELS, GenerationRequest, LoadedModel
+from engine.api import RESOURCES_MODELS, GenerationRequest, LanguageLoadedModel
 from engine.bundle import Bundle
 from engine.decoding import DecodeConfig
 from engine.model import LanguageModel
@@ -44,7 +44,7 @@ def test_trailing_whitespace_is_not_encoded_and_variants_join_as_typed(directory
 
 
 def test_loaded_model_stream_uses_the_trimmed_prompt(tokenizer: VariorumTokenizer, tiny_model: LanguageModel) -> None:
-    model = LoadedModel(Bundle(Path("tiny"), tiny_model, tokenizer, ""), torch.device("cpu"))
+    model = LanguageLoadedModel(Bundle(Path("tiny"), tiny_model, tokenizer, ""), torch.device("cpu"))
     request = GenerationRequest(prompt="Tom went home. ", n=2, decode=DecodeConfig(max_new_tokens=5, seed=3))
     stream = model.stream(request)
     assert stream.row_prompts[0] == [tokenizer.eos_id, *tokenizer.encode("Tom went home.")]

@@ -11,7 +11,7 @@ import torch
 from engine.controls import Termination
 from engine.decoding import DecodeConfig, DecodeSettingError, generate_variants
 from engine.decoding.class_sampling import ClassTemperature, ClassTopK, RarityBias
-from engine.decoding.generate import FINISH_EOS, FINISH_LENGTH, group_stage_scores
+from engine.decoding.generate import FINISH_EOS, FINISH_LENGTH
 from engine.heads.termination import TerminationHead
 from engine.model import LanguageModel
 from engine.tokenizer import VariorumTokenizer
@@ -175,7 +175,7 @@ def test_class_controls_under_a_termination_head_leave_p_eos_alone(
     assert capabilities.termination == Termination(termination, 0.01) and "class_rarity_bias" in capabilities.controls
     hidden, steps = torch.randn(3, model.config.n_embd), torch.tensor([1, 5, 40])
     state = torch.tensor([0.0, -0.3, -2.0], dtype=torch.float64) if termination == "st" else None
-    scores = group_stage_scores(head, [RarityBias(3.0)], IDS, hidden, steps, state)  # [3, K + 1]
+    scores = head.group_stage_scores(hidden, steps, state, lambda s: RarityBias(3.0)(IDS, s))  # [3, K + 1]
     log_alpha, log_not, _ = head.eos_terms(hidden, steps, state)
     torch.testing.assert_close(scores[:, -1], log_alpha)
     k = head.inner.num_groups

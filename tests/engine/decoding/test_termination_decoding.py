@@ -1,5 +1,8 @@
 """Decoders under VA / ST / NMST: every decode ends under ST/NMST (Theorem 3), not under VA;
-the incremental state (KV cache, step t, ST's running product) matches whole-sequence scoring."""
+the incremental state (KV cache, step t, ST's running product) matches whole-sequence scoring.
+
+The paper's greedy / top-k / nucleus are VariantStream settings and its beam the one beam search
+(engine/benchmarks/nmst_decoders.py names them as in Table 4)."""
 
 from __future__ import annotations
 
@@ -12,10 +15,11 @@ import torch
 from torch import nn
 
 from engine.backbones.kv_cache import KVCache
+from engine.benchmarks.nmst_decoders import Decoder, beam_continuations, decode_prompts, parse_decoder
 from engine.decoding.generate import FINISH_EOS, VariantStream, generate_variants
 from engine.decoding.processors import DecodeSettingError
 from engine.decoding.settings import DecodeConfig
-from engine.decoding.termination import Decoder, Stepper, beam_search, decode_prompts, parse_decoder
+from engine.decoding.step import DecodeRows
 from engine.model import EOS_ID, LanguageModel
 from engine.tokenizer import VariorumTokenizer
 from tests.conftest import tiny_config
@@ -64,11 +68,11 @@ def half_life(eps: float) -> int:
 
 @pytest.mark.parametrize("termination", ["st", "nmst"])
 @pytest.mark.parametrize("name", DECODERS)
-def test_every_decoder_ends_under_st_and_nmst(termination: str, name: str) -> None:
+def test_every_decoder_ends_under_st_and_nmst(termination: str, name: str, tokenizer: VariorumTokenizer) -> None:
     eps, cap = 0.05, 400
     model = adversarial_model(termination, eps)
     decoder = parse_decoder(name)
-    results = decode_prompts(model, [[3, 4, 5]] * 6, decoder, cap, seed=0)
+    results = decode_prompts(model, tokenizer, [[3, 4, 5]] * 6, decoder, cap, seed=0)
     lengths = [r.length for r in results]
     assert all(n is not None for n in lengths), lengths
     # Eos is the argmax from t_1/2 on (t counts the 3 prompt tokens): greedy and beam stop by then.
@@ -80,8 +84,8 @@ def test_every_decoder_ends_under_st_and_nmst(termination: str, name: str) -> No
 
 
 @pytest.mark.parametrize("name", DECODERS)
-def test_va_does_not_end_before_the_cap(name: str) -> None:
-    results = decode_prompts(adversarial_model("va", 0.05), [[3, 4, 5]] * 3, parse_decoder(name), 30, seed=0)
+def test_va_does_not_end_before_the_cap(name: str, tokenizer: VariorumTokenizer) -> None:
+    results = decode_prompts(adversarial_model("va", 0.05), tokenizer, [[3, 4, 5]] * 3, parse_decoder(name), 30)
     assert all(r.length is None and len(r.tokens) == 30 and r.tokens[-1] == FAVOURITE for r in results)
 
 
@@ -90,7 +94,7 @@ def test_incremental_log_probs_match_whole_sequence_scoring(termination: str, to
     torch.manual_seed(5)
     model = LanguageModel(tiny_config(tokenizer.vocab_size, termination=termination, termination_eps=0.01)).eval()
     prompt = tokenizer.encode("The dog ran")
-    results = decode_prompts(model, [prompt, prompt[:2]], Decoder("top-k", k=5), cap=12, seed=1)
+    results = decode_prompts(model, tokenizer, [prompt, prompt[:2]], Decoder("top-k", k=5), cap=12, seed=1)
     for start, result in zip([prompt, prompt[:2]], results, strict=True):
         ids = torch.tensor([[EOS_ID, *start, *result.tokens]])
         scored = model.next_log_probs(ids)[0, len(start):-1].gather(-1, ids[0, len(start) + 1:, None]).sum()
@@ -121,7 +125,7 @@ def test_streaming_decoder_ends_under_st_and_nmst(termination: str, tokenizer: V
 
 
 def _beam_scores_match(model: LanguageModel, prompt: list[int]) -> bool:
-    hypotheses = beam_search(model, prompt, Decoder("beam", width=3, n_best=3), cap=10)
+    hypotheses = beam_continuations(model, prompt, Decoder("beam", width=3, n_best=3), cap=10)
     for hypothesis in hypotheses:
         ids = torch.tensor([[EOS_ID, *prompt, *hypothesis.tokens]])
         scored = model.next_log_probs(ids)[0, len(prompt):-1].gather(-1, ids[0, len(prompt) + 1:, None]).sum()
@@ -141,22 +145,21 @@ def test_st_beam_search_reorders_its_running_state(
         model.backbone.token_embedding.weight.mul_(8.0)
     prompt = tokenizer.encode("Once upon")
     assert _beam_scores_match(model, prompt)
-    reorder = Stepper.reorder
+    select = DecodeRows.select
 
-    def forgetful(self: Stepper, index: torch.Tensor) -> None:  # the authors' bug: state not reordered
-        state, next_state = self.state, self._next_state
-        reorder(self, index)
-        if state is not None and next_state is not None:
-            keep = torch.arange(len(index)) % len(next_state)
-            self.state, self._next_state = state[keep], next_state[keep]
+    def forgetful(self: DecodeRows, rows: torch.Tensor) -> None:  # the authors' bug: the state misses its beam
+        state = self.state
+        select(self, rows)
+        if state is not None:
+            self.state = state[rows.flip(0)]
 
-    monkeypatch.setattr(Stepper, "reorder", forgetful)
+    monkeypatch.setattr(DecodeRows, "select", forgetful)
     assert not _beam_scores_match(model, prompt)  # the check above would catch the bug
 
 
 def test_beam_returns_n_best_in_order_and_decoders_validate() -> None:
     model = adversarial_model("nmst", 0.05)
-    best = beam_search(model, [3], Decoder("beam", width=4, n_best=3, length_penalty=1.0), cap=200)
+    best = beam_continuations(model, [3], Decoder("beam", width=4, n_best=3, length_penalty=1.0), cap=200)
     assert len(best) == 3 and all(h.length is not None for h in best)
     ranks = [h.log_prob / len(h.tokens) for h in best]
     assert ranks == sorted(ranks, reverse=True)

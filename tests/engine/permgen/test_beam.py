@@ -8,10 +8,10 @@ import pytest
 import torch
 
 from engine.decoding.settings import DecodeConfig
-from engine.permgen.beam import FIRST_WORD_ID, sentence_beam
-from engine.permgen.beam_decode import BeamPermGenStream
+from engine.decoding.step import DecodeRows
+from engine.permgen.beam_decode import BeamPermGenStream, sentence_beam
 from engine.permgen.control import OrderControl
-from engine.permgen.decode import FINISH_EOP, PermGenStream
+from engine.permgen.decode import FINISH_EOP, FIRST_WORD_ID, PermGenStream
 from engine.permgen.marks import EOP_ID, end_id, split_marked
 from engine.permgen.model import PermGenModel
 from engine.tokenizer import VariorumTokenizer
@@ -25,36 +25,39 @@ TABLE = {(): {A: 0.5, B: 0.4, END: 0.1}, (A,): {A: 0.36, B: 0.34, END: 0.3}, (B,
 class TableHead:
     """A fake head: hidden row r holds the index of its prefix in `rows.prefixes`."""
 
+    vocab_size = FIRST_WORD_ID + 2
+
     def __init__(self, rows: TableRows) -> None:
         self.rows = rows
 
-    def log_probs(self, hidden: torch.Tensor, steps: torch.Tensor) -> torch.Tensor:
-        out = torch.full((hidden.shape[0], FIRST_WORD_ID + 2), -math.inf)
+    def decode_log_probs(self, hidden: torch.Tensor, steps: torch.Tensor, state: object) -> torch.Tensor:
+        out = torch.full((hidden.shape[0], self.vocab_size), -math.inf)
         for r, index in enumerate(hidden[:, 0].long().tolist()):
             for token, p in TABLE[self.rows.prefixes[index]].items():
                 out[r, token] = math.log(p)
         return out
 
+    def next_state(self, hidden: torch.Tensor, steps: torch.Tensor, state: object) -> None:
+        return None
 
-class TableRows:
-    """Stands in for `DecoderRows`: rows are prefixes; `feed` appends a token to each row."""
+
+class TableRows(DecodeRows):
+    """Decoding rows whose model is the table: rows are prefixes; feeding appends a token to each."""
 
     def __init__(self) -> None:
         self.prefixes: list[tuple[int, ...]] = [()]
-        self.model = type("M", (), {"head": TableHead(self)})()
+        super().__init__(TableHead(self), torch.zeros(1, 1), torch.ones(1, dtype=torch.long), None)  # type: ignore[arg-type]
 
-    def select(self, index: torch.Tensor) -> None:
-        self.prefixes = [self.prefixes[int(i)] for i in index]
+    def _select(self, rows: torch.Tensor) -> None:
+        self.prefixes = [self.prefixes[int(i)] for i in rows]
 
-    def feed(self, tokens: torch.Tensor, sentence: int, local_start: int) -> torch.Tensor:
-        assert local_start == len(self.prefixes[0]) + 1  # word k sits at local position k
-        self.prefixes = [(*p, int(t)) for p, t in zip(self.prefixes, tokens[:, -1], strict=True)]
+    def _feed(self, tokens: torch.Tensor) -> torch.Tensor:
+        self.prefixes = [(*p, int(t)) for p, t in zip(self.prefixes, tokens, strict=True)]
         return torch.arange(len(self.prefixes), dtype=torch.float)[:, None]
 
 
 def _search(width: int) -> list[tuple[list[int], float]]:
-    rows = TableRows()
-    found = sentence_beam(rows, torch.zeros(1, 1), 1, 2, width, 2, lambda: False)  # type: ignore[arg-type]
+    found = sentence_beam(TableRows(), 1, width, 2, lambda: False)
     assert found is not None
     return [(h.tokens, h.score) for h in found]
 

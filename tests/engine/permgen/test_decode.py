@@ -6,12 +6,12 @@ import pytest
 import torch
 
 from engine.decoding.settings import DecodeConfig
+from engine.decoding.token_sampler import TokenSampler
 from engine.heads.posg import POSGHead
 from engine.permgen.control import OrderControl
 from engine.permgen.decode import FINISH_EOP, PermGenStream, PermGenVariant, first_marks, rank_variants
 from engine.permgen.marks import EOP_ID, begin_id, end_id, natural_order, split_marked
 from engine.permgen.model import PermGenModel
-from engine.permgen.sampling import sample_allowed
 from engine.tokenizer import VariorumTokenizer
 
 
@@ -94,8 +94,10 @@ def test_sampling_stays_inside_the_allowed_set_with_a_two_stage_head() -> None:
     allowed[:, end_id(1)] = True
     seeds = torch.arange(4)
     hidden, steps, history = torch.randn(4, 8), torch.ones(4, dtype=torch.long), torch.zeros(4, 1, dtype=torch.long)
+    sampler = TokenSampler(head, DecodeConfig())
     for step in range(30):
-        tokens, groups = sample_allowed(head, hidden, steps, allowed, history, [], [], seeds, step)
+        draw = sampler.draw(hidden, steps, None, history, seeds, step, allowed)
+        tokens, groups = draw.tokens, draw.groups
         assert bool(allowed.gather(1, tokens[:, None]).all())
         assert bool(membership[groups, tokens].all())  # each token comes from its drawn group
 

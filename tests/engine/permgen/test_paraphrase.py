@@ -12,7 +12,7 @@ from engine.api import Engine, GenerationRequest
 from engine.cli import main as cli_main
 from engine.config import TrainConfig
 from engine.decoding.settings import DecodeConfig
-from engine.permgen.beam import FIRST_WORD_ID
+from engine.permgen.decode import FIRST_WORD_ID
 from engine.permgen.model import PermGenModel
 from engine.permgen.paraphrase import ParaphraseStream, ParaphraseVariant, score_alternative
 from engine.permgen.train import PermGenTrainer

@@ -1,0 +1,103 @@
+"""The one sampler: one token per row for N rows, for every head, under every decoding control.
+
+Two-stage heads (F² classes, POSG tags, termination's eos group; docs/architecture.md) draw a
+group from the group-stage scores (group processors: F² class controls, POS bias / k_POS) and then
+a token from the group's processed distribution (token processors: repetition penalty,
+temperature, top-k, top-p). One-group heads, flat sampling and heads that sample the marginal
+(`OutputHead.samples_marginal`) draw the token from the marginal p(x) in one stage, after the
+same token processors; the head may floor the result (`floor_marginal`, ST / NMST's eos bound).
+Greedy is the argmax of each stage. Every row's draw comes from `draw_rows` (engine/decoding/
+sampler.py): its noise depends only on (seed, step, stage).
+
+**Allowed tokens.** An optional bool mask `allowed` [N, V] restricts each row's next token to a
+set A (PermGen: inside sentence t, the words and ⟨E-t⟩). One stage: the marginal restricted to A.
+Two stages: the restriction is applied exactly to the two-level distribution,
+
+    p(g, x | x ∈ A) ∝ p(g) · p(x | g) · 1[x ∈ A]  ⇒  p(g | A) ∝ p(g) · p(A | g),  p(x | g, A) ∝ p(x | g) 1[x ∈ A]
+
+so the group is drawn from log p(g) + log p(A | g) (the group processors act on that) and the
+token from its group's allowed tokens (the token processors act there). Groups with no allowed
+token get −inf and are never drawn.
+
+The recorded log-prob of a token is always the model's marginal log p(x) of one decoding step,
+before any processor or restriction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from engine.decoding.class_sampling import check_group_controls, most_likely_groups
+from engine.decoding.processors import NEG_INF, apply_processors
+from engine.decoding.sampler import STAGE_GROUP, STAGE_TOKEN, draw_rows
+from engine.decoding.settings import DecodeConfig
+from engine.heads.base import HeadState, OutputHead
+
+
+@dataclass(frozen=True)
+class Draw:
+    """One step's draw for N rows."""
+
+    tokens: torch.Tensor  # [N]
+    groups: torch.Tensor  # [N] the group each token was drawn from (flat: its likeliest group)
+    marginal: torch.Tensor  # [N, V] the model's marginal log p(x) of this step (unprocessed)
+
+    @property
+    def log_probs(self) -> torch.Tensor:
+        """The model's marginal log p(token) of each row [N]."""
+        return self.marginal.gather(-1, self.tokens[:, None])[:, 0]
+
+
+class TokenSampler:
+    """Draws tokens of `head` under `settings`; built once per decode, so bad controls fail before any token."""
+
+    def __init__(self, head: OutputHead, settings: DecodeConfig) -> None:
+        check_group_controls(settings.active_class_controls(), head)  # F² controls need an F² head
+        self.head = head
+        self.greedy = settings.greedy
+        self.token_processors = settings.processors()
+        # POS bias names need the head's groups: those the controls address (a termination head's inner head).
+        self.group_processors = settings.group_processors(head.controlled_head.group_names())
+        self.one_stage = head.num_groups == 1 or settings.flat_sampling or head.samples_marginal
+        self.flat = head.num_groups > 1 and self.one_stage  # one stage although the head has groups
+
+    def draw(
+        self,
+        hidden: torch.Tensor,  # [N, D] last hidden state of each row
+        steps: torch.Tensor,  # [N] termination step t of the token drawn
+        state: HeadState,  # the head's decoding state (engine/heads/base.py)
+        history: torch.Tensor,  # [N, T] ids so far (repetition penalty)
+        seeds: torch.Tensor,  # [N] each row's noise key
+        step: int,
+        allowed: torch.Tensor | None = None,  # bool [N, V]: the tokens each row may take
+    ) -> Draw:
+        head = self.head
+        marginal = head.decode_log_probs(hidden, steps, state)  # [N, V]
+        groups = torch.zeros(hidden.shape[0], dtype=torch.long, device=hidden.device)
+        if self.one_stage:
+            scores = marginal
+        else:
+            restriction = None if allowed is None else self._allowed_mass(hidden, steps, allowed)
+            group_scores = head.group_stage_scores(
+                hidden, steps, state, lambda s: apply_processors(self.group_processors, history, s), restriction)
+            groups = draw_rows(group_scores, seeds, step, STAGE_GROUP, self.greedy)
+            scores = head.token_log_probs_in_group(hidden, groups, steps)
+        if allowed is not None:
+            scores = scores.masked_fill(~allowed, NEG_INF)
+        scores = apply_processors(self.token_processors, history, scores)
+        if self.flat:
+            scores = head.floor_marginal(scores, steps)
+        tokens = draw_rows(scores, seeds, step, STAGE_TOKEN, self.greedy)
+        if self.flat:
+            groups = most_likely_groups(head, hidden, tokens, steps)
+        return Draw(tokens, groups, marginal)
+
+    def _allowed_mass(self, hidden: torch.Tensor, steps: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
+        """log p(A | g) [N, G]: each group's probability of an allowed token."""
+        columns = []
+        for g in range(self.head.num_groups):
+            in_group = self.head.token_log_probs_in_group(hidden, torch.full_like(steps, g), steps)  # [N, V]
+            columns.append(torch.logsumexp(in_group.masked_fill(~allowed, NEG_INF), dim=-1))
+        return torch.stack(columns, dim=-1)

@@ -1,0 +1,90 @@
+"""What every loaded model offers the app, the CLI and the evaluation: requests in, variant streams out.
+
+`GenerationRequest` is what a writer asks for; `LoadedModel` is the base of a bundle loaded on a
+device, whatever its family: the language model (engine/api.py, `LanguageLoadedModel`) and PermGen
+(engine/permgen/api.py, `PermGenLoadedModel`). Both modules import this one and neither imports the
+other at import time, so there is no import cycle between them.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import torch
+
+from engine.config import check_field_types
+from engine.controls import MAX_VARIANTS, TASKS, Capabilities
+from engine.decoding import DecodeConfig, DecodeStream, TokenEvent, Variant
+
+
+@dataclass(frozen=True)
+class GenerationRequest:
+    """What the writer asked for: task, inputs, number of variants and decoding settings."""
+
+    prompt: str = ""
+    n: int = 3
+    task: str = "continue"
+    decode: DecodeConfig = field(default_factory=DecodeConfig)
+    # PermGen tasks: the input and the sentence-order control (engine/permgen/control.py)
+    title: str = ""
+    keywords: list[str] = field(default_factory=list, hash=False)
+    num_sentences: int | None = None  # 1-10; None = the model decides (up to 10)
+    sentence_order: list[int] | None = field(default=None, hash=False)  # None / [first] / full order
+    beam_width: int = 1  # PermGen / paraphrase bundles: > 1 = beam search inside sentences
+
+    def __post_init__(self) -> None:
+        check_field_types(self)  # a ConfigError (ValueError) naming the field: n=1.5, prompt=None, …
+        for name, text in (("prompt", self.prompt), ("title", self.title), *(("keywords", k) for k in self.keywords)):
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError as error:  # e.g. a command-line argument with bytes that are not UTF-8
+                raise ValueError(f"{name} is not valid UTF-8 text (undecodable byte at position {error.start}); "
+                                 "save or type it as UTF-8") from None
+        if self.task not in TASKS:
+            raise ValueError(f"task {self.task!r} is not available; this engine supports {list(TASKS)}")
+        if not 1 <= self.n <= MAX_VARIANTS:
+            raise ValueError(f"number of variants must be between 1 and {MAX_VARIANTS}, got {self.n}")
+        if isinstance(self.beam_width, bool) or not 1 <= self.beam_width <= 16:
+            raise ValueError(f"beam width must be from 1 to 16 (1 = no beam search), got {self.beam_width}")
+        if self.task in ("story", "abstract"):  # PermGen: validates the count and the order up front
+            from engine.permgen.control import OrderControl
+
+            OrderControl(self.num_sentences, tuple(self.sentence_order or ()))
+
+
+class LoadedModel(ABC):
+    """A bundle loaded on a device, ready to generate."""
+
+    device: torch.device
+
+    @property
+    @abstractmethod
+    def capabilities(self) -> Capabilities:
+        """Which controls this model honours and what it writes (engine/controls.py): the CLI, the app
+        and eval read this."""
+
+    @abstractmethod
+    def stream(self, request: GenerationRequest, should_stop: Callable[[], bool] | None = None) -> DecodeStream:
+        """A stream of the request's variants; a request this model cannot serve raises ValueError."""
+
+    def generate(
+        self,
+        request: GenerationRequest,
+        on_token: Callable[[TokenEvent], None] | None = None,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> list[Variant]:
+        stream = self.stream(request, should_stop)
+        for event in stream:
+            if on_token is not None:
+                on_token(event)
+        return stream.variants
+
+    @abstractmethod
+    def group_names(self) -> list[str]:
+        """Labels of the head's sampling groups (POS tags, frequency classes, …) for colouring tokens."""
+
+    @abstractmethod
+    def token_counts(self) -> list[int]:
+        """Training-set count of every token id (the frequency classes the app colours by)."""

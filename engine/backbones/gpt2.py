@@ -20,7 +20,7 @@ import torch.nn.functional as F
 from torch import nn
 from transformers import GPT2Config, GPT2Model
 from transformers.cache_utils import Cache
-from transformers.models.gpt2.modeling_gpt2 import GPT2Attention, GPT2Block
+from transformers.models.gpt2.modeling_gpt2 import GPT2Block
 
 from engine.backbones.kv_cache import KVCache
 from engine.config import ConfigError, ModelConfig
@@ -53,6 +53,8 @@ class GPT2Backbone(nn.Module):
         # Decoding feeds the pad id to rows that already ended and ignores their outputs, so
         # transformers' "input_ids may be padded" warning would only be noise on every CLI run.
         self.transformer.config.pad_token_id = None
+        # GPT-2's own activation; `decode` then runs it as one fused op instead of transformers' several.
+        self.tanh_gelu = self.transformer.config.activation_function in ("gelu_new", "gelu_pytorch_tanh")
 
     @property
     def token_embedding(self) -> nn.Embedding:
@@ -81,34 +83,42 @@ class GPT2Backbone(nn.Module):
     def decode(self, input_ids: torch.Tensor, cache: KVCache) -> torch.Tensor:
         """Hidden states [B, T, D] of ids [B, T] that follow the cache's positions; fills the cache.
 
-        T > 1 (a prompt) attends causally; positions continue from `cache.length`."""
+        T > 1 (a prompt) attends causally; positions continue from `cache.length`. The block maths
+        run as functional ops on the modules' own parameters (one fused tanh-GELU, no module calls),
+        because per-op Python overhead is most of a step at this size (docs/decoding_speed.md)."""
         transformer, start = self.transformer, cache.length
-        length = input_ids.shape[1]
+        batch, length = input_ids.shape
+        dim = self.config.n_embd
         positions = torch.arange(start, start + length, device=input_ids.device)  # [T]
-        x = transformer.wte(input_ids) + transformer.wpe(positions)  # [B, T, D]
+        x = (F.embedding(input_ids, transformer.wte.weight) + F.embedding(positions, transformer.wpe.weight))
+        x = x.view(batch * length, dim)  # [B·T, D]
         mask = None
         if length > 1:  # query i (absolute start + i) sees keys 0 … start + i
             keys_at = torch.arange(start + length, device=input_ids.device)
             mask = keys_at[None, :] <= positions[:, None]  # [T, start + T]
         for layer, block in enumerate(cast(list[GPT2Block], transformer.h)):
-            x = x + self._attend(block.attn, block.ln_1(x), cache, layer, mask)
-            x = x + block.mlp(block.ln_2(x))
+            x = x + self._attend(block, x, cache, layer, batch, mask)
+            h = F.layer_norm(x, (dim,), block.ln_2.weight, block.ln_2.bias, block.ln_2.eps)
+            mlp = block.mlp
+            h = torch.addmm(mlp.c_fc.bias, h, mlp.c_fc.weight)  # [B·T, 4D]
+            h = F.gelu(h, approximate="tanh") if self.tanh_gelu else mlp.act(h)
+            x = x + torch.addmm(mlp.c_proj.bias, h, mlp.c_proj.weight)
         cache.advance(length)
-        hidden: torch.Tensor = transformer.ln_f(x)
-        return hidden
+        ln_f = transformer.ln_f
+        return F.layer_norm(x, (dim,), ln_f.weight, ln_f.bias, ln_f.eps).view(batch, length, dim)
 
     def _attend(
-        self, attn: GPT2Attention, x: torch.Tensor, cache: KVCache, layer: int, mask: torch.Tensor | None
+        self, block: GPT2Block, x: torch.Tensor, cache: KVCache, layer: int, batch: int, mask: torch.Tensor | None
     ) -> torch.Tensor:
-        """One self-attention sublayer on normalised x [B, T, D], keys/values kept in the cache."""
-        batch, length, dim = x.shape
+        """One self-attention sublayer on the residual x [B·T, D], keys/values kept in the cache → [B·T, D]."""
+        attn, dim = block.attn, x.shape[1]
         heads = self.config.n_head
-        q, k, v = attn.c_attn(x).split(dim, dim=2)  # each [B, T, D]
-        q, k, v = (t.view(batch, length, heads, dim // heads).transpose(1, 2) for t in (q, k, v))  # [B, H, T, d]
+        h = F.layer_norm(x, (dim,), block.ln_1.weight, block.ln_1.bias, block.ln_1.eps)
+        qkv = torch.addmm(attn.c_attn.bias, h, attn.c_attn.weight)  # [B·T, 3D]
+        q, k, v = qkv.view(batch, -1, 3, heads, dim // heads).permute(2, 0, 3, 1, 4).unbind(0)  # each [B, H, T, d]
         keys, values = cache.write(layer, k, v)  # [B, H, S, d]
         out = F.scaled_dot_product_attention(q, keys, values, attn_mask=mask)  # [B, H, T, d]
-        projected: torch.Tensor = attn.c_proj(out.transpose(1, 2).reshape(batch, length, dim))
-        return projected
+        return torch.addmm(attn.c_proj.bias, out.transpose(1, 2).reshape(x.shape[0], dim), attn.c_proj.weight)
 
 
 def load_hf_gpt2_backbone(directory: Path) -> GPT2Backbone:

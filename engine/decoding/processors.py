@@ -13,6 +13,7 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 
+import numpy as np
 import torch
 
 NEG_INF = float("-inf")
@@ -60,7 +61,11 @@ class TopP(ScoreProcessor):
 
     Convention (used everywhere in Variorum): sort by probability, keep token i if the
     cumulative mass *before* it is < p; so the top token is always kept and the kept mass is
-    the first to reach ≥ p.
+    the first to reach ≥ p. Tokens tied with the smallest kept score are all kept (as in `TopK`).
+
+    Only the sorted *values* are needed: the kept set is every score ≥ the smallest kept one.
+    On CPU the values come from numpy's vectorised sort, about ten times faster than
+    `torch.sort` on a [N, V] row of this size (docs/decoding_speed.md).
     """
 
     def __init__(self, p: float) -> None:
@@ -69,12 +74,20 @@ class TopP(ScoreProcessor):
         self.p = p
 
     def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
-        sorted_scores, order = torch.sort(scores, dim=-1, descending=True)
+        sorted_scores = sorted_descending(scores)  # [N, V]
         probs = torch.softmax(sorted_scores, dim=-1)
         mass_before = torch.cumsum(probs, dim=-1) - probs  # [N, V]
-        drop_sorted = mass_before >= self.p
-        drop = torch.zeros_like(drop_sorted).scatter(-1, order, drop_sorted)
-        return scores.masked_fill(drop, NEG_INF)
+        kept = (mass_before < self.p).sum(dim=-1, keepdim=True).clamp(min=1)  # [N, 1]; ≥ 1 for nan rows
+        threshold = sorted_scores.gather(-1, kept - 1)  # [N, 1] the smallest kept score
+        return scores.masked_fill(scores < threshold, NEG_INF)
+
+
+def sorted_descending(scores: torch.Tensor) -> torch.Tensor:
+    """The values of scores [N, V] sorted along the last axis, largest first (no indices)."""
+    if scores.device.type == "cpu" and scores.dtype in (torch.float32, torch.float64) and not scores.requires_grad:
+        ascending = torch.from_numpy(np.sort(scores.numpy(), axis=-1))
+        return ascending.flip(-1)
+    return torch.sort(scores, dim=-1, descending=True).values
 
 
 class RepetitionPenalty(ScoreProcessor):

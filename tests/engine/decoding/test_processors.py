@@ -86,3 +86,34 @@ def test_settings_build_processors_in_order() -> None:
     chain = DecodeConfig(temperature=0.8, top_k=5, top_p=0.9, repetition_penalty=1.2).processors()
     assert [type(p).__name__ for p in chain] == ["RepetitionPenalty", "Temperature", "TopK", "TopP"]
     assert DecodeConfig().processors() == []
+
+
+def sort_based_top_p(p: float, scores: torch.Tensor) -> torch.Tensor:
+    """The former TopP: full argsort, then scatter the dropped positions back."""
+    sorted_scores, order = torch.sort(scores, dim=-1, descending=True)
+    probs = torch.softmax(sorted_scores, dim=-1)
+    drop_sorted = (torch.cumsum(probs, dim=-1) - probs) >= p
+    drop = torch.zeros_like(drop_sorted).scatter(-1, order, drop_sorted)
+    return scores.masked_fill(drop, float("-inf"))
+
+
+@pytest.mark.parametrize("p", [0.05, 0.5, 0.9, 0.99, 1.0])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_top_p_equals_the_sort_based_definition(p: float, dtype: torch.dtype) -> None:
+    generator = torch.Generator().manual_seed(7)
+    scores = torch.log_softmax(torch.randn(6, 500, generator=generator, dtype=dtype) * 3, dim=-1)
+    scores[1, ::3] = float("-inf")  # forbidden tokens
+    scores[2] = float("-inf")  # a row with nothing allowed stays as it is
+    scores[2, 0] = 0.0
+    assert torch.equal(TopP(p)(IDS, scores), sort_based_top_p(p, scores))
+
+
+def test_top_p_keeps_every_token_tied_with_the_smallest_kept() -> None:
+    scores = torch.tensor([[0.5, 0.25, 0.25]]).log()  # the second token alone reaches p = 0.6
+    assert kept(TopP(0.6)(IDS, scores)) == [0, 1, 2]
+    assert kept(TopP(0.5)(IDS, scores)) == [0]
+
+
+def test_top_p_leaves_an_all_forbidden_row_unchanged() -> None:
+    scores = torch.full((1, 4), float("-inf"))
+    assert torch.equal(TopP(0.9)(IDS, scores), scores)

@@ -38,3 +38,14 @@ def test_cached_decoding_matches_the_full_forward(tiny_model: LanguageModel, tok
     torch.testing.assert_close(torch.cat([prompt, *steps], dim=1), full, atol=1e-5, rtol=1e-4)
     cache.select_rows(torch.tensor([1]))
     assert cache.keys.shape[1] == 1 and cache.length == ids.shape[1]
+
+
+def test_decode_equals_transformers_forward_step_by_step(tiny_model: LanguageModel) -> None:
+    """The functional decode path (fused GELU, no module calls) reproduces transformers' forward."""
+    ids = torch.randint(0, tiny_model.config.vocab_size, (3, 9), generator=torch.Generator().manual_seed(1))
+    with torch.inference_mode():
+        full, _ = tiny_model.hidden_states(ids)  # [3, 9, D]
+        cache = tiny_model.new_cache(3)
+        prompt = tiny_model.decode(ids[:, :5], cache)
+        steps = [tiny_model.decode(ids[:, t : t + 1], cache) for t in range(5, 9)]
+    assert torch.allclose(torch.cat([prompt, *steps], dim=1), full, atol=1e-5)

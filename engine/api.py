@@ -16,6 +16,7 @@ import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import platformdirs
 import torch
@@ -25,6 +26,7 @@ from engine.bundle_choice import bundle_tasks, choose_bundle, read_defaults
 from engine.config import check_field_types
 from engine.controls import LM_TASKS, MAX_VARIANTS, TASKS, Capabilities
 from engine.decoding import DecodeConfig, TokenEvent, Variant, VariantStream
+from engine.decoding.backbone_runner import BackboneRunner
 from engine.devices import gpu_unavailable_reason, resolve_device
 from engine.pos.tagger import Tagger, TaggerUnavailableError
 from engine.prompt_join import stream_after_prompt
@@ -100,9 +102,20 @@ def describe_bundle(path: Path) -> BundleInfo:
 class LoadedModel:
     """A bundle loaded on a device, ready to generate."""
 
-    def __init__(self, bundle: Bundle, device: torch.device) -> None:
+    runtime = "torch"  # what runs the decoder step, e.g. "onnx (CPUExecutionProvider)"
+    runtime_note = ""  # why an ONNX choice fell back to torch, '' when it did not
+    runner: BackboneRunner[Any] | None = None  # None: the torch model itself
+
+    def __init__(self, bundle: Bundle, device: torch.device, runtime: str = "torch") -> None:
+        """`runtime`: auto / torch / onnx / onnx-int8 (engine/onnx/runtime.py)."""
         self.bundle = bundle
         self.device = device
+        if runtime != "torch":
+            from engine.onnx.runtime import choose_lm_runtime
+
+            config = bundle.model.config
+            choice = choose_lm_runtime(bundle.path, config.block_size, config.n_embd, runtime, device)
+            self.runtime, self.runner, self.runtime_note = choice.name, choice.runner, choice.note
 
     @property
     def capabilities(self) -> dict[str, object]:
@@ -122,7 +135,8 @@ class LoadedModel:
             raise ValueError("beam search is for story / abstract / paraphrase models; a language model samples")
         # Encoded without trailing whitespace; variants come back ready to append (engine/prompt_join.py).
         return stream_after_prompt(
-            self.bundle.model, self.bundle.tokenizer, request.prompt, request.n, request.decode, should_stop
+            self.bundle.model, self.bundle.tokenizer, request.prompt, request.n, request.decode, should_stop,
+            self.runner,
         )
 
     def generate(
@@ -194,8 +208,11 @@ class Engine:
             if directory.is_dir():
                 yield from sorted(p for p in directory.iterdir() if (p / CONFIG_FILE).is_file())
 
-    def load(self, path: Path, device: str = "auto") -> LoadedModel:
-        """Load and validate a bundle (raises BundleError with a specific message)."""
+    def load(self, path: Path, device: str = "auto", runtime: str = "auto") -> LoadedModel:
+        """Load and validate a bundle (raises BundleError with a specific message).
+
+        `runtime` (auto / torch / onnx / onnx-int8) picks what runs the decoder step of a language
+        model (engine/onnx/runtime.py); PermGen bundles decode with torch."""
         target = resolve_device(device)
         from engine.permgen.bundle import is_permgen_bundle, load_permgen_bundle
 
@@ -203,7 +220,7 @@ class Engine:
             from engine.permgen.api import PermGenLoadedModel
 
             return PermGenLoadedModel(load_permgen_bundle(Path(path), target), target)
-        return LoadedModel(load_bundle(Path(path), target), target)
+        return LoadedModel(load_bundle(Path(path), target), target, runtime)
 
 
 __all__ = [

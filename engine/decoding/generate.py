@@ -30,7 +30,7 @@ from typing import Any, cast
 
 import torch
 
-from engine.backbones.kv_cache import KVCache
+from engine.decoding.backbone_runner import BackboneRunner, StepCache
 from engine.decoding.class_sampling import check_group_controls, most_likely_groups
 from engine.decoding.processors import ScoreProcessor, apply_processors
 from engine.decoding.sampler import STAGE_GROUP, STAGE_TOKEN, draw_rows
@@ -111,11 +111,14 @@ class VariantStream:
         settings: DecodeConfig,
         should_stop: Callable[[], bool] | None = None,
         prompts: Sequence[Sequence[int]] | None = None,
+        runner: BackboneRunner[Any] | None = None,
     ) -> None:
+        """`runner` computes the hidden states (engine/decoding/backbone_runner.py); default: `model` itself."""
         if not 1 <= n <= 64:
             raise ValueError(f"number of variants must be in [1, 64], got {n}")
         check_group_controls(settings.active_class_controls(), model.head)  # F² controls need an F² head
         self.model = model
+        self.runner: BackboneRunner[Any] = runner if runner is not None else model
         self.tokenizer = tokenizer
         # One context per row: the shared prompt n times, or each row its own (`prompts`).
         self.row_prompts = _row_prompts(tokenizer.eos_id, prompt_ids, n, prompts)
@@ -149,13 +152,13 @@ class VariantStream:
         finally:
             self.model.train(was_training)
 
-    def _encode(self, ids: torch.Tensor, cache: KVCache) -> torch.Tensor:
+    def _encode(self, ids: torch.Tensor, cache: StepCache) -> torch.Tensor:
         """Encode the context [N, T] (cropped to the block) into the emptied cache → hidden [N, W, D]."""
         block = self.model.config.block_size
         if ids.shape[1] > block:
             ids = ids[:, -(block // 2) :]
         cache.length = 0
-        return self.model.decode(ids, cache)
+        return self.runner.decode(ids, cache)
 
     def _initial_st_state(self, ids: torch.Tensor, hidden: torch.Tensor) -> torch.Tensor | None:
         """ST's running log(1 − α) over the prompt (None for other heads); ids [N, P], hidden [N, W, D]."""
@@ -174,7 +177,7 @@ class VariantStream:
         history[:, :prompt_length] = torch.tensor(self.row_prompts, device=device)
         length = prompt_length
         start_steps = torch.tensor(self.start_steps, device=device)  # [N]
-        cache = self.model.new_cache(n)
+        cache = self.runner.new_cache(n)
         context = self._encode(history[:, :length], cache)
         st_state = self._initial_st_state(history[:, :length], context)  # ST only: p(eos_t) depends on every step
         hidden = context[:, -1]
@@ -213,7 +216,7 @@ class VariantStream:
             history[:, length] = tokens
             length += 1
             if cache.length < cache.capacity:
-                hidden = self.model.decode(tokens[:, None], cache)[:, -1]
+                hidden = self.runner.decode(tokens[:, None], cache)[:, -1]
             else:  # the window is full: re-encode its last half (a sliding window)
                 hidden = self._encode(history[:, :length], cache)[:, -1]
         self._finish(active, FINISH_LENGTH)
@@ -317,9 +320,10 @@ def generate_variants(
     settings: DecodeConfig,
     on_token: Callable[[TokenEvent], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
+    runner: BackboneRunner[Any] | None = None,
 ) -> list[Variant]:
     """Generate `n` continuations of `prompt`, calling `on_token` for each streamed token."""
-    stream = VariantStream(model, tokenizer, tokenizer.encode(prompt), n, settings, should_stop)
+    stream = VariantStream(model, tokenizer, tokenizer.encode(prompt), n, settings, should_stop, runner=runner)
     for event in stream:
         if on_token is not None:
             on_token(event)

@@ -107,7 +107,7 @@ class LoadedModel:
     runner: BackboneRunner[Any] | None = None  # None: the torch model itself
 
     def __init__(self, bundle: Bundle, device: torch.device, runtime: str = "torch") -> None:
-        """`runtime`: auto / torch / onnx / onnx-int8 (engine/onnx/runtime.py)."""
+        """`runtime`: auto / torch / onnx (engine/onnx/runtime.py)."""
         self.bundle = bundle
         self.device = device
         if runtime != "torch":
@@ -211,7 +211,7 @@ class Engine:
     def load(self, path: Path, device: str = "auto", runtime: str = "auto") -> LoadedModel:
         """Load and validate a bundle (raises BundleError with a specific message).
 
-        `runtime` (auto / torch / onnx / onnx-int8) picks what runs the decoder step of a language
+        `runtime` (auto / torch / onnx) picks what runs the decoder step of a language
         model (engine/onnx/runtime.py); PermGen bundles decode with torch."""
         target = resolve_device(device)
         from engine.permgen.bundle import is_permgen_bundle, load_permgen_bundle

@@ -3,7 +3,7 @@
 What is exported, and what stays in torch (docs/onnx-runtime.md):
 
 - the **backbone step** — token ids + per-layer key/value cache in, hidden states [N, T, D] + the
-  grown cache out (`graphs.GPT2StepGraph`; for PermGen also the encoder and the decoder step);
+  grown cache out (`graphs.GPT2StepGraph`);
 - the **output head stays in torch**. The head's weight-dependent projections (output layer, F²
   class logits, the termination gate u·h) are one matrix product each, as fast in torch as in
   ONNX Runtime, and keeping them in torch means the two-level distributions (F², POSG, ST/NMST)
@@ -20,8 +20,8 @@ torch or onnxruntime; onnx / onnxruntime are imported only when a graph is expor
 
 from __future__ import annotations
 
-RUNTIMES = ("auto", "torch", "onnx", "onnx-int8")  # engine/onnx/runtime.py says what each means
-ONNX_DIR = "onnx"  # inside the bundle: decoder.onnx (+ encoder.onnx for PermGen), export.json
+RUNTIMES = ("auto", "torch", "onnx")  # engine/onnx/runtime.py says what each means
+ONNX_DIR = "onnx"  # inside the bundle: decoder.onnx and export.json
 EXPORT_FILE = "export.json"
 
 __all__ = ["EXPORT_FILE", "ONNX_DIR", "RUNTIMES"]

@@ -1,16 +1,11 @@
-"""`variorum export-onnx --bundle B`: write B's decoder step (and PermGen's encoder) as ONNX next to it.
+"""`variorum export-onnx --bundle B`: write B's decoder step as ONNX next to it.
 
-Files go to `<bundle>/onnx/`: `decoder.onnx` (+ `encoder.onnx` for a PermGen bundle), optionally
-`decoder.int8.onnx`, and `export.json`, the record the runtime checks before it uses them: the
+Files go to `<bundle>/onnx/`: `decoder.onnx` and `export.json`, the record the runtime checks before it uses them: the
 opset, every input and output with its dimension names, the sha256 of the bundle's weights
 file (a retrained bundle makes the export stale: the runtime says so and falls back to torch)
 and of each graph file (a damaged file is caught before ONNX Runtime reads it). The bundle's
 card gets an "ONNX export" section with the same facts. Graphs are traced from the modules of
 `engine.onnx.graphs` with the classic exporter, every batch / length axis dynamic.
-
-int8 (`--int8`): ONNX Runtime's dynamic quantization of the decoder's matrix products, kept
-only when the held-out perplexity of the int8 model is within 2% of the fp32 model's
-(`engine.onnx.quantize`); the check's numbers go into export.json and the card either way.
 """
 
 from __future__ import annotations
@@ -22,16 +17,15 @@ import re
 import sys
 import warnings
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
 import torch
 from torch import nn
 
 from engine.bundle import CARD_FILE, WEIGHTS_FILE, BundleError, load_bundle
 from engine.onnx import EXPORT_FILE, ONNX_DIR
-from engine.onnx.graphs import BartDecoderStepGraph, BartEncoderGraph, GPT2StepGraph
+from engine.onnx.graphs import GPT2StepGraph
 
 OPSET = 17  # LayerNormalization is a native op from 17; ONNX Runtime ≥ 1.15 runs it everywhere
 EXPORT_FORMAT = 1
@@ -52,7 +46,7 @@ class GraphRecord:
 class ExportRecord:
     """What `export.json` holds; the runtime refuses an export whose record does not fit the bundle."""
 
-    kind: str  # "lm" or "permgen"
+    kind: str  # "lm": a language model's decoder step
     opset: int
     weights_sha256: str
     layers: int
@@ -61,7 +55,6 @@ class ExportRecord:
     graphs: dict[str, GraphRecord]
     format: int = EXPORT_FORMAT
     torch_version: str = torch.__version__
-    int8: dict[str, Any] = field(default_factory=dict)  # the perplexity check, when --int8 ran
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=1)
@@ -101,7 +94,7 @@ def _empty_past(layers: int, rows: int, heads: int, length: int, head_dim: int) 
 
 
 def export_lm(bundle_dir: Path, out: Path) -> ExportRecord:
-    """The GPT-2 decoder step of an LM bundle → `out/decoder.onnx`."""
+    """The GPT-2 decoder step of a language-model bundle → `out/decoder.onnx`."""
     bundle = load_bundle(bundle_dir, "cpu")
     config = bundle.model.config
     layers, heads, head_dim = config.n_layer, config.n_head, config.n_embd // config.n_head
@@ -116,43 +109,12 @@ def export_lm(bundle_dir: Path, out: Path) -> ExportRecord:
                         {"decoder": record})
 
 
-def export_permgen(bundle_dir: Path, out: Path) -> ExportRecord:
-    """PermGen's encoder and decoder step → `out/encoder.onnx`, `out/decoder.onnx`."""
-    from engine.permgen.bundle import load_permgen_bundle
-
-    model = load_permgen_bundle(bundle_dir, torch.device("cpu")).model
-    m = model.config.model
-    layers, heads, head_dim = m.n_layer, m.n_head, m.n_embd // m.n_head
-    source = torch.randint(4, m.vocab_size, (2, 5))  # [N, S]
-    encoder = _trace(BartEncoderGraph(model.backbone).eval(), (source, torch.ones_like(source)),
-                     out / "encoder.onnx", {"source_ids": ["batch", "source"], "source_mask": ["batch", "source"]},
-                     {"states": ["batch", "source", m.n_embd]})
-    states = torch.randn(2, 5, m.n_embd)
-    ids = torch.randint(4, m.vocab_size, (2, 3))
-    positions = torch.ones_like(ids)
-    decoder = _trace(
-        BartDecoderStepGraph(model.backbone).eval(),
-        (ids, positions, positions, states, torch.ones_like(source), *_empty_past(layers, 2, heads, 4, head_dim)),
-        out / "decoder.onnx",
-        {"input_ids": ["batch", "new"], "sentence": ["batch", "new"], "local": ["batch", "new"],
-         "states": ["batch", "source", m.n_embd], "source_mask": ["batch", "source"],
-         **_cache_dims("past", layers, heads, head_dim, "past")},
-        {"hidden": ["batch", "new", m.n_embd], **_cache_dims("present", layers, heads, head_dim, "total")},
-    )
-    return ExportRecord("permgen", OPSET, file_sha256(bundle_dir / WEIGHTS_FILE), layers, heads, head_dim,
-                        {"encoder": encoder, "decoder": decoder})
-
-
 def card_section(record: ExportRecord) -> str:
-    """The card's "ONNX export" section: opset, graphs with their shapes, the int8 check."""
+    """The card's "ONNX export" section: opset and the graphs with their shapes."""
     lines = [CARD_SECTION, "", f"Exported with `variorum export-onnx` (opset {record.opset}, torch "
              f"{record.torch_version}) to `{ONNX_DIR}/`; `--runtime onnx` or `auto` runs it with ONNX Runtime.", ""]
     for name, graph in record.graphs.items():
         lines.append(f"- {name} (`{graph.file}`): in {_describe(graph.inputs)}; out {_describe(graph.outputs)}")
-    if record.int8:
-        verdict = "offered" if record.int8.get("offered") else "not offered (perplexity rose more than 2%)"
-        lines.append(f"- int8 dynamic quantization: held-out perplexity {record.int8['fp32_perplexity']:.3f} fp32, "
-                     f"{record.int8['int8_perplexity']:.3f} int8 ({record.int8['change_percent']:+.2f}%): {verdict}")
     return "\n".join(lines) + "\n"
 
 
@@ -180,19 +142,17 @@ def update_card(card: str, section: str) -> str:
     return card.rstrip("\n") + "\n\n" + section
 
 
-def export_bundle(bundle_dir: Path, int8: bool = False) -> ExportRecord:
+def export_bundle(bundle_dir: Path) -> ExportRecord:
     """Export the bundle's graphs to `<bundle>/onnx/`, write export.json and the card section."""
     from engine.permgen.bundle import is_permgen_bundle
 
     bundle_dir = Path(bundle_dir)
+    if is_permgen_bundle(bundle_dir):
+        raise BundleError(f"bundle {bundle_dir} is a PermGen bundle; export-onnx writes language-model bundles only")
     out = bundle_dir / ONNX_DIR
     out.mkdir(exist_ok=True)
     (out / EXPORT_FILE).unlink(missing_ok=True)  # no record while the graphs are rewritten: a crash leaves none
-    record = export_permgen(bundle_dir, out) if is_permgen_bundle(bundle_dir) else export_lm(bundle_dir, out)
-    if int8:
-        from engine.onnx.quantize import quantize_checked
-
-        record.int8 = quantize_checked(bundle_dir, record)
+    record = export_lm(bundle_dir, out)
     (out / EXPORT_FILE).write_text(record.to_json())
     card = bundle_dir / CARD_FILE
     card.write_text(update_card(card.read_text(errors="replace"), card_section(record)))
@@ -201,18 +161,13 @@ def export_bundle(bundle_dir: Path, int8: bool = False) -> ExportRecord:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="variorum export-onnx", description=__doc__.splitlines()[0])
-    parser.add_argument("--bundle", type=Path, required=True, help="bundle directory (LM or PermGen)")
-    parser.add_argument("--int8", action="store_true",
-                        help="also write an int8 decoder, offered only if held-out perplexity stays within 2%%")
+    parser.add_argument("--bundle", type=Path, required=True, help="language-model bundle directory")
     args = parser.parse_args(argv)
     try:
-        record = export_bundle(args.bundle, args.int8)
+        record = export_bundle(args.bundle)
     except BundleError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     for name, graph in record.graphs.items():
         print(f"{name}: {args.bundle / ONNX_DIR / graph.file} (opset {record.opset})")
-    if record.int8:
-        print(f"int8: {'offered' if record.int8['offered'] else 'not offered'} "
-              f"(perplexity {record.int8['change_percent']:+.2f}% vs fp32)")
     return 0

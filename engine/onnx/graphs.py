@@ -1,7 +1,7 @@
-"""Torch modules written for ONNX tracing: the GPT-2 decoder step and PermGen's encoder / decoder step.
+"""Torch modules written for ONNX tracing: the GPT-2 decoder step.
 
 Each module computes exactly what the torch decoding path computes (the same weights, the same
-maths as `GPT2Backbone.decode` and `HierarchicalDecoder.forward`), but in the form an exported
+maths as `GPT2Backbone.decode`), but in the form an exported
 graph needs: the key/value cache is an explicit input (`past_*`, [N, H, S, d] per layer) and the
 grown cache an explicit output (`present_*`, [N, H, S + T, d]), and every position, mask and
 length is derived from tensor shapes, so one graph serves every batch size, prompt length and
@@ -16,10 +16,8 @@ from typing import cast
 
 import torch
 from torch import nn
-from transformers.models.bart.modeling_bart import BartAttention, BartDecoderLayer
 from transformers.models.gpt2.modeling_gpt2 import GPT2Block
 
-from engine.backbones.bart import BartBackbone
 from engine.backbones.gpt2 import GPT2Backbone
 
 
@@ -73,67 +71,3 @@ class GPT2StepGraph(nn.Module):
             x = x + block.mlp(block.ln_2(x))
             presents += [keys, values]
         return (transformer.ln_f(x), *presents)
-
-
-class BartEncoderGraph(nn.Module):
-    """(source ids [N, S], source mask int64 [N, S]) → encoder states [N, S, D], as `BartBackbone.encode`."""
-
-    def __init__(self, backbone: BartBackbone) -> None:
-        super().__init__()
-        self.backbone = backbone
-
-    def forward(self, source_ids: torch.Tensor, source_mask: torch.Tensor) -> torch.Tensor:
-        return self.backbone.encode(source_ids, source_mask.bool())
-
-
-class BartDecoderStepGraph(nn.Module):
-    """PermGen decoder step (self-attention cache explicit; cross-attention over the given encoder states).
-
-    Inputs: ids, sentence, local [N, T]; encoder states [N, S, D]; source mask int64 [N, S]; past
-    self-attention keys/values per layer [N, H, P, d]. Outputs: hidden [N, T, D], present keys/values
-    [N, H, P + T, d]. Cross-attention keys/values are recomputed from the encoder states every step:
-    they are [S, D]-sized (a source of a few dozen tokens), cheaper than carrying a second cache."""
-
-    def __init__(self, backbone: BartBackbone) -> None:
-        super().__init__()
-        self.decoder = backbone.decoder
-
-    def forward(
-        self, ids: torch.Tensor, sentence: torch.Tensor, local: torch.Tensor, states: torch.Tensor,
-        source_mask: torch.Tensor, *past: torch.Tensor,
-    ) -> tuple[torch.Tensor, ...]:
-        decoder = self.decoder
-        start, length = past[0].shape[2], ids.shape[1]
-        if decoder.embed_positions is not None:  # plain BART: learned absolute positions
-            positions = torch.arange(length, device=ids.device) + start
-            embedded = decoder.embed_tokens(ids) + decoder.embed_positions(positions)[None]
-        else:
-            assert decoder.embed_sentence is not None and decoder.embed_local is not None
-            embedded = decoder.embed_tokens(ids) + decoder.embed_sentence(sentence) + decoder.embed_local(local)
-        x = decoder.layernorm_embedding(embedded)  # [N, T, D]
-        self_mask = causal_mask(start, length, x)  # [T, P + T]
-        zero, lowest = torch.zeros((), dtype=x.dtype), torch.tensor(torch.finfo(x.dtype).min)
-        cross_mask = torch.where(source_mask[:, None, None, :] > 0, zero, lowest)  # [N, 1, 1, S]
-        presents: list[torch.Tensor] = []
-        for index, layer in enumerate(cast(list[BartDecoderLayer], decoder.layers)):
-            attn = layer.self_attn
-            heads = attn.num_heads
-            keys = torch.cat([past[2 * index], _heads(attn.k_proj(x), heads)], dim=2)  # [N, H, P + T, d]
-            values = torch.cat([past[2 * index + 1], _heads(attn.v_proj(x), heads)], dim=2)
-            x = layer.self_attn_layer_norm(x + _project(attn, x, keys, values, self_mask))
-            cross = layer.encoder_attn
-            cross_keys = _heads(cross.k_proj(states), cross.num_heads)  # [N, H, S, d]
-            cross_values = _heads(cross.v_proj(states), cross.num_heads)
-            x = layer.encoder_attn_layer_norm(x + _project(cross, x, cross_keys, cross_values, cross_mask))
-            x = layer.final_layer_norm(x + layer.fc2(layer.activation_fn(layer.fc1(x))))
-            presents += [keys, values]
-        return (x, *presents)
-
-
-def _project(
-    attn: BartAttention, x: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, mask: torch.Tensor
-) -> torch.Tensor:
-    """BART attention output for queries from x [N, T, D] over keys/values [N, H, S, d] → [N, T, D]."""
-    q = _heads(attn.q_proj(x), attn.num_heads)  # BART's scaling sits in `_attention`'s 1/√d
-    out: torch.Tensor = attn.out_proj(_merge(_attention(q, keys, values, mask)))
-    return out

@@ -1,13 +1,12 @@
-"""The runtime choice `auto | torch | onnx | onnx-int8`, resolved for one loaded bundle.
+"""The runtime choice `auto | torch | onnx`, resolved for one loaded bundle.
 
 - `torch`: the torch backbone (no runner; the decoder uses the model itself);
 - `onnx`: the exported fp32 decoder step on ONNX Runtime (CUDA provider on a GPU, CPU otherwise);
-- `onnx-int8`: the int8 decoder, where the export offered it (held-out perplexity within 2%);
 - `auto`: `onnx` when the bundle has an export and onnxruntime is installed, else `torch`.
 
 Whenever ONNX was asked for (or `auto` found an export) but cannot be used — package missing,
-export stale or damaged, int8 not offered — the choice falls back to torch (or to fp32 ONNX
-for int8) and `RuntimeChoice.note` holds one line saying why, for the CLI and the app to show.
+export stale or damaged — the choice falls back to torch and `RuntimeChoice.note` holds one line
+saying why, for the CLI and the app to show.
 """
 
 from __future__ import annotations
@@ -20,9 +19,7 @@ import torch
 
 from engine.onnx import RUNTIMES
 from engine.onnx.runner import OnnxBackboneRunner
-from engine.onnx.session import OnnxUnavailable, exported, open_graphs, read_record
-
-INT8_FILE = "decoder.int8.onnx"
+from engine.onnx.session import OnnxUnavailable, exported, open_graphs
 
 
 @dataclass
@@ -49,29 +46,10 @@ def choose_lm_runtime(bundle_dir: Path, block_size: int, n_embd: int, runtime: s
     check_runtime(runtime)
     if runtime == "torch" or (runtime == "auto" and not (exported(bundle_dir) and onnxruntime_installed())):
         return RuntimeChoice("torch")
-    note = ""
-    graph_file = None
-    if runtime == "onnx-int8" and device.type == "cuda":
-        note = "int8 decoding is for the CPU; using the fp32 ONNX decoder on the GPU"
-    elif runtime == "onnx-int8":
-        graph_file, note = _int8_file(bundle_dir)
     try:
-        graphs = open_graphs(bundle_dir, "lm", device, graph_file)
+        graphs = open_graphs(bundle_dir, "lm", device)
     except OnnxUnavailable as error:
         return RuntimeChoice("torch", note=f"ONNX Runtime not used, decoding with torch: {error}")
     runner = OnnxBackboneRunner(graphs, block_size, n_embd)
-    return RuntimeChoice(runner.name + (" int8" if graph_file else ""), runner, note)
+    return RuntimeChoice(runner.name, runner)
 
-
-def _int8_file(bundle_dir: Path) -> tuple[str | None, str]:
-    """(the int8 decoder's file, '') when the export offered it, else (None, why fp32 is used)."""
-    try:
-        int8 = read_record(bundle_dir, "lm").get("int8", {})
-    except OnnxUnavailable:
-        return None, ""  # open_graphs reports the export's problem
-    if not int8:
-        return None, "no int8 decoder was exported (variorum export-onnx --int8); using the fp32 ONNX decoder"
-    if not int8.get("offered"):
-        return None, (f"the int8 decoder is not offered: held-out perplexity rose {int8['change_percent']:+.2f}% "
-                      "(more than 2%); using the fp32 ONNX decoder")
-    return INT8_FILE, ""

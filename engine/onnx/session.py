@@ -95,15 +95,12 @@ def _session(ort: Any, path: Path, sha256: str, device: torch.device) -> Any:
         raise OnnxUnavailable(f"ONNX Runtime cannot load {path} ({str(error).splitlines()[0][:160]})") from None
 
 
-def open_graphs(bundle_dir: Path, kind: str, device: torch.device, graph_file: str | None = None) -> OpenGraphs:
-    """Sessions for every graph of the bundle's export (`graph_file` replaces the decoder's, e.g. int8)."""
+def open_graphs(bundle_dir: Path, kind: str, device: torch.device) -> OpenGraphs:
+    """Sessions for every graph of the bundle's export."""
     ort = _import_onnxruntime()
     bundle_dir = Path(bundle_dir)
     record = read_record(bundle_dir, kind)
     sessions = {}
     for role, graph in record["graphs"].items():
-        file, sha256 = graph["file"], graph["sha256"]
-        if role == "decoder" and graph_file is not None:
-            file, sha256 = graph_file, record.get("int8", {}).get("sha256", "")
-        sessions[role] = _session(ort, bundle_dir / ONNX_DIR / file, sha256, device)
+        sessions[role] = _session(ort, bundle_dir / ONNX_DIR / graph["file"], graph["sha256"], device)
     return OpenGraphs(sessions, record, device)

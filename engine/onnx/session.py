@@ -4,8 +4,8 @@
 no onnxruntime package, no export, an export of other weights (the bundle was retrained), a
 damaged or foreign .onnx file — and callers print it and decode with torch instead
 (`engine.onnx.runtime.choose_runner`). Providers: CUDA when the model is on a GPU and the
-installed onnxruntime-gpu offers it, the CPU provider otherwise; CPU sessions use as many
-threads as torch does, so both runtimes get the same cores.
+installed onnxruntime-gpu offers it, the CPU provider otherwise; CPU sessions run the step on one
+thread (see `_session`).
 """
 
 from __future__ import annotations
@@ -86,8 +86,12 @@ def _session(ort: Any, path: Path, sha256: str, device: torch.device) -> Any:
                               "re-run `variorum export-onnx`")
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    options.intra_op_num_threads = torch.get_num_threads()
+    # One thread, no spinning: a decoder step of a small model is too little work to split across
+    # cores, and spinning idle workers steal the cores torch needs for the head and the sampler between
+    # steps (engine.benchmarks.generation --runtime onnx, docs/onnx-runtime.md).
+    options.intra_op_num_threads = 1
     options.inter_op_num_threads = 1
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     options.log_severity_level = 3  # errors only: ONNX Runtime's own warnings would print on every load
     try:
         return ort.InferenceSession(str(path), options, providers=providers_for(device, ort.get_available_providers()))

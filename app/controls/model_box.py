@@ -16,7 +16,9 @@ from engine.bundle_choice import choose_bundle, read_defaults
 from engine.onnx import RUNTIMES
 
 DEVICES = (("auto", "Automatic"), ("cpu", "CPU"), ("cuda", "GPU"))
-RUNTIME_LABELS = {"auto": "Automatic", "torch": "PyTorch", "onnx": "ONNX Runtime"}  # keys: engine.onnx.RUNTIMES
+RUNTIME_LABELS = {  # keys: engine.onnx.RUNTIMES
+    "auto": "Automatic", "torch": "PyTorch", "onnx": "ONNX Runtime", "onnx-int8": "ONNX Runtime int8",
+}
 
 
 class ModelBox(QGroupBox):

@@ -113,8 +113,9 @@ def compare_runtimes(
     return torch_rate, onnx_rate, hf_rate
 
 
-def onnx_runner(bundle: Bundle, device: torch.device, scratch: Path) -> BackboneRunner[Any]:
-    """The bundle's ONNX runner; a bundle without an export is exported to a copy in `scratch` first."""
+def onnx_runner(bundle: Bundle, device: torch.device, scratch: Path, runtime: str) -> BackboneRunner[Any]:
+    """The bundle's ONNX runner (`runtime` onnx / onnx-int8); a bundle without an export is exported to a
+    copy in `scratch` first (int8 needs `variorum export-onnx --int8 FILES` beforehand)."""
     from engine.onnx.export import export_bundle
     from engine.onnx.runtime import choose_lm_runtime
     from engine.onnx.session import exported
@@ -126,16 +127,17 @@ def onnx_runner(bundle: Bundle, device: torch.device, scratch: Path) -> Backbone
         export_bundle(path)
         print(f"({bundle.path} has no ONNX export: exported a copy to {path})")
     config = bundle.model.config
-    choice = choose_lm_runtime(path, config.block_size, config.n_embd, "onnx", device)
+    choice = choose_lm_runtime(path, config.block_size, config.n_embd, runtime, device)
     if choice.runner is None:
         raise SystemExit(choice.note)
+    print(f"runtime: {choice.name}" + (f" ({choice.note})" if choice.note else ""))
     return choice.runner
 
 
 def print_runtimes(bundle: Bundle, twin: GPT2LMHeadModel, device: torch.device, args: argparse.Namespace) -> None:
     """`--runtime onnx`: torch / ONNX Runtime / HF tokens/s side by side, and ONNX / torch."""
     with tempfile.TemporaryDirectory() as scratch:
-        runner = onnx_runner(bundle, device, Path(scratch))
+        runner = onnx_runner(bundle, device, Path(scratch), args.runtime)
         print(f"{'variants × tokens':>18} {'torch tok/s':>12} {'ONNX tok/s':>11} {'HF tok/s':>9} {'ONNX/torch':>11}")
         for n, new_tokens in args.shapes:
             ours, onnx, theirs = compare_runtimes(bundle, twin, runner, n, new_tokens, args.rounds)
@@ -157,8 +159,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--shapes", nargs="+", type=parse_shape, default=[(1, 100), (5, 100), (8, 200)],
                         metavar="NxT", help="variants x new tokens (default: 1x100 5x100 8x200)")
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--runtime", default="torch", choices=["torch", "onnx"],
-                        help="onnx: also time the ONNX Runtime decoder step (engine/onnx), side by side")
+    parser.add_argument("--runtime", default="torch", choices=["torch", "onnx", "onnx-int8"],
+                        help="onnx / onnx-int8: also time the ONNX Runtime decoder step (engine/onnx), side by side")
     args = parser.parse_args(argv)
     # transformers advises padding masks; every row here has the same length
     logging.getLogger("transformers").setLevel(logging.ERROR)
@@ -168,7 +170,7 @@ def main(argv: list[str] | None = None) -> None:
     nn.Module.to(twin, device)  # in place; transformers' own `to` stub rejects a torch.device
     print(f"bundle {args.bundle} · {device} · top-p 0.9 · {torch.get_num_threads()} threads · "
           f"median of {args.rounds} alternating rounds")
-    if args.runtime == "onnx":
+    if args.runtime != "torch":
         print_runtimes(bundle, twin, device, args)
         return
     print(f"{'variants × tokens':>18} {'ours tok/s':>11} {'HF tok/s':>9} {'ours/HF':>8}")

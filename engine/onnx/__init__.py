@@ -20,7 +20,7 @@ torch or onnxruntime; onnx / onnxruntime are imported only when a graph is expor
 
 from __future__ import annotations
 
-RUNTIMES = ("auto", "torch", "onnx")  # engine/onnx/runtime.py says what each means
+RUNTIMES = ("auto", "torch", "onnx", "onnx-int8")  # engine/onnx/runtime.py says what each means
 ONNX_DIR = "onnx"  # inside the bundle: decoder.onnx and export.json
 EXPORT_FILE = "export.json"
 

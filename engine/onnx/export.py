@@ -1,11 +1,13 @@
 """`variorum export-onnx --bundle B`: write B's decoder step as ONNX next to it.
 
-Files go to `<bundle>/onnx/`: `decoder.onnx` and `export.json`, the record the runtime checks before it uses them: the
-opset, every input and output with its dimension names, the sha256 of the bundle's weights
-file (a retrained bundle makes the export stale: the runtime says so and falls back to torch)
-and of each graph file (a damaged file is caught before ONNX Runtime reads it). The bundle's
-card gets an "ONNX export" section with the same facts. Graphs are traced from the modules of
-`engine.onnx.graphs` with the classic exporter, every batch / length axis dynamic.
+Files go to `<bundle>/onnx/`: `decoder.onnx`; with `--int8 FILES` also `decoder.int8.onnx` when
+it keeps held-out perplexity within 2% (engine/onnx/quantize.py); and `export.json`, the record
+the runtime checks before it uses them: the opset, every input and output with its dimension
+names, the sha256 of the bundle's weights file (a retrained bundle makes the export stale: the
+runtime says so and falls back to torch) and of each graph file (a damaged file is caught before
+ONNX Runtime reads it). The bundle's card gets an "ONNX export" section with the same facts.
+Graphs are traced from the modules of `engine.onnx.graphs` with the classic exporter, every
+batch / length axis dynamic.
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ import re
 import sys
 import warnings
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import torch
 from torch import nn
@@ -53,6 +56,7 @@ class ExportRecord:
     heads: int
     head_dim: int
     graphs: dict[str, GraphRecord]
+    int8: dict[str, Any] = field(default_factory=dict)  # the int8 perplexity check (engine/onnx/quantize.py)
     format: int = EXPORT_FORMAT
     torch_version: str = torch.__version__
 
@@ -115,6 +119,10 @@ def card_section(record: ExportRecord) -> str:
              f"{record.torch_version}) to `{ONNX_DIR}/`; `--runtime onnx` or `auto` runs it with ONNX Runtime.", ""]
     for name, graph in record.graphs.items():
         lines.append(f"- {name} (`{graph.file}`): in {_describe(graph.inputs)}; out {_describe(graph.outputs)}")
+    if record.int8:
+        verdict = "offered (`--runtime onnx-int8`)" if record.int8["offered"] else "not offered (more than 2%)"
+        lines.append(f"- int8 dynamic quantization: held-out perplexity {record.int8['fp32_perplexity']} fp32, "
+                     f"{record.int8['int8_perplexity']} int8 ({record.int8['change_percent']:+}%): {verdict}")
     return "\n".join(lines) + "\n"
 
 
@@ -142,17 +150,24 @@ def update_card(card: str, section: str) -> str:
     return card.rstrip("\n") + "\n\n" + section
 
 
-def export_bundle(bundle_dir: Path) -> ExportRecord:
+def export_bundle(bundle_dir: Path, int8_files: list[Path] | None = None) -> ExportRecord:
     """Export the bundle's graphs to `<bundle>/onnx/`, write export.json and the card section."""
     from engine.permgen.bundle import is_permgen_bundle
 
     bundle_dir = Path(bundle_dir)
+    if not bundle_dir.is_dir():
+        raise BundleError(f"bundle {bundle_dir} does not exist or is not a directory")
     if is_permgen_bundle(bundle_dir):
         raise BundleError(f"bundle {bundle_dir} is a PermGen bundle; export-onnx writes language-model bundles only")
     out = bundle_dir / ONNX_DIR
     out.mkdir(exist_ok=True)
     (out / EXPORT_FILE).unlink(missing_ok=True)  # no record while the graphs are rewritten: a crash leaves none
     record = export_lm(bundle_dir, out)
+    (out / EXPORT_FILE).write_text(record.to_json())  # the int8 check opens the fp32 graph through it
+    if int8_files:
+        from engine.onnx.quantize import quantize_checked
+
+        record.int8 = quantize_checked(bundle_dir, int8_files)
     (out / EXPORT_FILE).write_text(record.to_json())
     card = bundle_dir / CARD_FILE
     card.write_text(update_card(card.read_text(errors="replace"), card_section(record)))
@@ -162,12 +177,19 @@ def export_bundle(bundle_dir: Path) -> ExportRecord:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="variorum export-onnx", description=__doc__.splitlines()[0])
     parser.add_argument("--bundle", type=Path, required=True, help="language-model bundle directory")
+    parser.add_argument("--int8", type=Path, nargs="+", metavar="FILE",
+                        help="also write an int8 decoder for the CPU, offered only if the held-out perplexity on "
+                        "these files (the bundle's validation split, as `variorum perplexity`) rises at most 2%%")
     args = parser.parse_args(argv)
     try:
-        record = export_bundle(args.bundle)
+        record = export_bundle(args.bundle, args.int8)
     except BundleError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     for name, graph in record.graphs.items():
         print(f"{name}: {args.bundle / ONNX_DIR / graph.file} (opset {record.opset})")
+    if record.int8:
+        print(f"int8: {'offered' if record.int8['offered'] else 'not offered'}, held-out perplexity "
+              f"{record.int8['fp32_perplexity']} fp32 → {record.int8['int8_perplexity']} int8 "
+              f"({record.int8['change_percent']:+}%)")
     return 0

@@ -99,12 +99,17 @@ def _session(ort: Any, path: Path, sha256: str, device: torch.device) -> Any:
         raise OnnxUnavailable(f"ONNX Runtime cannot load {path} ({str(error).splitlines()[0][:160]})") from None
 
 
-def open_graphs(bundle_dir: Path, kind: str, device: torch.device) -> OpenGraphs:
-    """Sessions for every graph of the bundle's export."""
+def open_graphs(bundle_dir: Path, kind: str, device: torch.device, decoder_file: str | None = None,
+                decoder_sha256: str = "") -> OpenGraphs:
+    """Sessions for every graph of the bundle's export; `decoder_file` (with its sha256) replaces the
+    recorded decoder, e.g. the int8 one."""
     ort = _import_onnxruntime()
     bundle_dir = Path(bundle_dir)
     record = read_record(bundle_dir, kind)
     sessions = {}
     for role, graph in record["graphs"].items():
-        sessions[role] = _session(ort, bundle_dir / ONNX_DIR / graph["file"], graph["sha256"], device)
+        file, sha256 = graph["file"], graph["sha256"]
+        if role == "decoder" and decoder_file is not None:
+            file, sha256 = decoder_file, decoder_sha256
+        sessions[role] = _session(ort, bundle_dir / ONNX_DIR / file, sha256, device)
     return OpenGraphs(sessions, record, device)

@@ -16,9 +16,7 @@ import argparse
 import hashlib
 import json
 import re
-import sys
 import warnings
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +25,7 @@ import torch
 from torch import nn
 
 from engine.bundle import CARD_FILE, WEIGHTS_FILE, BundleError, load_bundle
+from engine.cli_errors import reports_user_errors
 from engine.onnx import EXPORT_FILE, ONNX_DIR
 from engine.onnx.graphs import GPT2StepGraph
 
@@ -174,18 +173,15 @@ def export_bundle(bundle_dir: Path, int8_files: list[Path] | None = None) -> Exp
     return record
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+@reports_user_errors("export-onnx")
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="variorum export-onnx", description=__doc__.splitlines()[0])
     parser.add_argument("--bundle", type=Path, required=True, help="language-model bundle directory")
     parser.add_argument("--int8", type=Path, nargs="+", metavar="FILE",
                         help="also write an int8 decoder for the CPU, offered only if the held-out perplexity on "
                         "these files (the bundle's validation split, as `variorum perplexity`) rises at most 2%%")
     args = parser.parse_args(argv)
-    try:
-        record = export_bundle(args.bundle, args.int8)
-    except BundleError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+    record = export_bundle(args.bundle, args.int8)
     for name, graph in record.graphs.items():
         print(f"{name}: {args.bundle / ONNX_DIR / graph.file} (opset {record.opset})")
     if record.int8:

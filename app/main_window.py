@@ -71,6 +71,7 @@ class MainWindow(FilesMixin, GenerationMixin):
         self.new_document()
         self.controls.decode.set_values(self.settings.controls)
         self.controls.model.set_device(self.settings.device)
+        self.controls.model.set_runtime(self.settings.runtime)
         self.apply_look()
         self.controls.decode.changed.connect(self.settings_changed)
         self.offer_recovery([settings_notice, self.presets.notice, self.autosave_session.notice])
@@ -179,6 +180,7 @@ class MainWindow(FilesMixin, GenerationMixin):
         self.controls.model.bundle_chosen.connect(self.load_bundle)
         self.controls.mode.mode_picked.connect(self.load_model_for_mode)
         self.controls.model.device_chosen.connect(self._on_device)
+        self.controls.model.runtime_chosen.connect(self._on_runtime)
         self.generator.tokens.connect(self._on_tokens)
         self.generator.finished.connect(self._on_finished)
         self.variants.insert_requested.connect(self.insert_text)
@@ -203,6 +205,14 @@ class MainWindow(FilesMixin, GenerationMixin):
 
     def _on_device(self, name: str) -> None:
         self.settings.device = name
+        self._reload_current()
+
+    def _on_runtime(self, name: str) -> None:
+        self.settings.runtime = name
+        self._reload_current()
+
+    def _reload_current(self) -> None:
+        """Save the changed device / runtime setting and reload the picked model with it."""
         self.settings_changed()
         index = self.controls.model.picker.currentIndex()
         bundles = self.controls.model.bundles

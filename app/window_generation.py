@@ -38,9 +38,9 @@ class GenerationMixin(WindowBase):
     def load_bundle(self, path: Path) -> None:
         if self.generator.running:
             self.generator.stop()
-        device = self.controls.model.device_name()
+        device, runtime = self.controls.model.device_name(), self.controls.model.runtime_name()
         self.controls.model.set_loading(True, path.name)
-        self._loader = BackgroundCall(lambda: self.engine.load(path, device), self)
+        self._loader = BackgroundCall(lambda: self.engine.load(path, device, runtime), self)
         self._loader.done.connect(lambda model: self._on_loaded(path, model))
         self._loader.failed.connect(lambda message: self._on_load_failed(path, message))
         self._loader.start()
@@ -59,7 +59,9 @@ class GenerationMixin(WindowBase):
         self.labels = LabelSource(model)
         capabilities = model.capabilities
         self.controls.model.set_loading(False)
-        self.controls.model.set_status(f"Loaded {path.name} on {model.device.type.upper()}.")
+        self.controls.model.set_status(f"Loaded {path.name} on {model.device.type.upper()} ({model.runtime}).")
+        if model.runtime_note:  # an ONNX export could not be used: say why once
+            self.add_notice(model.runtime_note)
         self.controls.mode.set_capabilities(capabilities)
         self.controls.decode.set_capabilities(capabilities)
         self.variants.set_group_mode_available(capabilities.head.groups > 1)

@@ -16,6 +16,7 @@ import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import platformdirs
 import torch
@@ -24,6 +25,7 @@ from engine.bundle import CONFIG_FILE, Bundle, BundleError, load_model_bundle
 from engine.bundle_choice import bundle_tasks, choose_bundle, read_defaults
 from engine.controls import LM_TASKS, Capabilities
 from engine.decoding import DecodeConfig, DecodeStream, TokenEvent, Variant
+from engine.decoding.backbone_runner import BackboneRunner
 from engine.devices import gpu_unavailable_reason, resolve_device
 from engine.loaded_model import GenerationRequest, LoadedModel
 from engine.pos.tagger import Tagger, TaggerUnavailableError
@@ -65,9 +67,18 @@ def describe_bundle(path: Path) -> BundleInfo:
 class LanguageLoadedModel(LoadedModel):
     """A language-model bundle loaded on a device, ready to continue text."""
 
-    def __init__(self, bundle: Bundle, device: torch.device) -> None:
+    runner: BackboneRunner[Any] | None = None  # None: the torch model itself
+
+    def __init__(self, bundle: Bundle, device: torch.device, runtime: str = "torch") -> None:
+        """`runtime`: auto / torch / onnx (engine/onnx/runtime.py)."""
         self.bundle = bundle
         self.device = device
+        if runtime != "torch":
+            from engine.onnx.runtime import choose_lm_runtime
+
+            config = bundle.model.config
+            choice = choose_lm_runtime(bundle.path, config.block_size, config.n_embd, runtime, device)
+            self.runtime, self.runner, self.runtime_note = choice.name, choice.runner, choice.note
 
     @property
     def capabilities(self) -> Capabilities:
@@ -81,7 +92,8 @@ class LanguageLoadedModel(LoadedModel):
             raise ValueError("beam search is for story / abstract / paraphrase models; a language model samples")
         # Encoded without trailing whitespace; variants come back ready to append (engine/prompt_join.py).
         return stream_after_prompt(
-            self.bundle.model, self.bundle.tokenizer, request.prompt, request.n, request.decode, should_stop
+            self.bundle.model, self.bundle.tokenizer, request.prompt, request.n, request.decode, should_stop,
+            self.runner,
         )
 
     def group_names(self) -> list[str]:
@@ -134,12 +146,15 @@ class Engine:
             if directory.is_dir():
                 yield from sorted(p for p in directory.iterdir() if (p / CONFIG_FILE).is_file())
 
-    def load(self, path: Path, device: str = "auto") -> LoadedModel:
-        """Load and validate a bundle (raises BundleError with a specific message)."""
+    def load(self, path: Path, device: str = "auto", runtime: str = "auto") -> LoadedModel:
+        """Load and validate a bundle (raises BundleError with a specific message).
+
+        `runtime` (auto / torch / onnx) picks what runs the decoder step of a language
+        model (engine/onnx/runtime.py); PermGen bundles decode with torch."""
         target = resolve_device(device)
         bundle = load_model_bundle(Path(path), target)  # either family (docs/training-and-bundles.md)
         if isinstance(bundle, Bundle):
-            return LanguageLoadedModel(bundle, target)
+            return LanguageLoadedModel(bundle, target, runtime)
         from engine.permgen.api import PermGenLoadedModel  # PermGen encoder-decoder (docs/architecture.md)
 
         return PermGenLoadedModel(bundle, target)

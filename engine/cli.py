@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from engine.controls import DECODE_DEFAULTS, TASKS
+from engine.onnx import RUNTIMES
 
 if TYPE_CHECKING:  # torch, transformers and rich load only when a command runs, so --help is instant
     from rich.console import Console, Group
@@ -32,6 +33,7 @@ FORWARDED: dict[str, tuple[str, str]] = {
     "diagnose": ("engine.diagnostics.cli", "embedding I(W), group cosine, PPL/Uniq per frequency group"),
     "build-recipe": ("engine.recipes", "build a bundle from recipes/<name>.json and measure it"),
     "eval": ("engine.evaluation.run", "evaluate bundles on a split: the papers' tables and plots"),
+    "export-onnx": ("engine.onnx.export", "write a bundle's decoder step as ONNX for --runtime onnx"),
 }
 
 
@@ -48,6 +50,8 @@ def _generate_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[t
     p.add_argument("--greedy", action="store_true")
     p.add_argument("--seed", type=int, help="base seed; variant i uses seed + i")
     p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+    p.add_argument("--runtime", default="auto", choices=list(RUNTIMES),
+                   help="what runs the decoder: auto = ONNX Runtime when the bundle has an export (export-onnx)")
     # POS-guided sampling: only for POSG models
     p.add_argument("--pos-top-k", type=int, help="POSG: keep the k likeliest POS tags (k_POS), 0 = off "
                    f"(default {DECODE_DEFAULTS.pos_top_k}, off with --flat-sampling)")
@@ -136,7 +140,9 @@ def run_generate(args: argparse.Namespace, console: Console) -> int:
     decode = decode_from_flags(args)  # bad settings and requests fail before the model loads
     request = GenerationRequest(prompt=args.prompt, n=args.num_variants, decode=decode, beam_width=args.beam,
                                 **_paragraph_fields(args))  # type: ignore[arg-type]
-    model = engine.load(path, device=args.device)
+    model = engine.load(path, device=args.device, runtime=args.runtime)
+    if model.runtime_note:  # an ONNX choice fell back: say why, once
+        print(f"warning: {model.runtime_note}", file=sys.stderr)
     request = dataclasses.replace(request, decode=fit_to_model(args, decode, model.capabilities))
     stop = threading.Event()
     stream = model.stream(request, should_stop=stop.is_set)

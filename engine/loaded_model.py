@@ -58,6 +58,8 @@ class LoadedModel(ABC):
     """A bundle loaded on a device, ready to generate."""
 
     device: torch.device
+    runtime = "torch"  # what runs the decoder step, e.g. "onnx (CPUExecutionProvider)" (engine/onnx/runtime.py)
+    runtime_note = ""  # why an ONNX choice fell back to torch, '' when it did not
 
     @property
     @abstractmethod

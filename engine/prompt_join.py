@@ -12,8 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
+from typing import Any
 
 from engine.decoding import DecodeConfig, TokenEvent, VariantStream
+from engine.decoding.backbone_runner import BackboneRunner
 from engine.model import LanguageModel
 from engine.tokenizer import VariorumTokenizer
 
@@ -60,9 +62,10 @@ def stream_after_prompt(
     n: int,
     settings: DecodeConfig,
     should_stop: Callable[[], bool] | None = None,
+    runner: BackboneRunner[Any] | None = None,
 ) -> VariantStream:
     """N variants continuing `prompt`, encoded without its trailing whitespace (module docstring)."""
     prompt_ids: Sequence[int] = tokenizer.encode(prompt.rstrip())
-    stream = PromptJoinedStream(model, tokenizer, prompt_ids, n, settings, should_stop)
+    stream = PromptJoinedStream(model, tokenizer, prompt_ids, n, settings, should_stop, runner=runner)
     stream.strip_leading_space = follows_space(prompt)
     return stream

@@ -13,8 +13,12 @@ from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QLabel, QProgre
 from app.theme import error_text_colour
 from engine.api import BundleInfo, gpu_unavailable_reason
 from engine.bundle_choice import choose_bundle, read_defaults
+from engine.onnx import RUNTIMES
 
 DEVICES = (("auto", "Automatic"), ("cpu", "CPU"), ("cuda", "GPU"))
+RUNTIME_LABELS = {  # keys: engine.onnx.RUNTIMES
+    "auto": "Automatic", "torch": "PyTorch", "onnx": "ONNX Runtime", "onnx-int8": "ONNX Runtime int8",
+}
 
 
 class ModelBox(QGroupBox):
@@ -22,6 +26,7 @@ class ModelBox(QGroupBox):
 
     bundle_chosen = Signal(object)
     device_chosen = Signal(str)
+    runtime_chosen = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__("Model", parent)
@@ -41,6 +46,12 @@ class ModelBox(QGroupBox):
             item.setEnabled(False)
             item.setToolTip(f"GPU unavailable: {self.gpu_reason}")
             self.device.setItemText(index, "GPU (unavailable)")
+        self.runtime = QComboBox()
+        self.runtime.setAccessibleName("Runtime")
+        self.runtime.setToolTip("What runs the model. Automatic uses ONNX Runtime (faster on a CPU) when the "
+                                "model has an ONNX export (variorum export-onnx), PyTorch otherwise.")
+        for key in RUNTIMES:
+            self.runtime.addItem(RUNTIME_LABELS[key], key)
         self.summary = QLabel(wordWrap=True, textFormat=Qt.TextFormat.MarkdownText)  # cards are Markdown
         self.summary.setAccessibleName("Model summary")
         self.status = QLabel(wordWrap=True)
@@ -50,6 +61,7 @@ class ModelBox(QGroupBox):
         form = QFormLayout(self)
         form.addRow("Model", self.picker)
         form.addRow("Device", self.device)
+        form.addRow("Runtime", self.runtime)
         if self.gpu_reason:
             form.addRow(QLabel(f"<small>GPU unavailable: {self.gpu_reason}</small>", wordWrap=True))
         form.addRow(self.summary)
@@ -59,6 +71,15 @@ class ModelBox(QGroupBox):
         self.defaults: dict[str, str] = {}  # task → bundle name (defaults.json of the bundles' folders)
         self.picker.activated.connect(self._on_pick)
         self.device.activated.connect(lambda _: self.device_chosen.emit(self.device_name()))
+        self.runtime.activated.connect(lambda _: self.runtime_chosen.emit(self.runtime_name()))
+
+    def runtime_name(self) -> str:
+        return str(self.runtime.currentData())
+
+    def set_runtime(self, name: str) -> None:
+        index = self.runtime.findData(name)
+        if index >= 0:
+            self.runtime.setCurrentIndex(index)
 
     def device_name(self) -> str:
         return str(self.device.currentData())
@@ -117,6 +138,7 @@ class ModelBox(QGroupBox):
         self.progress.setVisible(loading)
         self.picker.setEnabled(not loading)
         self.device.setEnabled(not loading)
+        self.runtime.setEnabled(not loading)
         if loading:
             self.set_status(f"Loading {name}…")
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from app.controls.values import clean_control_values
 from app.persistence.atomic import write_text_atomic
+from engine.onnx import RUNTIMES
 
 THEMES = ("light", "dark")
 MAX_RECENT = 10
@@ -29,6 +30,7 @@ class AppSettings:
     recent_files: list[str] = field(default_factory=list)
     last_bundle: str = ""
     device: str = "auto"
+    runtime: str = "auto"  # what runs the decoder step: auto / torch / onnx (engine/onnx)
     controls: dict[str, Any] = field(default_factory=dict)  # last-used control values
 
     def add_recent(self, path: str) -> None:
@@ -44,6 +46,8 @@ class AppSettings:
             raise ValueError("recent_files must be a list of paths")
         if not isinstance(self.last_bundle, str) or self.device not in ("auto", "cpu", "cuda"):
             raise ValueError(f"last_bundle must be a path and device auto/cpu/cuda, got {self.device!r}")
+        if self.runtime not in RUNTIMES:
+            raise ValueError(f"runtime must be one of {list(RUNTIMES)}, got {self.runtime!r}")
         if not isinstance(self.controls, dict):
             raise ValueError("controls must be an object")
 

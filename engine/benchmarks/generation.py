@@ -1,6 +1,7 @@
 """Generation speed: our engine vs Hugging Face `generate()` on the same weights and settings.
 
     python -m engine.benchmarks.generation [--bundle DIR] [--device cpu|cuda] [--shapes 1x100 5x100 8x200]
+    python -m engine.benchmarks.generation --runtime onnx   # torch / ONNX Runtime / HF side by side
 
 Both decode N variants of one prompt as one batch with a KV cache, sampling with the same
 temperature / top-p. The HF model is a `GPT2LMHeadModel` holding a copy of the bundle's
@@ -14,9 +15,13 @@ from __future__ import annotations
 
 import argparse
 import logging
+import shutil
 import statistics
+import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import torch
 from torch import nn
@@ -26,6 +31,7 @@ from engine.api import RESOURCES_MODELS
 from engine.backbones.gpt2 import hf_config
 from engine.bundle import Bundle, load_bundle
 from engine.decoding import DecodeConfig, generate_variants
+from engine.decoding.backbone_runner import BackboneRunner
 from engine.devices import DEVICE_CHOICES, resolve_device
 
 PROMPT = "Tom wanted to learn to play the guitar."
@@ -48,11 +54,13 @@ def _clock(device: torch.device) -> float:
     return time.perf_counter()
 
 
-def time_ours(bundle: Bundle, n: int, new_tokens: int, seed: int) -> tuple[float, int]:
+def time_ours(
+    bundle: Bundle, n: int, new_tokens: int, seed: int, runner: BackboneRunner[Any] | None = None
+) -> tuple[float, int]:
     settings = DecodeConfig(max_new_tokens=new_tokens, top_p=0.9, seed=seed)
     device = next(bundle.model.parameters()).device
     start = _clock(device)
-    variants = generate_variants(bundle.model, bundle.tokenizer, PROMPT, n, settings)
+    variants = generate_variants(bundle.model, bundle.tokenizer, PROMPT, n, settings, runner=runner)
     return _clock(device) - start, sum(len(v.token_ids) for v in variants)
 
 
@@ -85,6 +93,57 @@ def compare(bundle: Bundle, twin: GPT2LMHeadModel, n: int, new_tokens: int, roun
     return statistics.median(ours), statistics.median(theirs)
 
 
+def compare_runtimes(
+    bundle: Bundle, twin: GPT2LMHeadModel, runner: BackboneRunner[Any], n: int, new_tokens: int, rounds: int
+) -> tuple[float, float, float]:
+    """Median tokens/s (torch, ONNX Runtime, HF) over `rounds` rounds alternating the three, after a warm-up."""
+    timers: list[Callable[[int], tuple[float, int]]] = [
+        lambda seed: time_ours(bundle, n, new_tokens, seed),
+        lambda seed: time_ours(bundle, n, new_tokens, seed, runner),
+        lambda seed: time_hf(bundle, twin, n, new_tokens, seed),
+    ]
+    rates: list[list[float]] = [[] for _ in timers]
+    for timer in timers:
+        timer(0)
+    for round_index in range(rounds):
+        for timer, rate in zip(timers, rates, strict=True):
+            seconds, tokens = timer(round_index)
+            rate.append(tokens / seconds)
+    torch_rate, onnx_rate, hf_rate = (statistics.median(rate) for rate in rates)
+    return torch_rate, onnx_rate, hf_rate
+
+
+def onnx_runner(bundle: Bundle, device: torch.device, scratch: Path, runtime: str) -> BackboneRunner[Any]:
+    """The bundle's ONNX runner (`runtime` onnx / onnx-int8); a bundle without an export is exported to a
+    copy in `scratch` first (int8 needs `variorum export-onnx --int8 FILES` beforehand)."""
+    from engine.onnx.export import export_bundle
+    from engine.onnx.runtime import choose_lm_runtime
+    from engine.onnx.session import exported
+
+    path = bundle.path
+    if not exported(path):
+        path = scratch / bundle.path.name
+        shutil.copytree(bundle.path, path)
+        export_bundle(path)
+        print(f"({bundle.path} has no ONNX export: exported a copy to {path})")
+    config = bundle.model.config
+    choice = choose_lm_runtime(path, config.block_size, config.n_embd, runtime, device)
+    if choice.runner is None:
+        raise SystemExit(choice.note)
+    print(f"runtime: {choice.name}" + (f" ({choice.note})" if choice.note else ""))
+    return choice.runner
+
+
+def print_runtimes(bundle: Bundle, twin: GPT2LMHeadModel, device: torch.device, args: argparse.Namespace) -> None:
+    """`--runtime onnx`: torch / ONNX Runtime / HF tokens/s side by side, and ONNX / torch."""
+    with tempfile.TemporaryDirectory() as scratch:
+        runner = onnx_runner(bundle, device, Path(scratch), args.runtime)
+        print(f"{'variants × tokens':>18} {'torch tok/s':>12} {'ONNX tok/s':>11} {'HF tok/s':>9} {'ONNX/torch':>11}")
+        for n, new_tokens in args.shapes:
+            ours, onnx, theirs = compare_runtimes(bundle, twin, runner, n, new_tokens, args.rounds)
+            print(f"{f'{n} × {new_tokens}':>18} {ours:12.1f} {onnx:11.1f} {theirs:9.1f} {onnx / ours:11.2f}")
+
+
 def parse_shape(text: str) -> tuple[int, int]:
     """'5x100' → (5 variants, 100 new tokens)."""
     variants, _, tokens = text.partition("x")
@@ -100,6 +159,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--shapes", nargs="+", type=parse_shape, default=[(1, 100), (5, 100), (8, 200)],
                         metavar="NxT", help="variants x new tokens (default: 1x100 5x100 8x200)")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--runtime", default="torch", choices=["torch", "onnx", "onnx-int8"],
+                        help="onnx / onnx-int8: also time the ONNX Runtime decoder step (engine/onnx), side by side")
     args = parser.parse_args(argv)
     # transformers advises padding masks; every row here has the same length
     logging.getLogger("transformers").setLevel(logging.ERROR)
@@ -109,6 +170,9 @@ def main(argv: list[str] | None = None) -> None:
     nn.Module.to(twin, device)  # in place; transformers' own `to` stub rejects a torch.device
     print(f"bundle {args.bundle} · {device} · top-p 0.9 · {torch.get_num_threads()} threads · "
           f"median of {args.rounds} alternating rounds")
+    if args.runtime != "torch":
+        print_runtimes(bundle, twin, device, args)
+        return
     print(f"{'variants × tokens':>18} {'ours tok/s':>11} {'HF tok/s':>9} {'ours/HF':>8}")
     for n, new_tokens in args.shapes:
         ours, theirs = compare(bundle, twin, n, new_tokens, args.rounds)

@@ -32,8 +32,9 @@ from typing import Any
 
 import torch
 
+from engine.decoding.backbone_runner import BackboneRunner
 from engine.decoding.settings import DecodeConfig
-from engine.decoding.step import BackboneRunner, LanguageModelRows
+from engine.decoding.step import LanguageModelRows
 from engine.decoding.token_sampler import TokenSampler
 from engine.heads.termination import prompt_start_step
 from engine.model import LanguageModel
@@ -115,8 +116,9 @@ class VariantStream(DecodeStream):
         settings: DecodeConfig,
         should_stop: Callable[[], bool] | None = None,
         prompts: Sequence[Sequence[int]] | None = None,
-        runner: BackboneRunner | None = None,
+        runner: BackboneRunner[Any] | None = None,
     ) -> None:
+        """`runner` computes the hidden states (engine/decoding/backbone_runner.py); default: `model` itself."""
         if not 1 <= n <= 64:
             raise ValueError(f"number of variants must be in [1, 64], got {n}")
         self.sampler = TokenSampler(model.head, settings)  # a bad control fails here, before any token
@@ -213,9 +215,10 @@ def generate_variants(
     settings: DecodeConfig,
     on_token: Callable[[TokenEvent], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
+    runner: BackboneRunner[Any] | None = None,
 ) -> list[Variant]:
     """Generate `n` continuations of `prompt`, calling `on_token` for each streamed token."""
-    stream = VariantStream(model, tokenizer, tokenizer.encode(prompt), n, settings, should_stop)
+    stream = VariantStream(model, tokenizer, tokenizer.encode(prompt), n, settings, should_stop, runner=runner)
     for event in stream:
         if on_token is not None:
             on_token(event)

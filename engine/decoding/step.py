@@ -22,11 +22,11 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Any
 
 import torch
 
-from engine.backbones.kv_cache import KVCache
+from engine.decoding.backbone_runner import BackboneRunner
 from engine.heads.base import HeadState, OutputHead, select_state
 from engine.heads.termination import context_steps, prompt_start_step
 from engine.model import EOS_ID, LanguageModel
@@ -71,14 +71,6 @@ class DecodeRows(ABC):
         """Keep the cache's (and any other per-row state's) rows `rows`."""
 
 
-class BackboneRunner(Protocol):
-    """What the LM rows need from a backbone: an empty cache and one incremental step."""
-
-    def new_cache(self, rows: int) -> KVCache: ...
-
-    def decode(self, input_ids: torch.Tensor, cache: KVCache) -> torch.Tensor: ...
-
-
 class LanguageModelRows(DecodeRows):
     """Rows of a decoder-only LM continuing equal-length contexts [eos, *prompt] (already cut to the window).
 
@@ -89,10 +81,10 @@ class LanguageModelRows(DecodeRows):
 
     def __init__(
         self, model: LanguageModel, contexts: Sequence[Sequence[int]], capacity: int,
-        runner: BackboneRunner | None = None,
+        runner: BackboneRunner[Any] | None = None,
     ) -> None:
         self.model = model
-        self.runner: BackboneRunner = runner if runner is not None else model
+        self.runner: BackboneRunner[Any] = runner if runner is not None else model
         self.block = model.config.block_size
         device = next(model.parameters()).device
         prompt_length = len(contexts[0])

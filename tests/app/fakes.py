@@ -68,6 +68,7 @@ class FakeModel:
         self.length = length
         self.fail_at: int | None = None
         self.device = torch.device("cpu")
+        self.runtime, self.runtime_note = "torch", ""
         self.requests: list[GenerationRequest] = []
 
     @property
@@ -98,7 +99,7 @@ class FakeEngine:
     def list_bundles(self) -> list[BundleInfo]:
         return list(self.bundles)
 
-    def load(self, path: Path, device: str = "auto") -> FakeModel:
+    def load(self, path: Path, device: str = "auto", runtime: str = "auto") -> FakeModel:
         if self.load_error:
             raise BundleError(self.load_error)
         return self.model

@@ -28,7 +28,7 @@ class TwoModelEngine(FakeEngine):
                        "c-story": FakeModel(writes("story"))}
         self.loaded: list[str] = []
 
-    def load(self, path: Path, device: str = "auto") -> FakeModel:
+    def load(self, path: Path, device: str = "auto", runtime: str = "auto") -> FakeModel:
         self.loaded.append(Path(path).name)
         return self.models[Path(path).name]
 

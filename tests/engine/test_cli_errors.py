@@ -29,6 +29,7 @@ def missing_path_argv(command: str, tmp_path: Path) -> list[str]:
         "diagnose": ["diagnose", "--bundle", missing, "--files", missing],
         "build-recipe": ["build-recipe", missing + ".json"],
         "eval": ["eval", "--bundles", missing, "--split-file", missing, "--out", out],
+        "export-onnx": ["export-onnx", "--bundle", missing],
     }[command]
 
 

@@ -1,0 +1,73 @@
+"""Torch modules written for ONNX tracing: the GPT-2 decoder step.
+
+Each module computes exactly what the torch decoding path computes (the same weights, the same
+maths as `GPT2Backbone.decode`), but in the form an exported
+graph needs: the key/value cache is an explicit input (`past_*`, [N, H, S, d] per layer) and the
+grown cache an explicit output (`present_*`, [N, H, S + T, d]), and every position, mask and
+length is derived from tensor shapes, so one graph serves every batch size, prompt length and
+cache length (dynamic axes). Attention is written out (QKᵀ/√d + mask → softmax → ·V) rather than
+through SDPA, so the exported graph is plain opset ops that every execution provider runs.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import cast
+
+import torch
+from torch import nn
+from transformers.models.gpt2.modeling_gpt2 import GPT2Block
+
+from engine.backbones.gpt2 import GPT2Backbone
+
+
+def _heads(x: torch.Tensor, heads: int) -> torch.Tensor:
+    """[N, T, D] → [N, H, T, d]."""
+    batch, length, dim = x.shape
+    return x.view(batch, length, heads, dim // heads).transpose(1, 2)
+
+
+def _merge(x: torch.Tensor) -> torch.Tensor:
+    """[N, H, T, d] → [N, T, D]."""
+    batch, heads, length, head_dim = x.shape
+    return x.transpose(1, 2).reshape(batch, length, heads * head_dim)
+
+
+def _attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """softmax(QKᵀ/√d + mask)·V: q [N, H, T, d], k/v [N, H, S, d], additive mask broadcast to [N, H, T, S]."""
+    scores = torch.matmul(q, k.transpose(-1, -2)) * (1.0 / math.sqrt(q.shape[-1])) + mask
+    return torch.matmul(torch.softmax(scores, dim=-1), v)
+
+
+def causal_mask(start: int, length: int, like: torch.Tensor) -> torch.Tensor:
+    """Additive mask [T, S + T]: query i (absolute start + i) sees keys 0 … start + i."""
+    positions = torch.arange(length, device=like.device) + start  # [T]
+    keys = torch.arange(positions.shape[0] + start, device=like.device)  # [S + T]
+    allowed = keys[None, :] <= positions[:, None]
+    return torch.where(allowed, torch.zeros((), dtype=like.dtype), torch.tensor(torch.finfo(like.dtype).min))
+
+
+class GPT2StepGraph(nn.Module):
+    """(ids [N, T], past keys/values per layer [N, H, S, d]) → (hidden [N, T, D], presents [N, H, S + T, d])."""
+
+    def __init__(self, backbone: GPT2Backbone) -> None:
+        super().__init__()
+        self.backbone = backbone
+        self.heads = backbone.config.n_head
+
+    def forward(self, input_ids: torch.Tensor, *past: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        transformer = self.backbone.transformer
+        start, length = past[0].shape[2], input_ids.shape[1]
+        positions = torch.arange(length, device=input_ids.device) + start  # [T]
+        x = transformer.wte(input_ids) + transformer.wpe(positions)  # [N, T, D]
+        mask = causal_mask(start, length, x)  # [T, S + T]
+        presents: list[torch.Tensor] = []
+        for layer, block in enumerate(cast(list[GPT2Block], transformer.h)):
+            normed = block.ln_1(x)
+            q, k, v = block.attn.c_attn(normed).split(normed.shape[-1], dim=2)
+            keys = torch.cat([past[2 * layer], _heads(k, self.heads)], dim=2)  # [N, H, S + T, d]
+            values = torch.cat([past[2 * layer + 1], _heads(v, self.heads)], dim=2)
+            x = x + block.attn.c_proj(_merge(_attention(_heads(q, self.heads), keys, values, mask)))
+            x = x + block.mlp(block.ln_2(x))
+            presents += [keys, values]
+        return (transformer.ln_f(x), *presents)

@@ -1,0 +1,108 @@
+"""The ONNX Runtime backbone runner: `new_cache(n)` and `decode(ids, cache) -> hidden [N, W, D]`.
+
+It is the decoding core's backbone runner seam (the torch one is `LanguageModel`), so the one
+decoder — sampler, processors, heads, streaming — runs unchanged over ONNX Runtime.
+
+Tensors cross into ONNX Runtime by IO binding: inputs and outputs are torch tensors whose memory
+ONNX Runtime reads and writes in place (host memory on the CPU provider, device memory on the
+CUDA provider), so a step copies nothing between the runtimes. The cache is one keys and one
+values tensor per layer, [N, H, S, d]; the graph returns them grown by the step's positions.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from engine.onnx.export import cache_names
+from engine.onnx.session import OpenGraphs
+
+_ELEMENT = {torch.float32: np.float32, torch.int64: np.int64}
+
+
+class OnnxKVCache:
+    """Per-layer keys / values [N, H, S, d] (2L tensors: keys 0, values 0, keys 1, …); S = `length`.
+
+    Same interface as `KVCache` for the decoder: `length` (settable to a shorter length, 0 to
+    re-encode a window), `capacity` and `select_rows`."""
+
+    def __init__(self, tensors: list[torch.Tensor], capacity: int) -> None:
+        self.tensors = tensors
+        self.capacity = capacity
+
+    @property
+    def length(self) -> int:
+        return int(self.tensors[0].shape[2])
+
+    @length.setter
+    def length(self, value: int) -> None:
+        if not 0 <= value <= self.length:
+            raise ValueError(f"the cache holds {self.length} positions; cannot set its length to {value}")
+        if value < self.length:
+            self.tensors = [t[:, :, :value].contiguous() for t in self.tensors]
+
+    def select_rows(self, rows: torch.Tensor) -> None:
+        """Keep rows `rows` [M] (repeats allowed), in that order."""
+        self.tensors = [t.index_select(0, rows) for t in self.tensors]
+
+
+def bind_input(binding: Any, name: str, tensor: torch.Tensor) -> None:
+    tensor = tensor.contiguous()
+    binding.bind_input(name, tensor.device.type, tensor.device.index or 0, _ELEMENT[tensor.dtype],
+                       list(tensor.shape), tensor.data_ptr())
+
+
+def bind_output(binding: Any, name: str, tensor: torch.Tensor) -> None:
+    binding.bind_output(name, tensor.device.type, tensor.device.index or 0, _ELEMENT[tensor.dtype],
+                        list(tensor.shape), tensor.data_ptr())
+
+
+def run_step(session: Any, inputs: dict[str, torch.Tensor], outputs: dict[str, torch.Tensor]) -> None:
+    """Run `session` reading `inputs` and writing into the preallocated `outputs` (all contiguous)."""
+    binding = session.io_binding()
+    kept = {name: tensor.contiguous() for name, tensor in inputs.items()}  # alive until the run ends
+    for name, tensor in kept.items():
+        bind_input(binding, name, tensor)
+    for name, tensor in outputs.items():
+        bind_output(binding, name, tensor)
+    session.run_with_iobinding(binding)
+
+
+class OnnxBackboneRunner:
+    """GPT-2 decoder step on ONNX Runtime; a drop-in for `LanguageModel.new_cache` / `decode`."""
+
+    def __init__(self, graphs: OpenGraphs, block_size: int, n_embd: int) -> None:
+        self.graphs = graphs
+        self.session = graphs.sessions["decoder"]
+        record = graphs.record
+        self.layers, self.heads, self.head_dim = int(record["layers"]), int(record["heads"]), int(record["head_dim"])
+        self.block_size = block_size
+        self.n_embd = n_embd
+        self.device = graphs.device
+
+    @property
+    def name(self) -> str:
+        return f"onnx ({self.graphs.provider})"
+
+    def new_cache(self, rows: int) -> OnnxKVCache:
+        """An empty cache for `rows` rows holding up to one block of positions."""
+        empty = torch.empty(rows, self.heads, 0, self.head_dim, device=self.device)
+        return OnnxKVCache([empty] * (2 * self.layers), self.block_size)
+
+    def decode(self, input_ids: torch.Tensor, cache: OnnxKVCache) -> torch.Tensor:
+        """Hidden states [N, T, D] of ids [N, T] following the cache's positions; grows the cache."""
+        rows, length = input_ids.shape
+        total = cache.length + length
+        if total > cache.capacity:
+            raise ValueError(f"KV cache holds {cache.capacity} positions; {total} needed (re-encode a shorter window)")
+        inputs = {"input_ids": input_ids.to(torch.int64)}
+        inputs.update(zip(cache_names("past", self.layers), cache.tensors, strict=True))
+        hidden = torch.empty(rows, length, self.n_embd, device=self.device)
+        presents = [torch.empty(rows, self.heads, total, self.head_dim, device=self.device)
+                    for _ in range(2 * self.layers)]
+        run_step(self.session, inputs, {"hidden": hidden, **dict(zip(cache_names("present", self.layers), presents,
+                                                                         strict=True))})
+        cache.tensors = presents
+        return hidden

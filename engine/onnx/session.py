@@ -1,0 +1,115 @@
+"""Open a bundle's exported graphs with ONNX Runtime, after checking they belong to the bundle.
+
+`open_graphs` raises `OnnxUnavailable` with one sentence saying why the export cannot be used —
+no onnxruntime package, no export, an export of other weights (the bundle was retrained), a
+damaged or foreign .onnx file — and callers print it and decode with torch instead
+(`engine.onnx.runtime.choose_runner`). Providers: CUDA when the model is on a GPU and the
+installed onnxruntime-gpu offers it, the CPU provider otherwise; CPU sessions run the step on one
+thread (see `_session`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from engine.bundle import WEIGHTS_FILE
+from engine.onnx import EXPORT_FILE, ONNX_DIR
+from engine.onnx.export import EXPORT_FORMAT, file_sha256
+
+
+class OnnxUnavailable(Exception):
+    """The bundle's ONNX export cannot be used here; the message says why."""
+
+
+@dataclass
+class OpenGraphs:
+    """ONNX Runtime sessions of one bundle's graphs (by role: "decoder", "encoder"), with the export record."""
+
+    sessions: dict[str, Any]  # role → onnxruntime.InferenceSession
+    record: dict[str, Any]
+    device: torch.device
+
+    @property
+    def provider(self) -> str:
+        return str(self.sessions["decoder"].get_providers()[0])
+
+
+def exported(bundle_dir: Path) -> bool:
+    """Whether the bundle has an export record (it may still turn out stale or damaged)."""
+    return (Path(bundle_dir) / ONNX_DIR / EXPORT_FILE).is_file()
+
+
+def _import_onnxruntime() -> Any:
+    try:
+        import onnxruntime
+    except ImportError:
+        raise OnnxUnavailable("the onnxruntime package is not installed (pip install 'variorum[onnx]', "
+                              "or 'variorum[onnx-gpu]' on a GPU machine)") from None
+    return onnxruntime
+
+
+def read_record(bundle_dir: Path, kind: str) -> dict[str, Any]:
+    path = bundle_dir / ONNX_DIR / EXPORT_FILE
+    if not path.is_file():
+        raise OnnxUnavailable(f"{bundle_dir} has no ONNX export (run `variorum export-onnx --bundle {bundle_dir}`)")
+    try:
+        record = json.loads(path.read_text())
+        fits = record["format"] == EXPORT_FORMAT and record["kind"] == kind and isinstance(record["graphs"], dict)
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise OnnxUnavailable(f"{path} is unreadable ({str(error)[:120]}); re-run `variorum export-onnx`") from None
+    if not fits:
+        raise OnnxUnavailable(f"{path} is not a {kind!r} export of format {EXPORT_FORMAT}; "
+                              "re-run `variorum export-onnx`")
+    if record.get("weights_sha256") != file_sha256(bundle_dir / WEIGHTS_FILE):
+        raise OnnxUnavailable(f"the ONNX export in {bundle_dir / ONNX_DIR} was made from other weights than the "
+                              "bundle's (retrained since?); re-run `variorum export-onnx`")
+    return dict(record)
+
+
+def providers_for(device: torch.device, available: list[str]) -> list[str]:
+    """CUDA execution provider for a GPU model when onnxruntime offers it, else the CPU provider."""
+    if device.type == "cuda" and "CUDAExecutionProvider" in available:
+        return ["CUDAExecutionProvider", "CPUExecutionProvider"]
+    return ["CPUExecutionProvider"]
+
+
+def _session(ort: Any, path: Path, sha256: str, device: torch.device) -> Any:
+    if not path.is_file():
+        raise OnnxUnavailable(f"{path} is missing; re-run `variorum export-onnx`")
+    if file_sha256(path) != sha256:
+        raise OnnxUnavailable(f"{path} is damaged or was replaced (its checksum is not the export's); "
+                              "re-run `variorum export-onnx`")
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    # One thread, no spinning: a decoder step of a small model is too little work to split across
+    # cores, and spinning idle workers steal the cores torch needs for the head and the sampler between
+    # steps (engine.benchmarks.generation --runtime onnx, docs/onnx-runtime.md).
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    options.log_severity_level = 3  # errors only: ONNX Runtime's own warnings would print on every load
+    try:
+        return ort.InferenceSession(str(path), options, providers=providers_for(device, ort.get_available_providers()))
+    except Exception as error:  # onnxruntime raises its own Fail / InvalidGraph / … types
+        raise OnnxUnavailable(f"ONNX Runtime cannot load {path} ({str(error).splitlines()[0][:160]})") from None
+
+
+def open_graphs(bundle_dir: Path, kind: str, device: torch.device, decoder_file: str | None = None,
+                decoder_sha256: str = "") -> OpenGraphs:
+    """Sessions for every graph of the bundle's export; `decoder_file` (with its sha256) replaces the
+    recorded decoder, e.g. the int8 one."""
+    ort = _import_onnxruntime()
+    bundle_dir = Path(bundle_dir)
+    record = read_record(bundle_dir, kind)
+    sessions = {}
+    for role, graph in record["graphs"].items():
+        file, sha256 = graph["file"], graph["sha256"]
+        if role == "decoder" and decoder_file is not None:
+            file, sha256 = decoder_file, decoder_sha256
+        sessions[role] = _session(ort, bundle_dir / ONNX_DIR / file, sha256, device)
+    return OpenGraphs(sessions, record, device)

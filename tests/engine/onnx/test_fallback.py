@@ -1,0 +1,125 @@
+"""A missing, stale or damaged export, or no onnxruntime: one clear line and decoding with torch."""
+
+from __future__ import annotations
+
+import builtins
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine.api import Engine, GenerationRequest
+from engine.bundle import WEIGHTS_FILE
+from engine.cli import main
+from engine.decoding import DecodeConfig
+
+pytest.importorskip("onnxruntime")
+
+REQUEST = GenerationRequest(prompt="Once", n=2, decode=DecodeConfig(max_new_tokens=12, seed=3))
+
+
+@pytest.fixture
+def exported_copy(make_exported: Callable[[str], Path], tmp_path: Path) -> Path:
+    """A private copy of the exported softmax bundle, free to damage."""
+    path = tmp_path / "bundle"
+    shutil.copytree(make_exported("softmax"), path)
+    return path
+
+
+def texts(path: Path, runtime: str) -> tuple[list[str], str, str]:
+    model = Engine([]).load(path, "cpu", runtime)
+    return [v.text for v in model.generate(REQUEST)], model.runtime, model.runtime_note
+
+
+def test_auto_runs_onnx_when_exported_and_gives_torch_s_text(exported_copy: Path) -> None:
+    onnx_texts, runtime, note = texts(exported_copy, "auto")
+    assert runtime == "onnx (CPUExecutionProvider)" and note == ""
+    assert onnx_texts == texts(exported_copy, "torch")[0]
+
+
+def test_no_export_auto_is_torch_silently_onnx_says_how_to_export(tiny_bundle: Path) -> None:
+    assert texts(tiny_bundle, "auto")[1:] == ("torch", "")
+    _, runtime, note = texts(tiny_bundle, "onnx")
+    assert runtime == "torch" and "no ONNX export" in note and "variorum export-onnx" in note
+
+
+@pytest.mark.parametrize(("damage", "message"), [
+    (lambda p: (p / "onnx" / "decoder.onnx").write_bytes(b"not a graph"), "damaged or was replaced"),
+    (lambda p: (p / "onnx" / "decoder.onnx").unlink(), "decoder.onnx is missing"),
+    (lambda p: (p / "onnx" / "export.json").write_text("{"), "export.json is unreadable"),
+    (lambda p: (p / WEIGHTS_FILE).write_bytes((p / WEIGHTS_FILE).read_bytes()[:-4] + b"\0\0\0\0"), "other weights"),
+], ids=["corrupt-graph", "missing-graph", "corrupt-record", "retrained-weights"])
+def test_a_damaged_or_mismatched_export_falls_back_to_torch(
+    exported_copy: Path, damage: Callable[[Path], Any], message: str
+) -> None:
+    expected = texts(exported_copy, "torch")[0]
+    damage(exported_copy)
+    if message == "other weights":  # a changed weights file: the export is stale, torch reads the new weights
+        expected = texts(exported_copy, "torch")[0]
+    got, runtime, note = texts(exported_copy, "auto")
+    assert runtime == "torch" and message in note and note.startswith("ONNX Runtime not used, decoding with torch")
+    assert got == expected
+
+
+def test_a_graph_onnx_runtime_cannot_load_is_reported(exported_copy: Path) -> None:
+    """A graph whose checksum was re-recorded but which ONNX Runtime refuses (a foreign or broken file)."""
+    import json
+
+    from engine.onnx.export import file_sha256
+
+    graph = exported_copy / "onnx" / "decoder.onnx"
+    graph.write_bytes(graph.read_bytes()[: graph.stat().st_size // 2])
+    record = json.loads((exported_copy / "onnx" / "export.json").read_text())
+    record["graphs"]["decoder"]["sha256"] = file_sha256(graph)
+    (exported_copy / "onnx" / "export.json").write_text(json.dumps(record))
+    _, runtime, note = texts(exported_copy, "onnx")
+    assert runtime == "torch" and "ONNX Runtime cannot load" in note
+
+
+def test_without_onnxruntime_onnx_names_the_extra(exported_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    real_import = builtins.__import__
+
+    def refuse(name: str, *args: Any, **kwargs: Any) -> Any:
+        if name == "onnxruntime":
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", refuse)
+    _, runtime, note = texts(exported_copy, "onnx")
+    assert runtime == "torch" and "pip install 'variorum[onnx]'" in note
+
+
+def test_cli_export_then_generate_with_each_runtime(
+    tiny_bundle: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "b"
+    shutil.copytree(tiny_bundle, path)
+    assert main(["export-onnx", "--bundle", str(path)]) == 0
+    assert "decoder.onnx (opset 17)" in capsys.readouterr().out
+    card = (path / "card.md").read_text()
+    assert "## ONNX export" in card and "input_ids [batch, new]" in card and "opset 17" in card
+    outputs = []
+    for runtime in ("torch", "onnx"):
+        assert main(["generate", "--bundle", str(path), "--prompt", "Once", "-n", "2", "--seed", "4",
+                     "--max-new-tokens", "10", "--device", "cpu", "--runtime", runtime]) == 0
+        captured = capsys.readouterr()
+        assert captured.err == ""
+        outputs.append(captured.out)
+    assert outputs[0] == outputs[1]
+    (path / "onnx" / "decoder.onnx").write_bytes(b"junk")
+    assert main(["generate", "--bundle", str(path), "--prompt", "Once", "-n", "1", "--seed", "4",
+                 "--max-new-tokens", "5", "--device", "cpu", "--runtime", "onnx"]) == 0
+    warning = capsys.readouterr().err.strip().splitlines()
+    assert len(warning) == 1 and warning[0].startswith("warning: ONNX Runtime not used, decoding with torch")
+
+
+def test_export_refuses_a_permgen_bundle(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "pg"
+    path.mkdir()
+    (path / "config.json").write_text('{"format_version": 2, "kind": "permgen", "model": {}, "permgen": {}}')
+    for name in ("model.safetensors", "tokenizer.json", "card.md"):  # the files every bundle has
+        (path / name).write_text("")
+    assert main(["export-onnx", "--bundle", str(path)]) == 2
+    assert "PermGen bundle" in capsys.readouterr().err

@@ -13,7 +13,7 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from engine.api import Engine, LoadedModel
+from engine.api import Engine, LanguageLoadedModel
 from engine.bundle import (
     Bundle,
     BundleError,
@@ -88,8 +88,8 @@ def test_version_1_permgen_bundle_loads_and_computes_as_before() -> None:
     assert float(nll.double().sum()) == pytest.approx(EXPECTED["pg_token_nll_sum"], rel=1e-6)
 
 
-@pytest.mark.parametrize(("name", "family"), [("roc-stories-tiny", LoadedModel),
-                                              ("roc-stories-tiny-f2-nmst", LoadedModel),
+@pytest.mark.parametrize(("name", "family"), [("roc-stories-tiny", LanguageLoadedModel),
+                                              ("roc-stories-tiny-f2-nmst", LanguageLoadedModel),
                                               ("permgen-story", PermGenLoadedModel)])
 def test_shipped_bundles_load_through_the_one_reader(name: str, family: type) -> None:
     path = SHIPPED / name

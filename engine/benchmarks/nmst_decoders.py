@@ -15,6 +15,10 @@ the LM's decoding rows. How eos is treated by each:
 Under ST / NMST every decode ends (Theorem 3); under VA it may not. `cap` is a safety net only: a
 sequence it stops is reported as unfinished (length None), never as ended, which is what r_nt(L)
 (Eq. 11) counts.
+
+Sampled decoders draw with the decoder's seeded per-row noise (engine/decoding/sampler.py), so a
+row depends only on its seed. Top-k and nucleus samples therefore differ from those of earlier
+versions of this benchmark, which drew with `torch.multinomial`; greedy and beam are unchanged.
 """
 
 from __future__ import annotations

@@ -13,6 +13,7 @@ import json
 import math
 import sys
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -20,21 +21,31 @@ from engine.bundle import load_bundle
 from engine.cli_errors import reports_user_errors
 from engine.data.blocks import make_blocks
 from engine.data.corpus import read_corpus, split_documents
+from engine.decoding.backbone_runner import BackboneRunner
 from engine.model import LanguageModel
 from engine.permgen.bundle import is_permgen_bundle, load_permgen_bundle
 
 
 @torch.no_grad()
-def block_perplexity(model: LanguageModel, blocks: torch.Tensor, batch_size: int = 16) -> tuple[float, float]:
-    """(mean NLL, perplexity) over every block [num_blocks, block_size + 1]."""
+def block_perplexity(
+    model: LanguageModel, blocks: torch.Tensor, batch_size: int = 16, runner: BackboneRunner[Any] | None = None
+) -> tuple[float, float]:
+    """(mean NLL, perplexity) over every block [num_blocks, block_size + 1].
+
+    With a `runner` (e.g. an ONNX decoder, engine/onnx) the hidden states come from it and the
+    model's own head scores them, so a runner is measured exactly as the torch model is."""
     was_training = model.training
     model.eval()
     device = next(model.parameters()).device
     total, count = 0.0, 0
     for start in range(0, len(blocks), batch_size):
         block = blocks[start : start + batch_size].to(device)
-        total += float(model(block[:, :-1], block[:, 1:])) * block[:, 1:].numel()
-        count += block[:, 1:].numel()
+        inputs, targets = block[:, :-1], block[:, 1:]
+        if runner is None:
+            total += float(model(inputs, targets)) * targets.numel()
+        else:  # hidden [B, T, D] from position 0 of an empty cache
+            total += float(model.token_nll(runner.decode(inputs, runner.new_cache(len(block))), targets).sum())
+        count += targets.numel()
     model.train(was_training)
     if count == 0:
         raise ValueError("no tokens to evaluate")

@@ -11,7 +11,6 @@ otherwise its file is removed. The numbers go into export.json and the card eith
 from __future__ import annotations
 
 import logging
-import math
 from pathlib import Path
 from typing import Any
 
@@ -20,28 +19,13 @@ import torch
 from engine.bundle import load_bundle
 from engine.data.blocks import make_blocks
 from engine.data.corpus import read_corpus, split_documents
-from engine.model import LanguageModel
+from engine.evaluate import block_perplexity
 from engine.onnx import ONNX_DIR
 from engine.onnx.runner import OnnxBackboneRunner
 from engine.onnx.session import open_graphs
 
 INT8_FILE = "decoder.int8.onnx"
 MAX_PERPLEXITY_RISE = 0.02  # the int8 decoder is offered while perplexity stays within 2% of fp32
-
-
-@torch.inference_mode()
-def runner_perplexity(model: LanguageModel, runner: OnnxBackboneRunner, blocks: torch.Tensor,
-                      batch_size: int = 16) -> float:
-    """Perplexity over blocks [num_blocks, block_size + 1] with hidden states from `runner`."""
-    total, count = 0.0, 0
-    for start in range(0, len(blocks), batch_size):
-        block = blocks[start : start + batch_size]
-        hidden = runner.decode(block[:, :-1], runner.new_cache(block.shape[0]))  # [B, T, D], from position 0
-        total += float(model.token_nll(hidden, block[:, 1:]).sum())
-        count += block[:, 1:].numel()
-    if count == 0:
-        raise ValueError("no held-out tokens to measure perplexity on")
-    return math.exp(min(total / count, 50))
 
 
 def quantize_checked(bundle_dir: Path, files: list[Path], valid_fraction: float | None = None) -> dict[str, Any]:
@@ -68,8 +52,8 @@ def quantize_checked(bundle_dir: Path, files: list[Path], valid_fraction: float 
     perplexities = []
     for graph in (None, INT8_FILE):
         graphs = open_graphs(bundle_dir, "lm", cpu, graph, file_sha256(out / INT8_FILE))
-        perplexities.append(runner_perplexity(bundle.model, OnnxBackboneRunner(graphs, config.block_size,
-                                                                               config.n_embd), blocks))
+        runner = OnnxBackboneRunner(graphs, config.block_size, config.n_embd)
+        perplexities.append(block_perplexity(bundle.model, blocks, runner=runner)[1])
     fp32, int8 = perplexities
     offered = int8 <= fp32 * (1 + MAX_PERPLEXITY_RISE)
     if not offered:

@@ -134,13 +134,14 @@ class HierarchicalDecoder(nn.Module):
         """True for PermGen's hierarchical positions, False for plain BART absolute positions."""
         return self.embed_positions is None
 
-    def embed(self, ids: torch.Tensor, sentence: torch.Tensor, local: torch.Tensor, past_len: int = 0) -> torch.Tensor:
-        """Eq. 4: ids, sentence, local [B, T] → [B, T, D] (before the embedding layer norm).
-
-        Absolute mode: token + position (past_len + 0..T-1); `sentence` and `local` are unused.
-        """
+    def check_positions(self, sentence: torch.Tensor, local: torch.Tensor, past_len: int) -> None:
+        """ValueError when an input of sentence, local [B, T] after `past_len` inputs has no row in the
+        position tables (every runner checks this before a step, engine/permgen/runner.py)."""
         if self.embed_positions is not None:
-            return self._embed_absolute(ids, past_len, self.embed_positions)
+            if past_len + sentence.shape[1] > self.embed_positions.num_embeddings:
+                raise ValueError(f"decoder input of {past_len + sentence.shape[1]} tokens; absolute positions "
+                                 f"cover at most {self.embed_positions.num_embeddings}")
+            return
         assert self.embed_sentence is not None and self.embed_local is not None
         too_far = int(sentence.max()) >= self.embed_sentence.num_embeddings
         if too_far or int(local.max()) >= self.embed_local.num_embeddings:
@@ -148,16 +149,20 @@ class HierarchicalDecoder(nn.Module):
                 f"hierarchical position out of range: sentence index < {self.embed_sentence.num_embeddings}, "
                 f"in-sentence position < {self.embed_local.num_embeddings} required"
             )
-        embedded: torch.Tensor = self.embed_tokens(ids) + self.embed_sentence(sentence) + self.embed_local(local)
-        return embedded
 
-    def _embed_absolute(self, ids: torch.Tensor, past_len: int, table: nn.Embedding) -> torch.Tensor:
-        """Plain BART: token + learned position of each decoder input [B, T] → [B, T, D]."""
-        if past_len + ids.shape[1] > table.num_embeddings:
-            raise ValueError(f"decoder input of {past_len + ids.shape[1]} tokens; absolute positions "
-                             f"cover at most {table.num_embeddings}")
-        positions = torch.arange(past_len, past_len + ids.shape[1], device=ids.device)  # [T]
-        embedded: torch.Tensor = self.embed_tokens(ids) + table(positions)[None]
+    def embed(self, ids: torch.Tensor, sentence: torch.Tensor, local: torch.Tensor, past_len: int = 0) -> torch.Tensor:
+        """Eq. 4: ids, sentence, local [B, T] → [B, T, D] (before the embedding layer norm).
+
+        Absolute mode: token + position (past_len + 0..T-1); `sentence` and `local` are unused.
+        """
+        self.check_positions(sentence, local, past_len)
+        tokens: torch.Tensor = self.embed_tokens(ids)
+        if self.embed_positions is not None:
+            positions = torch.arange(past_len, past_len + ids.shape[1], device=ids.device)  # [T]
+            absolute: torch.Tensor = tokens + self.embed_positions(positions)[None]
+            return absolute
+        assert self.embed_sentence is not None and self.embed_local is not None
+        embedded: torch.Tensor = tokens + self.embed_sentence(sentence) + self.embed_local(local)
         return embedded
 
     def forward(

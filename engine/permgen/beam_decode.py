@@ -22,6 +22,7 @@ ends: at most T sentences of at most cap + 1 beam steps each, then ⟨EOP⟩.
 from __future__ import annotations
 
 from collections.abc import Callable, Generator, Iterator
+from typing import Any
 
 import torch
 
@@ -34,6 +35,7 @@ from engine.permgen.decode import FIRST_WORD_ID, PermGenStream, first_marks
 from engine.permgen.marks import EOP_ID, begin_id, end_id, sentence_of_begin
 from engine.permgen.model import PermGenModel
 from engine.permgen.rows import PermGenRows
+from engine.permgen.runner import Seq2SeqRunner
 from engine.tokenizer import VariorumTokenizer
 
 MAX_BEAM_WIDTH = 16
@@ -70,10 +72,11 @@ class BeamPermGenStream(PermGenStream):
         control: OrderControl,
         beam_width: int,
         should_stop: Callable[[], bool] | None = None,
+        runner: Seq2SeqRunner[Any] | None = None,
     ) -> None:
         if not 1 <= beam_width <= MAX_BEAM_WIDTH:
             raise ValueError(f"beam width must be from 1 to {MAX_BEAM_WIDTH}, got {beam_width}")
-        super().__init__(model, tokenizer, source_ids, n, settings, control, should_stop)
+        super().__init__(model, tokenizer, source_ids, n, settings, control, should_stop, runner)
         self.beam_width = beam_width
         for variant in self.candidates:
             variant.settings["beam_width"] = beam_width
@@ -81,7 +84,7 @@ class BeamPermGenStream(PermGenStream):
     def _run(self) -> Iterator[TokenEvent]:
         firsts: list[int] = []
         for i in range(len(self.candidates)):
-            rows = PermGenRows(self.seq2seq, self.source_ids, 1)  # each candidate runs its own beam
+            rows = PermGenRows(self.seq2seq, self.source_ids, 1, self.runner)  # each candidate runs its own beam
             if not firsts:  # every candidate's first step is the same distribution
                 firsts = first_marks(rows.log_probs()[0], self.control, len(self.candidates), self.base_seed)
             if not (yield from self._candidate(i, rows, firsts[i])):

@@ -26,6 +26,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 
@@ -37,6 +38,7 @@ from engine.permgen.control import OrderControl
 from engine.permgen.marks import EOP_ID, end_id, sentence_of_begin
 from engine.permgen.model import PAD_ID, START_ID, PermGenModel
 from engine.permgen.rows import PermGenRows
+from engine.permgen.runner import Seq2SeqRunner
 from engine.permgen.text import display_paragraph
 from engine.tokenizer import SPECIAL_TOKENS, VariorumTokenizer
 
@@ -106,7 +108,9 @@ class PermGenStream(DecodeStream):
         settings: DecodeConfig,
         control: OrderControl,
         should_stop: Callable[[], bool] | None = None,
+        runner: Seq2SeqRunner[Any] | None = None,
     ) -> None:
+        """`runner` runs the backbone (engine/permgen/runner.py); None: the torch model."""
         if not 1 <= n <= 64:
             raise ValueError(f"number of variants must be in [1, 64], got {n}")
         if not source_ids:
@@ -115,6 +119,7 @@ class PermGenStream(DecodeStream):
         self.seq2seq, self.tokenizer, self.settings, self.control = model, tokenizer, settings, control
         self.source_ids = source_ids[: model.config.max_source_len]
         self.should_stop = should_stop or (lambda: False)
+        self.runner = runner
         self.cap = min(model.config.max_sentence_len - 2, settings.max_new_tokens)
         base = settings.seed if settings.seed is not None else random.randrange(2**62)
         self.base_seed = base
@@ -137,7 +142,7 @@ class PermGenStream(DecodeStream):
         device = next(self.seq2seq.parameters()).device
         n = len(self.variants)
         seeds = torch.tensor([v.seed for v in self.candidates], device=device)  # [N] per-row noise keys
-        rows = PermGenRows(self.seq2seq, self.source_ids, n)
+        rows = PermGenRows(self.seq2seq, self.source_ids, n, self.runner)
         history = torch.full((n, 1), START_ID, device=device)
         active = torch.ones(n, dtype=torch.bool, device=device)
         head, limit = self.seq2seq.head, self.control.limit

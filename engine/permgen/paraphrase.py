@@ -29,6 +29,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 
@@ -43,6 +44,7 @@ from engine.permgen.marks import begin_id
 from engine.permgen.model import START_ID, PermGenModel
 from engine.permgen.passage import reassemble, separators, split_passage
 from engine.permgen.rows import PermGenRows
+from engine.permgen.runner import Seq2SeqRunner
 from engine.permgen.text import detokenize, normalize
 from engine.tokenizer import VariorumTokenizer
 
@@ -94,7 +96,9 @@ class ParaphraseStream(DecodeStream):
         settings: DecodeConfig,
         beam_width: int = 1,
         should_stop: Callable[[], bool] | None = None,
+        runner: Seq2SeqRunner[Any] | None = None,
     ) -> None:
+        """`runner` runs the backbone (engine/permgen/runner.py); None: the torch model."""
         if model.config.task != "paraphrase":
             raise ValueError(f"this model writes a {model.config.task!r}, not paraphrases")
         if not 1 <= n <= 64 or not 1 <= beam_width <= MAX_BEAM_WIDTH:
@@ -104,6 +108,7 @@ class ParaphraseStream(DecodeStream):
             raise ValueError("the passage to paraphrase is empty")
         self.seq2seq, self.tokenizer, self.settings, self.passage = model, tokenizer, settings, passage
         self.beam_width, self.should_stop = beam_width, should_stop or (lambda: False)
+        self.runner = runner
         self.sources = [passage[a:b] for a, b in self.spans]
         self.sources_ids = [tokenizer.encode(normalize(s, model.config.lowercase)) or [START_ID] for s in self.sources]
         self.cap = min(model.config.max_sentence_len - 2, settings.max_new_tokens)
@@ -149,7 +154,7 @@ class ParaphraseStream(DecodeStream):
             return [self.tokenizer.decode([t for t in h.tokens if t >= FIRST_WORD_ID]).strip() for h in picks]
         seed = (self.base_seed + j * SENTENCE_SEED_STRIDE) % 2**62
         inner = PermGenStream(self.seq2seq, self.tokenizer, self.sources_ids[j], len(self.candidates),
-                              self.settings.with_seed(seed), ONE_SENTENCE, self.should_stop)
+                              self.settings.with_seed(seed), ONE_SENTENCE, self.should_stop, self.runner)
         started = [False] * len(self.candidates)
         for event in inner:
             if event.token_id < FIRST_WORD_ID:
@@ -166,7 +171,7 @@ class ParaphraseStream(DecodeStream):
         model.eval()
         try:
             with torch.inference_mode():
-                rows = PermGenRows(model, source_ids[: model.config.max_source_len], 1)
+                rows = PermGenRows(model, source_ids[: model.config.max_source_len], 1, self.runner)
                 rows.advance(torch.tensor([begin_id(1)], device=rows.hidden.device))
                 width = max(self.beam_width, len(self.candidates))
                 return sentence_beam(rows, 1, width, self.cap, self.should_stop)

@@ -1,8 +1,9 @@
 """PermGen's decoding rows: the step interface (engine/decoding/step.py) for the encoder-decoder.
 
-N rows share one encoded source (encoder states [1, S, D], expanded to the rows at every step)
-and one decoder KV cache; each row keeps its own hierarchical position (sentence index t and
-position within the sentence, `PositionTracker`), which the marks it is fed move on. The head's
+N rows share one encoded source and one decoder cache, both held by the runner's cache
+(engine/permgen/runner.py: the torch backbone by default, ONNX Runtime where exported); each row
+keeps its own hierarchical position (sentence index t and position within the sentence,
+`PositionTracker`), which the marks it is fed move on. The head's
 termination step t is the decoder step: 1 for the first token after the start token.
 
 `rewind` / `extend` are PermGen's own: the sentence beam returns the best sentence, whose rows
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
@@ -21,6 +23,7 @@ from engine.decoding.step import DecodeRows
 from engine.heads.base import HeadState
 from engine.permgen.marks import PositionTracker
 from engine.permgen.model import START_ID, PermGenModel
+from engine.permgen.runner import Seq2SeqRunner, TorchSeq2SeqRunner
 
 
 @dataclass(frozen=True)
@@ -35,14 +38,14 @@ class RowsSnapshot:
 
 
 class PermGenRows(DecodeRows):
-    """N rows decoding from `source_ids` after the start token."""
+    """N rows decoding from `source_ids` after the start token; `runner` None: the torch backbone."""
 
-    def __init__(self, model: PermGenModel, source_ids: list[int], n: int) -> None:
+    def __init__(self, model: PermGenModel, source_ids: list[int], n: int,
+                 runner: Seq2SeqRunner[Any] | None = None) -> None:
         self.model = model
+        self.runner: Seq2SeqRunner[Any] = runner if runner is not None else TorchSeq2SeqRunner(model.backbone)
         device = next(model.parameters()).device
-        source = torch.tensor([source_ids], device=device)
-        self.encoder_states = model.backbone.encode(source, torch.ones_like(source, dtype=torch.bool))  # [1, S, D]
-        self.past = model.backbone.new_cache()
+        self.cache = self.runner.start(torch.tensor([source_ids], device=device), n)
         self.trackers = [PositionTracker() for _ in range(n)]
         hidden = self._feed(torch.full((n,), START_ID, device=device))
         super().__init__(model.head, hidden, torch.ones(n, dtype=torch.long, device=device), None)
@@ -50,15 +53,11 @@ class PermGenRows(DecodeRows):
     @property
     def length(self) -> int:
         """Decoder inputs fed so far (the same for every row)."""
-        return int(self.past.get_seq_length())
+        return int(self.cache.length)
 
     def _decode(self, tokens: torch.Tensor, sentence: torch.Tensor, local: torch.Tensor) -> torch.Tensor:
         """tokens, sentence, local [R, T] → hidden of the last position [R, D]."""
-        rows = tokens.shape[0]
-        states = self.encoder_states.expand(rows, -1, -1)
-        mask = torch.ones(rows, states.shape[1], dtype=torch.bool, device=tokens.device)
-        hidden: torch.Tensor = self.model.backbone.decoder(tokens, sentence, local, states, mask, past=self.past)
-        return hidden[:, -1]
+        return self.runner.decode(tokens, sentence, local, self.cache)[:, -1]
 
     def _feed(self, tokens: torch.Tensor) -> torch.Tensor:
         positions = [tracker.position(token) for tracker, token in zip(self.trackers, tokens.tolist(), strict=True)]
@@ -67,7 +66,7 @@ class PermGenRows(DecodeRows):
         return self._decode(tokens[:, None], sentence, local)
 
     def _select(self, rows: torch.Tensor) -> None:
-        self.past.reorder_cache(rows.long())  # type: ignore[arg-type]  # typed as the legacy LongTensor
+        self.cache.select_rows(rows)
         self.trackers = [dataclasses.replace(self.trackers[i]) for i in rows.tolist()]
 
     def snapshot(self) -> RowsSnapshot:
@@ -78,8 +77,7 @@ class PermGenRows(DecodeRows):
     def rewind(self, snapshot: RowsSnapshot) -> None:
         """Back to one row as at `snapshot`: the cache forgets every later input."""
         self._select(torch.zeros(1, dtype=torch.long, device=self.hidden.device))
-        if self.length > snapshot.length:
-            self.past.crop(snapshot.length - self.length)  # transformers 5: a negative count of tokens to drop
+        self.cache.length = snapshot.length
         self.trackers = [dataclasses.replace(snapshot.tracker)]
         self.hidden, self.steps, self.state = snapshot.hidden, snapshot.steps, snapshot.state
 

@@ -149,15 +149,15 @@ class Engine:
     def load(self, path: Path, device: str = "auto", runtime: str = "auto") -> LoadedModel:
         """Load and validate a bundle (raises BundleError with a specific message).
 
-        `runtime` (auto / torch / onnx) picks what runs the decoder step of a language
-        model (engine/onnx/runtime.py); PermGen bundles decode with torch."""
+        `runtime` (auto / torch / onnx / onnx-int8) picks what runs the backbone: torch, or the
+        bundle's ONNX export on ONNX Runtime (engine/onnx/runtime.py), for either family."""
         target = resolve_device(device)
         bundle = load_model_bundle(Path(path), target)  # either family (docs/training-and-bundles.md)
         if isinstance(bundle, Bundle):
             return LanguageLoadedModel(bundle, target, runtime)
         from engine.permgen.api import PermGenLoadedModel  # PermGen encoder-decoder (docs/architecture.md)
 
-        return PermGenLoadedModel(bundle, target)
+        return PermGenLoadedModel(bundle, target, runtime)
 
 
 __all__ = [

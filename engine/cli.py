@@ -33,7 +33,7 @@ FORWARDED: dict[str, tuple[str, str]] = {
     "diagnose": ("engine.diagnostics.cli", "embedding I(W), group cosine, PPL/Uniq per frequency group"),
     "build-recipe": ("engine.recipes", "build a bundle from recipes/<name>.json and measure it"),
     "eval": ("engine.evaluation.run", "evaluate bundles on a split: the papers' tables and plots"),
-    "export-onnx": ("engine.onnx.export", "write a bundle's decoder step as ONNX for --runtime onnx"),
+    "export-onnx": ("engine.onnx.export", "write a bundle's decoder (and encoder) as ONNX for --runtime onnx"),
 }
 
 

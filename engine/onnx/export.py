@@ -1,7 +1,9 @@
-"""`variorum export-onnx --bundle B`: write B's decoder step as ONNX next to it.
+"""`variorum export-onnx --bundle B`: write B's decoder step (and a PermGen bundle's encoder) as ONNX next to it.
 
-Files go to `<bundle>/onnx/`: `decoder.onnx`; with `--int8 FILES` also `decoder.int8.onnx` when
-it keeps held-out perplexity within 2% (engine/onnx/quantize.py); and `export.json`, the record
+Files go to `<bundle>/onnx/`: `decoder.onnx` (language models: the GPT-2 step; PermGen: the BART
+decoder step) and, for PermGen, `encoder.onnx`; for a language model with `--int8 FILES` also
+`decoder.int8.onnx` when it keeps held-out perplexity within 2% (engine/onnx/quantize.py); and
+`export.json`, the record
 the runtime checks before it uses them: the opset, every input and output with its dimension
 names, the sha256 of the bundle's weights file (a retrained bundle makes the export stale: the
 runtime says so and falls back to torch) and of each graph file (a damaged file is caught before
@@ -28,6 +30,7 @@ from engine.bundle import CARD_FILE, WEIGHTS_FILE, BundleError, load_bundle
 from engine.cli_errors import reports_user_errors
 from engine.onnx import EXPORT_FILE, ONNX_DIR
 from engine.onnx.graphs import GPT2StepGraph
+from engine.onnx.seq2seq_graphs import BartEncoderGraph, BartStepGraph
 
 OPSET = 17  # LayerNormalization is a native op from 17; ONNX Runtime ≥ 1.15 runs it everywhere
 EXPORT_FORMAT = 1
@@ -48,7 +51,7 @@ class GraphRecord:
 class ExportRecord:
     """What `export.json` holds; the runtime refuses an export whose record does not fit the bundle."""
 
-    kind: str  # "lm": a language model's decoder step
+    kind: str  # "lm": a language model's decoder step; "permgen": a PermGen encoder and decoder step
     opset: int
     weights_sha256: str
     layers: int
@@ -85,7 +88,53 @@ def _trace(module: nn.Module, args: tuple[torch.Tensor, ...], path: Path, inputs
         warnings.simplefilter("ignore")  # the classic tracer's deprecation and tracer warnings (shapes are traced)
         torch.onnx.export(module, args, str(path), input_names=list(inputs), output_names=list(outputs),
                           dynamic_axes=dynamic, opset_version=OPSET, dynamo=False, do_constant_folding=True)
-    return GraphRecord(path.name, file_sha256(path), inputs, outputs)
+    import onnx
+
+    graph = onnx.load(str(path))
+    store_exact_halves(graph)
+    onnx.save(graph, str(path))
+    kept = {tensor.name for tensor in graph.graph.input}  # the exporter drops inputs never read
+    return GraphRecord(path.name, file_sha256(path), {k: v for k, v in inputs.items() if k in kept}, outputs)
+
+
+def store_exact_halves(model: Any) -> int:
+    """Store every large fp32 weight of the onnx `model` whose values are all exact in bf16 or fp16 in
+    that 16-bit type, cast back to fp32 inside the graph → how many were stored so.
+
+    A bundle saved with 16-bit weights (training config `bundle_dtype`) holds only such values, so
+    its graphs shrink by half and compute exactly what they did: ONNX Runtime folds each Cast into
+    an fp32 weight when it loads the graph. Weights of an fp32 bundle are not exact and stay fp32."""
+    from onnx import TensorProto, helper
+
+    graph, stored = model.graph, 0
+    for index in range(len(graph.initializer)):
+        name = graph.initializer[index].name
+        half = _exact_half(graph.initializer[index], f"{name}.half")
+        if half is None:
+            continue
+        graph.initializer[index].CopyFrom(half)
+        graph.node.insert(0, helper.make_node("Cast", [half.name], [name], to=TensorProto.FLOAT))
+        stored += 1
+    return stored
+
+
+def _exact_half(weight: Any, name: str) -> Any:
+    """`weight` (an onnx TensorProto) as a bf16 or fp16 tensor named `name` when that is exact, else None."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    if weight.data_type != TensorProto.FLOAT:
+        return None
+    values = numpy_helper.to_array(weight)
+    if values.size < 1024:  # biases and norms: too small to matter
+        return None
+    bits = values.view(np.uint32)
+    if not (bits & 0xFFFF).any():  # bf16 is the top half of an fp32
+        return helper.make_tensor(name, TensorProto.BFLOAT16, values.shape, (bits >> 16).astype(np.uint16).tobytes(),
+                                  raw=True)
+    if np.array_equal(values.astype(np.float16).astype(np.float32), values):
+        return numpy_helper.from_array(values.astype(np.float16), name)
+    return None
 
 
 def _cache_dims(prefix: str, layers: int, heads: int, head_dim: int, length: str) -> dict[str, list[str | int]]:
@@ -110,6 +159,34 @@ def export_lm(bundle_dir: Path, out: Path) -> ExportRecord:
     )
     return ExportRecord("lm", OPSET, file_sha256(bundle_dir / WEIGHTS_FILE), layers, heads, head_dim,
                         {"decoder": record})
+
+
+def export_permgen(bundle_dir: Path, out: Path) -> ExportRecord:
+    """A PermGen bundle's encoder → `out/encoder.onnx` and decoder step → `out/decoder.onnx`."""
+    from engine.permgen.bundle import load_permgen_bundle
+
+    model = load_permgen_bundle(bundle_dir, "cpu").model
+    config = model.config.model
+    layers, heads, head_dim = config.n_layer, config.n_head, config.n_embd // config.n_head
+    cross = _cache_dims("cross", layers, heads, head_dim, "source")
+    for dims in cross.values():
+        dims[0] = 1  # one source per request, broadcast to the decoder's rows
+    source = torch.randint(0, config.vocab_size, (1, 5))  # [1, S]
+    encoder = _trace(BartEncoderGraph(model.backbone).eval(), (source,), out / "encoder.onnx",
+                     {"source_ids": [1, "source"]}, cross)
+    ids = torch.randint(0, config.vocab_size, (2, 3))  # [N, T]; traced with a non-empty past so P stays symbolic
+    positions = torch.ones_like(ids)  # sentence 1, local 1: inside every table
+    empty_cross = tuple(torch.zeros(1, heads, 5, head_dim) for _ in range(2 * layers))
+    new: list[str | int] = ["batch", "new"]
+    decoder = _trace(  # a plain-BART bundle's graph has no (sentence, local) inputs: it never reads them
+        BartStepGraph(model.backbone).eval(), (ids, positions, positions, *empty_cross,
+                                              *_empty_past(layers, 2, heads, 4, head_dim)), out / "decoder.onnx",
+        {"input_ids": new, "sentence": new, "local": new, **cross, **_cache_dims("past", layers, heads, head_dim,
+                                                                                  "past")},
+        {"hidden": ["batch", "new", config.n_embd], **_cache_dims("present", layers, heads, head_dim, "total")},
+    )
+    return ExportRecord("permgen", OPSET, file_sha256(bundle_dir / WEIGHTS_FILE), layers, heads, head_dim,
+                        {"encoder": encoder, "decoder": decoder})
 
 
 def card_section(record: ExportRecord) -> str:
@@ -156,12 +233,14 @@ def export_bundle(bundle_dir: Path, int8_files: list[Path] | None = None) -> Exp
     bundle_dir = Path(bundle_dir)
     if not bundle_dir.is_dir():
         raise BundleError(f"bundle {bundle_dir} does not exist or is not a directory")
-    if is_permgen_bundle(bundle_dir):
-        raise BundleError(f"bundle {bundle_dir} is a PermGen bundle; export-onnx writes language-model bundles only")
+    permgen = is_permgen_bundle(bundle_dir)
+    if permgen and int8_files:
+        raise BundleError(f"bundle {bundle_dir} is a PermGen bundle; --int8 is offered for language models only "
+                          "(its perplexity check reads language-model text); export without --int8")
     out = bundle_dir / ONNX_DIR
     out.mkdir(exist_ok=True)
     (out / EXPORT_FILE).unlink(missing_ok=True)  # no record while the graphs are rewritten: a crash leaves none
-    record = export_lm(bundle_dir, out)
+    record = export_permgen(bundle_dir, out) if permgen else export_lm(bundle_dir, out)
     (out / EXPORT_FILE).write_text(record.to_json())  # the int8 check opens the fp32 graph through it
     if int8_files:
         from engine.onnx.quantize import quantize_checked
@@ -176,10 +255,11 @@ def export_bundle(bundle_dir: Path, int8_files: list[Path] | None = None) -> Exp
 @reports_user_errors("export-onnx")
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="variorum export-onnx", description=__doc__.splitlines()[0])
-    parser.add_argument("--bundle", type=Path, required=True, help="language-model bundle directory")
+    parser.add_argument("--bundle", type=Path, required=True, help="bundle directory (language model or PermGen)")
     parser.add_argument("--int8", type=Path, nargs="+", metavar="FILE",
-                        help="also write an int8 decoder for the CPU, offered only if the held-out perplexity on "
-                        "these files (the bundle's validation split, as `variorum perplexity`) rises at most 2%%")
+                        help="language models: also write an int8 decoder for the CPU, offered only if the held-out "
+                        "perplexity on these files (the bundle's validation split, as `variorum perplexity`) rises at "
+                        "most 2%%")
     args = parser.parse_args(argv)
     record = export_bundle(args.bundle, args.int8)
     for name, graph in record.graphs.items():

@@ -21,21 +21,24 @@ from transformers.models.gpt2.modeling_gpt2 import GPT2Block
 from engine.backbones.gpt2 import GPT2Backbone
 
 
-def _heads(x: torch.Tensor, heads: int) -> torch.Tensor:
+def split_heads(x: torch.Tensor, heads: int) -> torch.Tensor:
     """[N, T, D] → [N, H, T, d]."""
     batch, length, dim = x.shape
     return x.view(batch, length, heads, dim // heads).transpose(1, 2)
 
 
-def _merge(x: torch.Tensor) -> torch.Tensor:
+def merge_heads(x: torch.Tensor) -> torch.Tensor:
     """[N, H, T, d] → [N, T, D]."""
     batch, heads, length, head_dim = x.shape
     return x.transpose(1, 2).reshape(batch, length, heads * head_dim)
 
 
-def _attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """softmax(QKᵀ/√d + mask)·V: q [N, H, T, d], k/v [N, H, S, d], additive mask broadcast to [N, H, T, S]."""
-    scores = torch.matmul(q, k.transpose(-1, -2)) * (1.0 / math.sqrt(q.shape[-1])) + mask
+def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+    """softmax(QKᵀ/√d + mask)·V: q [N, H, T, d], k/v [N or 1, H, S, d] (a batch of 1 is broadcast to the
+    queries' N), additive mask broadcast to [N, H, T, S] or None (every key visible)."""
+    scores = torch.matmul(q, k.transpose(-1, -2)) * (1.0 / math.sqrt(q.shape[-1]))
+    if mask is not None:
+        scores = scores + mask
     return torch.matmul(torch.softmax(scores, dim=-1), v)
 
 
@@ -65,9 +68,9 @@ class GPT2StepGraph(nn.Module):
         for layer, block in enumerate(cast(list[GPT2Block], transformer.h)):
             normed = block.ln_1(x)
             q, k, v = block.attn.c_attn(normed).split(normed.shape[-1], dim=2)
-            keys = torch.cat([past[2 * layer], _heads(k, self.heads)], dim=2)  # [N, H, S + T, d]
-            values = torch.cat([past[2 * layer + 1], _heads(v, self.heads)], dim=2)
-            x = x + block.attn.c_proj(_merge(_attention(_heads(q, self.heads), keys, values, mask)))
+            keys = torch.cat([past[2 * layer], split_heads(k, self.heads)], dim=2)  # [N, H, S + T, d]
+            values = torch.cat([past[2 * layer + 1], split_heads(v, self.heads)], dim=2)
+            x = x + block.attn.c_proj(merge_heads(attention(split_heads(q, self.heads), keys, values, mask)))
             x = x + block.mlp(block.ln_2(x))
             presents += [keys, values]
         return (transformer.ln_f(x), *presents)

@@ -1,8 +1,10 @@
 """The runtime choice `auto | torch | onnx | onnx-int8`, resolved for one loaded bundle.
 
 - `torch`: the torch backbone (no runner; the decoder uses the model itself);
-- `onnx`: the exported fp32 decoder step on ONNX Runtime (CUDA provider on a GPU, CPU otherwise);
-- `onnx-int8`: the int8 decoder on the CPU, where the export offers it (engine/onnx/quantize.py);
+- `onnx`: the exported fp32 graphs on ONNX Runtime (CUDA provider on a GPU, CPU otherwise): a
+  language model's decoder step, or a PermGen bundle's encoder and decoder step;
+- `onnx-int8`: the int8 decoder on the CPU, where the export offers it (engine/onnx/quantize.py:
+  language models only);
 - `auto`: `onnx` when the bundle has an export and onnxruntime is installed, else `torch`.
 
 Whenever ONNX was asked for (or `auto` found an export) but cannot be used — package missing,
@@ -13,22 +15,28 @@ export stale or damaged — the choice falls back to torch (int8 not offered: to
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Generic, TypeVar
 
 import torch
 
+from engine.backbones.bart import HierarchicalDecoder
 from engine.onnx import RUNTIMES
 from engine.onnx.runner import OnnxBackboneRunner
-from engine.onnx.session import OnnxUnavailable, exported, open_graphs, read_record
+from engine.onnx.seq2seq_runner import OnnxSeq2SeqRunner
+from engine.onnx.session import OnnxUnavailable, OpenGraphs, exported, open_graphs, read_record
+
+Runner = TypeVar("Runner", OnnxBackboneRunner, OnnxSeq2SeqRunner)
 
 
 @dataclass
-class RuntimeChoice:
+class RuntimeChoice(Generic[Runner]):
     """The resolved runtime: `runner` None means torch; `note` is the fallback warning, or ''."""
 
     name: str  # "torch", or "onnx (CPUExecutionProvider)", …
-    runner: OnnxBackboneRunner | None = None
+    runner: Runner | None = None
     note: str = ""
 
 
@@ -42,28 +50,42 @@ def onnxruntime_installed() -> bool:
 
 
 def choose_lm_runtime(bundle_dir: Path, block_size: int, n_embd: int, runtime: str,
-                      device: torch.device) -> RuntimeChoice:
+                      device: torch.device) -> RuntimeChoice[OnnxBackboneRunner]:
     """Resolve `runtime` for a language-model bundle (see the module docstring)."""
+    return _choose(bundle_dir, "lm", runtime, device, lambda graphs: OnnxBackboneRunner(graphs, block_size, n_embd))
+
+
+def choose_permgen_runtime(bundle_dir: Path, decoder: HierarchicalDecoder, runtime: str,
+                           device: torch.device) -> RuntimeChoice[OnnxSeq2SeqRunner]:
+    """Resolve `runtime` for a PermGen bundle; `decoder` is its torch decoder (position checks)."""
+    return _choose(bundle_dir, "permgen", runtime, device, lambda graphs: OnnxSeq2SeqRunner(graphs, decoder))
+
+
+def _choose(bundle_dir: Path, kind: str, runtime: str, device: torch.device,
+            make_runner: Callable[[OpenGraphs], Runner]) -> RuntimeChoice[Runner]:
+    """`runtime` resolved for a bundle whose export is of `kind`; `make_runner` wraps its open graphs."""
     check_runtime(runtime)
     if runtime == "torch" or (runtime == "auto" and not (exported(bundle_dir) and onnxruntime_installed())):
         return RuntimeChoice("torch")
     note, decoder_file, sha256 = "", None, ""
     if runtime == "onnx-int8":
-        decoder_file, sha256, note = _int8_decoder(bundle_dir, device)
+        decoder_file, sha256, note = _int8_decoder(bundle_dir, kind, device)
     try:
-        graphs = open_graphs(bundle_dir, "lm", device, decoder_file, sha256)
+        graphs = open_graphs(bundle_dir, kind, device, decoder_file, sha256)
     except OnnxUnavailable as error:
         return RuntimeChoice("torch", note=f"ONNX Runtime not used, decoding with torch: {error}")
-    runner = OnnxBackboneRunner(graphs, block_size, n_embd)
+    runner = make_runner(graphs)
     return RuntimeChoice(runner.name + (" int8" if decoder_file else ""), runner, note)
 
 
-def _int8_decoder(bundle_dir: Path, device: torch.device) -> tuple[str | None, str, str]:
+def _int8_decoder(bundle_dir: Path, kind: str, device: torch.device) -> tuple[str | None, str, str]:
     """(int8 decoder file, its sha256, '') when the export offers it here, else (None, '', why fp32 is used)."""
     if device.type == "cuda":
         return None, "", "int8 decoding is for the CPU; using the fp32 ONNX decoder on the GPU"
+    if kind != "lm":
+        return None, "", "int8 decoding is offered for language models only; using the fp32 ONNX decoder"
     try:
-        int8 = read_record(bundle_dir, "lm").get("int8", {})
+        int8 = read_record(bundle_dir, kind).get("int8", {})
     except OnnxUnavailable:
         return None, "", ""  # open_graphs reports the export's problem
     if not int8:

@@ -16,6 +16,7 @@ against the source (engine/permgen/paraphrase.py); sentence count / order do not
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import torch
 
@@ -28,15 +29,24 @@ from engine.permgen.control import OrderControl
 from engine.permgen.decode import PermGenStream
 from engine.permgen.keywords import title_keywords
 from engine.permgen.paraphrase import ParaphraseStream
+from engine.permgen.runner import Seq2SeqRunner
 from engine.permgen.text import format_source, normalize
 
 
 class PermGenLoadedModel(LoadedModel):
     """A PermGen bundle on a device, ready to write stories, abstracts or paraphrases."""
 
-    def __init__(self, bundle: PermGenBundle, device: torch.device) -> None:
+    runner: Seq2SeqRunner[Any] | None = None  # None: the torch backbone itself
+
+    def __init__(self, bundle: PermGenBundle, device: torch.device, runtime: str = "torch") -> None:
+        """`runtime`: auto / torch / onnx (engine/onnx/runtime.py)."""
         self.permgen = bundle
         self.device = device
+        if runtime != "torch":
+            from engine.onnx.runtime import choose_permgen_runtime
+
+            choice = choose_permgen_runtime(bundle.path, bundle.model.backbone.decoder, runtime, device)
+            self.runtime, self.runner, self.runtime_note = choice.name, choice.runner, choice.note
 
     @property
     def capabilities(self) -> Capabilities:
@@ -64,8 +74,8 @@ class PermGenLoadedModel(LoadedModel):
         source = tokenizer.encode(self.source_text(request))
         if request.beam_width > 1:
             return BeamPermGenStream(model, tokenizer, source, request.n, request.decode, control, request.beam_width,
-                                     should_stop)
-        return PermGenStream(model, tokenizer, source, request.n, request.decode, control, should_stop)
+                                     should_stop, self.runner)
+        return PermGenStream(model, tokenizer, source, request.n, request.decode, control, should_stop, self.runner)
 
     def _paraphrase(self, request: GenerationRequest, should_stop: Callable[[], bool] | None) -> ParaphraseStream:
         if not request.prompt.strip():
@@ -73,7 +83,7 @@ class PermGenLoadedModel(LoadedModel):
         if request.num_sentences is not None or request.sentence_order:
             raise ValueError("the number and order of sentences do not apply to paraphrases")
         return ParaphraseStream(self.permgen.model, self.permgen.tokenizer, request.prompt, request.n, request.decode,
-                                request.beam_width, should_stop)
+                                request.beam_width, should_stop, self.runner)
 
     def group_names(self) -> list[str]:
         return self.permgen.model.head.group_names()

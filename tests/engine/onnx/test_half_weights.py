@@ -1,0 +1,40 @@
+"""Bundles with 16-bit weights export 16-bit graph weights (half the file) that compute what fp32 ones do."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from engine.bundle import load_bundle, save_bundle
+from engine.tokenizer import VariorumTokenizer
+from tests.engine.onnx.conftest import build_model
+from tests.engine.onnx.test_parity import onnx_runner
+
+onnx = pytest.importorskip("onnx")
+pytest.importorskip("onnxruntime")
+
+
+def weight_types(path: Path) -> set[int]:
+    """The element types of an exported graph's weights."""
+    return {weight.data_type for weight in onnx.load(str(path)).graph.initializer}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_16_bit_bundles_get_exact_16_bit_graph_weights(
+    dtype: str, tmp_path: Path, tokenizer: VariorumTokenizer
+) -> None:
+    from engine.onnx.export import export_bundle
+
+    path = tmp_path / dtype
+    save_bundle(path, build_model("softmax", tokenizer), tokenizer, "# Tiny\n\nFor tests.\n", weights_dtype=dtype)
+    export_bundle(path)
+    halves = {"float16": onnx.TensorProto.FLOAT16, "bfloat16": onnx.TensorProto.BFLOAT16}
+    types = weight_types(path / "onnx" / "decoder.onnx")
+    assert types & set(halves.values()) == ({halves[dtype]} if dtype in halves else set())
+    model, runner = load_bundle(path).model, onnx_runner(path)
+    ids = torch.randint(0, model.config.vocab_size, (2, 7), generator=torch.Generator().manual_seed(0))
+    with torch.inference_mode():
+        expected_hidden = model.decode(ids, model.new_cache(2))
+        assert float((runner.decode(ids, runner.new_cache(2)) - expected_hidden).abs().max()) < 1e-5

@@ -1,0 +1,79 @@
+"""PermGen decoding speed: torch vs ONNX Runtime on the same bundle and request, side by side.
+
+    python -m engine.benchmarks.permgen_runtime [--bundle DIR] [--candidates 1 5 8] [--rounds 5]
+
+The bundle needs an ONNX export (`variorum export-onnx --bundle DIR`; the shipped story model has
+one). For each number of candidates, rounds alternate between the two runtimes (after one warm-up
+each), each writing the candidates of one request (a story / abstract from a title, or a
+paraphrase of a passage) with top-p 0.9 and the round's seed; the medians of tokens/s and the ONNX /
+torch ratio are printed, and whether both runtimes wrote the same text (they must: same seed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from pathlib import Path
+
+import torch
+
+from engine.api import RESOURCES_MODELS, Engine, GenerationRequest, LoadedModel
+from engine.decoding import DecodeConfig
+
+TITLE = "The lost dog"
+PASSAGE = "Tom wanted to learn to play the guitar. He practiced every day after school."
+
+
+def request(task: str, n: int, seed: int) -> GenerationRequest:
+    settings = DecodeConfig(max_new_tokens=20, top_p=0.9, seed=seed)
+    if task == "paraphrase":
+        return GenerationRequest(task=task, prompt=PASSAGE, n=n, decode=settings)
+    return GenerationRequest(task=task, title=TITLE, n=n, decode=settings)
+
+
+def timed(model: LoadedModel, task: str, n: int, seed: int) -> tuple[float, list[str]]:
+    """(tokens/s, texts) of one request."""
+    start = time.perf_counter()
+    variants = model.generate(request(task, n, seed))
+    return sum(len(v.token_ids) for v in variants) / (time.perf_counter() - start), [v.text for v in variants]
+
+
+def compare(models: list[LoadedModel], task: str, n: int, rounds: int) -> tuple[list[float], bool]:
+    """Median tokens/s of each model over `rounds` alternating rounds, and whether their texts agreed."""
+    for model in models:
+        timed(model, task, n, 0)
+    rates: list[list[float]] = [[] for _ in models]
+    same = True
+    for seed in range(rounds):
+        texts = []
+        for model, rate in zip(models, rates, strict=True):
+            tokens_per_second, written = timed(model, task, n, seed)
+            rate.append(tokens_per_second)
+            texts.append(written)
+        same = same and all(t == texts[0] for t in texts)
+    return [statistics.median(rate) for rate in rates], same
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bundle", type=Path, default=RESOURCES_MODELS / "permgen-story")
+    parser.add_argument("--candidates", nargs="+", type=int, default=[1, 5, 8])
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args(argv)
+    engine = Engine([])
+    models = [engine.load(args.bundle, "cpu", runtime) for runtime in ("torch", "onnx")]
+    if models[1].runtime == "torch":
+        raise SystemExit(f"{models[1].runtime_note}")
+    task = models[0].capabilities.tasks[0]
+    print(f"bundle {args.bundle} · {task} · cpu · {torch.get_num_threads()} threads · top-p 0.9 · "
+          f"median of {args.rounds} alternating rounds · ONNX: {models[1].runtime}")
+    print(f"{'candidates':>10} {'torch tok/s':>12} {'ONNX tok/s':>11} {'ONNX/torch':>11} {'same text':>10}")
+    for n in args.candidates:
+        (torch_rate, onnx_rate), same = compare(models, task, n, args.rounds)
+        agreed = "yes" if same else "NO"
+        print(f"{n:>10} {torch_rate:12.1f} {onnx_rate:11.1f} {onnx_rate / torch_rate:11.2f} {agreed:>10}")
+
+
+if __name__ == "__main__":
+    main()

@@ -72,10 +72,15 @@ def read_record(bundle_dir: Path, kind: str) -> dict[str, Any]:
 
 
 def providers_for(device: torch.device, available: list[str]) -> list[str]:
-    """CUDA execution provider for a GPU model when onnxruntime offers it, else the CPU provider."""
-    if device.type == "cuda" and "CUDAExecutionProvider" in available:
-        return ["CUDAExecutionProvider", "CPUExecutionProvider"]
-    return ["CPUExecutionProvider"]
+    """The CUDA execution provider for a model on a GPU, the CPU provider otherwise; `OnnxUnavailable`
+    for a GPU model when the installed onnxruntime has no CUDA provider (the CPU package): its
+    sessions could not read the GPU tensors the decoder binds."""
+    if device.type != "cuda":
+        return ["CPUExecutionProvider"]
+    if "CUDAExecutionProvider" not in available:
+        raise OnnxUnavailable("the model is on the GPU but the installed onnxruntime has no CUDA execution provider "
+                              "(pip install 'variorum[onnx-gpu]' instead of 'variorum[onnx]')")
+    return ["CUDAExecutionProvider", "CPUExecutionProvider"]
 
 
 def _session(ort: Any, path: Path, sha256: str, device: torch.device) -> Any:

@@ -78,6 +78,24 @@ def test_a_graph_onnx_runtime_cannot_load_is_reported(exported_copy: Path) -> No
     assert runtime == "torch" and "ONNX Runtime cannot load" in note
 
 
+def test_gpu_model_needs_the_cuda_provider_else_decodes_with_torch(exported_copy: Path) -> None:
+    import torch
+
+    from engine.onnx.runtime import choose_lm_runtime
+    from engine.onnx.session import OnnxUnavailable, providers_for
+
+    cuda, cpu = torch.device("cuda"), torch.device("cpu")
+    both = ["CUDAExecutionProvider", "CPUExecutionProvider"]
+    assert providers_for(cuda, both) == both and providers_for(cpu, both) == ["CPUExecutionProvider"]
+    with pytest.raises(OnnxUnavailable, match="onnx-gpu"):
+        providers_for(cuda, ["CPUExecutionProvider"])
+    import onnxruntime
+
+    if "CUDAExecutionProvider" not in onnxruntime.get_available_providers():  # the CPU package: torch, and why
+        choice = choose_lm_runtime(exported_copy, 32, 32, "auto", cuda)
+        assert choice.runner is None and "no CUDA execution provider" in choice.note
+
+
 def test_without_onnxruntime_onnx_names_the_extra(exported_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     real_import = builtins.__import__
 

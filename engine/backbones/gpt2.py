@@ -89,36 +89,38 @@ class GPT2Backbone(nn.Module):
         transformer, start = self.transformer, cache.length
         batch, length = input_ids.shape
         dim = self.config.n_embd
-        positions = torch.arange(start, start + length, device=input_ids.device)  # [T]
-        x = (F.embedding(input_ids, transformer.wte.weight) + F.embedding(positions, transformer.wpe.weight))
+        # Position rows start … start + T are a slice of the table (what an embedding lookup of them copies).
+        x = F.embedding(input_ids, transformer.wte.weight) + transformer.wpe.weight[start : start + length]
         x = x.view(batch * length, dim)  # [B·T, D]
         mask = None
         if length > 1:  # query i (absolute start + i) sees keys 0 … start + i
             keys_at = torch.arange(start + length, device=input_ids.device)
-            mask = keys_at[None, :] <= positions[:, None]  # [T, start + T]
+            mask = keys_at[None, :] <= keys_at[start:, None]  # [T, start + T]
         for layer, block in enumerate(cast(list[GPT2Block], transformer.h)):
             x = x + self._attend(block, x, cache, layer, batch, mask)
-            h = F.layer_norm(x, (dim,), block.ln_2.weight, block.ln_2.bias, block.ln_2.eps)
-            mlp = block.mlp
-            h = torch.addmm(mlp.c_fc.bias, h, mlp.c_fc.weight)  # [B·T, 4D]
+            ln_2, mlp = block.ln_2, block.mlp
+            h = torch.layer_norm(x, (dim,), ln_2.weight, ln_2.bias, ln_2.eps)
+            c_fc, c_proj = mlp.c_fc, mlp.c_proj
+            h = torch.addmm(c_fc.bias, h, c_fc.weight)  # [B·T, 4D]
             h = F.gelu(h, approximate="tanh") if self.tanh_gelu else mlp.act(h)
-            x = x + torch.addmm(mlp.c_proj.bias, h, mlp.c_proj.weight)
+            x = x + torch.addmm(c_proj.bias, h, c_proj.weight)
         cache.advance(length)
         ln_f = transformer.ln_f
-        return F.layer_norm(x, (dim,), ln_f.weight, ln_f.bias, ln_f.eps).view(batch, length, dim)
+        return torch.layer_norm(x, (dim,), ln_f.weight, ln_f.bias, ln_f.eps).view(batch, length, dim)
 
     def _attend(
         self, block: GPT2Block, x: torch.Tensor, cache: KVCache, layer: int, batch: int, mask: torch.Tensor | None
     ) -> torch.Tensor:
         """One self-attention sublayer on the residual x [B·T, D], keys/values kept in the cache → [B·T, D]."""
-        attn, dim = block.attn, x.shape[1]
+        attn, ln_1, dim = block.attn, block.ln_1, x.shape[1]
         heads = self.config.n_head
-        h = F.layer_norm(x, (dim,), block.ln_1.weight, block.ln_1.bias, block.ln_1.eps)
-        qkv = torch.addmm(attn.c_attn.bias, h, attn.c_attn.weight)  # [B·T, 3D]
+        h = torch.layer_norm(x, (dim,), ln_1.weight, ln_1.bias, ln_1.eps)
+        c_attn, c_proj = attn.c_attn, attn.c_proj
+        qkv = torch.addmm(c_attn.bias, h, c_attn.weight)  # [B·T, 3D]
         q, k, v = qkv.view(batch, -1, 3, heads, dim // heads).permute(2, 0, 3, 1, 4).unbind(0)  # each [B, H, T, d]
         keys, values = cache.write(layer, k, v)  # [B, H, S, d]
         out = F.scaled_dot_product_attention(q, keys, values, attn_mask=mask)  # [B, H, T, d]
-        return torch.addmm(attn.c_proj.bias, out.transpose(1, 2).reshape(x.shape[0], dim), attn.c_proj.weight)
+        return torch.addmm(c_proj.bias, out.transpose(1, 2).reshape(x.shape[0], dim), c_proj.weight)
 
 
 def load_hf_gpt2_backbone(directory: Path) -> GPT2Backbone:

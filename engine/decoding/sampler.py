@@ -47,11 +47,10 @@ def row_uniforms(seeds: torch.Tensor, step: int, stage: int) -> torch.Tensor:
     On the CPU the hash runs on Python ints: a few dozen tensor ops on N ≈ 5 values cost ~0.2 ms
     a step, the same integer maths on ints ~10 µs (docs/decoding_speed.md); both give the same bits."""
     counter = (step * 2 + stage) & MASK32
-    if seeds.device.type == "cpu":
-        bits = torch.tensor([uniform_bits(seed, counter) for seed in seeds.tolist()], dtype=torch.float64)
-    else:
-        bits = uniform_bits(seeds, counter).double()
-    return (bits + 0.5) / 2.0**53
+    if seeds.device.type == "cpu":  # Python floats are IEEE doubles: the same (bits + 0.5) / 2⁵³
+        return torch.tensor([(uniform_bits(seed, counter) + 0.5) / 2.0**53 for seed in seeds.tolist()],
+                            dtype=torch.float64)
+    return (uniform_bits(seeds, counter).double() + 0.5) / 2.0**53
 
 
 def draw_rows(scores: torch.Tensor, seeds: torch.Tensor, step: int, stage: int, greedy: bool) -> torch.Tensor:

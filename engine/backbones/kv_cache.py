@@ -8,9 +8,13 @@ Rows can be reordered (beams) or dropped with `select_rows`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import torch
+
+if TYPE_CHECKING:
+    from engine.backbones.gpt2 import BlockWeights
 
 
 @dataclass
@@ -20,6 +24,7 @@ class KVCache:
     keys: torch.Tensor
     values: torch.Tensor
     length: int = 0
+    weights: list[BlockWeights] = field(default_factory=list)  # the blocks' parameters, looked up once per decode
 
     @classmethod
     def allocate(

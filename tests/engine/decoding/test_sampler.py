@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import torch
 
+from engine.backbones.kv_cache import KVCache
 from engine.decoding.sampler import MASK32, STAGE_GROUP, STAGE_TOKEN, draw_rows, row_uniforms, uniform_bits
 from engine.model import LanguageModel
 from engine.tokenizer import VariorumTokenizer
@@ -58,4 +59,8 @@ def test_decode_equals_transformers_forward_step_by_step(tiny_model: LanguageMod
         cache = tiny_model.new_cache(3)
         prompt = tiny_model.decode(ids[:, :5], cache)
         steps = [tiny_model.decode(ids[:, t : t + 1], cache) for t in range(5, 9)]
+        bare = KVCache.allocate(*cache.keys.shape[:3], cache.capacity, cache.keys.shape[4], cache.keys)
+        looked_up = tiny_model.decode(ids, bare)  # a cache without the weights `new_cache` looks up once
+    assert cache.weights and not bare.weights
     assert torch.allclose(torch.cat([prompt, *steps], dim=1), full, atol=1e-5)
+    assert torch.allclose(looked_up, full, atol=1e-5)

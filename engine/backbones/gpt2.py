@@ -47,7 +47,7 @@ class BlockWeights(NamedTuple):
     """One GPT-2 block's parameters for `GPT2Backbone.decode` (Conv1D weights are [in, out]).
 
     Looked up once per decode (`new_cache`): reaching them through the modules' attributes each
-    step costs ~25 `nn.Module.__getattr__` calls per block, ~0.1 ms a step at this size."""
+    step costs ~25 `nn.Module.__getattr__` calls per block (docs/decoding_speed.md, "Block parameters")."""
 
     ln_1_weight: torch.Tensor  # [D]
     ln_1_bias: torch.Tensor

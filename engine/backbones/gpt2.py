@@ -13,7 +13,7 @@ which dominates the cost of one step for a model this small (docs/architecture.m
 from __future__ import annotations
 
 from pathlib import Path
-from typing import cast
+from typing import NamedTuple, cast
 
 import torch
 import torch.nn.functional as F
@@ -41,6 +41,36 @@ def hf_config(config: ModelConfig) -> GPT2Config:
         eos_token_id=0,
         pad_token_id=1,
     )
+
+
+class BlockWeights(NamedTuple):
+    """One GPT-2 block's parameters for `GPT2Backbone.decode` (Conv1D weights are [in, out]).
+
+    Looked up once per decode (`new_cache`): reaching them through the modules' attributes each
+    step costs ~25 `nn.Module.__getattr__` calls per block (docs/decoding_speed.md, "Block parameters")."""
+
+    ln_1_weight: torch.Tensor  # [D]
+    ln_1_bias: torch.Tensor
+    ln_1_eps: float
+    qkv_weight: torch.Tensor  # [D, 3D]
+    qkv_bias: torch.Tensor
+    attn_proj_weight: torch.Tensor  # [D, D]
+    attn_proj_bias: torch.Tensor
+    ln_2_weight: torch.Tensor  # [D]
+    ln_2_bias: torch.Tensor
+    ln_2_eps: float
+    fc_weight: torch.Tensor  # [D, 4D]
+    fc_bias: torch.Tensor
+    act: nn.Module  # the checkpoint's activation, when it is not GPT-2's tanh-GELU
+    mlp_proj_weight: torch.Tensor  # [4D, D]
+    mlp_proj_bias: torch.Tensor
+
+    @classmethod
+    def of(cls, block: GPT2Block) -> BlockWeights:
+        ln_1, attn, ln_2, mlp = block.ln_1, block.attn, block.ln_2, block.mlp
+        return cls(ln_1.weight, ln_1.bias, ln_1.eps, attn.c_attn.weight, attn.c_attn.bias, attn.c_proj.weight,
+                   attn.c_proj.bias, ln_2.weight, ln_2.bias, ln_2.eps, mlp.c_fc.weight, mlp.c_fc.bias, mlp.act,
+                   mlp.c_proj.weight, mlp.c_proj.bias)
 
 
 class GPT2Backbone(nn.Module):
@@ -75,10 +105,17 @@ class GPT2Backbone(nn.Module):
         return out.last_hidden_state, out.past_key_values  # [B, T, D]
 
     def new_cache(self, rows: int) -> KVCache:
-        """An empty preallocated cache for `rows` rows and one block of positions."""
+        """An empty preallocated cache for `rows` rows and one block of positions, with the blocks'
+        weights looked up once for the decode it serves (`BlockWeights`)."""
         config, like = self.config, self.token_embedding.weight
         head_dim = config.n_embd // config.n_head
-        return KVCache.allocate(config.n_layer, rows, config.n_head, config.block_size, head_dim, like)
+        cache = KVCache.allocate(config.n_layer, rows, config.n_head, config.block_size, head_dim, like)
+        cache.weights = self.block_weights()
+        return cache
+
+    def block_weights(self) -> list[BlockWeights]:
+        """Every block's parameters, in the order `decode` uses them."""
+        return [BlockWeights.of(block) for block in cast(list[GPT2Block], self.transformer.h)]
 
     def decode(self, input_ids: torch.Tensor, cache: KVCache) -> torch.Tensor:
         """Hidden states [B, T, D] of ids [B, T] that follow the cache's positions; fills the cache.
@@ -89,36 +126,34 @@ class GPT2Backbone(nn.Module):
         transformer, start = self.transformer, cache.length
         batch, length = input_ids.shape
         dim = self.config.n_embd
-        positions = torch.arange(start, start + length, device=input_ids.device)  # [T]
-        x = (F.embedding(input_ids, transformer.wte.weight) + F.embedding(positions, transformer.wpe.weight))
+        # Position rows start … start + T are a slice of the table (what an embedding lookup of them copies).
+        x = F.embedding(input_ids, transformer.wte.weight) + transformer.wpe.weight[start : start + length]
         x = x.view(batch * length, dim)  # [B·T, D]
         mask = None
         if length > 1:  # query i (absolute start + i) sees keys 0 … start + i
             keys_at = torch.arange(start + length, device=input_ids.device)
-            mask = keys_at[None, :] <= positions[:, None]  # [T, start + T]
-        for layer, block in enumerate(cast(list[GPT2Block], transformer.h)):
-            x = x + self._attend(block, x, cache, layer, batch, mask)
-            h = F.layer_norm(x, (dim,), block.ln_2.weight, block.ln_2.bias, block.ln_2.eps)
-            mlp = block.mlp
-            h = torch.addmm(mlp.c_fc.bias, h, mlp.c_fc.weight)  # [B·T, 4D]
-            h = F.gelu(h, approximate="tanh") if self.tanh_gelu else mlp.act(h)
-            x = x + torch.addmm(mlp.c_proj.bias, h, mlp.c_proj.weight)
+            mask = keys_at[None, :] <= keys_at[start:, None]  # [T, start + T]
+        for layer, w in enumerate(cache.weights or self.block_weights()):
+            x = x + self._attend(w, x, cache, layer, batch, mask)
+            h = torch.layer_norm(x, (dim,), w.ln_2_weight, w.ln_2_bias, w.ln_2_eps)
+            h = torch.addmm(w.fc_bias, h, w.fc_weight)  # [B·T, 4D]
+            h = F.gelu(h, approximate="tanh") if self.tanh_gelu else w.act(h)
+            x = x + torch.addmm(w.mlp_proj_bias, h, w.mlp_proj_weight)
         cache.advance(length)
         ln_f = transformer.ln_f
-        return F.layer_norm(x, (dim,), ln_f.weight, ln_f.bias, ln_f.eps).view(batch, length, dim)
+        return torch.layer_norm(x, (dim,), ln_f.weight, ln_f.bias, ln_f.eps).view(batch, length, dim)
 
     def _attend(
-        self, block: GPT2Block, x: torch.Tensor, cache: KVCache, layer: int, batch: int, mask: torch.Tensor | None
+        self, w: BlockWeights, x: torch.Tensor, cache: KVCache, layer: int, batch: int, mask: torch.Tensor | None
     ) -> torch.Tensor:
         """One self-attention sublayer on the residual x [B·T, D], keys/values kept in the cache → [B·T, D]."""
-        attn, dim = block.attn, x.shape[1]
-        heads = self.config.n_head
-        h = F.layer_norm(x, (dim,), block.ln_1.weight, block.ln_1.bias, block.ln_1.eps)
-        qkv = torch.addmm(attn.c_attn.bias, h, attn.c_attn.weight)  # [B·T, 3D]
+        dim, heads = x.shape[1], self.config.n_head
+        h = torch.layer_norm(x, (dim,), w.ln_1_weight, w.ln_1_bias, w.ln_1_eps)
+        qkv = torch.addmm(w.qkv_bias, h, w.qkv_weight)  # [B·T, 3D]
         q, k, v = qkv.view(batch, -1, 3, heads, dim // heads).permute(2, 0, 3, 1, 4).unbind(0)  # each [B, H, T, d]
         keys, values = cache.write(layer, k, v)  # [B, H, S, d]
         out = F.scaled_dot_product_attention(q, keys, values, attn_mask=mask)  # [B, H, T, d]
-        return torch.addmm(attn.c_proj.bias, out.transpose(1, 2).reshape(x.shape[0], dim), attn.c_proj.weight)
+        return torch.addmm(w.attn_proj_bias, out.transpose(1, 2).reshape(x.shape[0], dim), w.attn_proj_weight)
 
 
 def load_hf_gpt2_backbone(directory: Path) -> GPT2Backbone:

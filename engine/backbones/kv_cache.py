@@ -8,9 +8,13 @@ Rows can be reordered (beams) or dropped with `select_rows`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import torch
+
+if TYPE_CHECKING:
+    from engine.backbones.gpt2 import BlockWeights
 
 
 @dataclass
@@ -20,6 +24,7 @@ class KVCache:
     keys: torch.Tensor
     values: torch.Tensor
     length: int = 0
+    weights: list[BlockWeights] = field(default_factory=list)  # the blocks' parameters, looked up once per decode
 
     @classmethod
     def allocate(
@@ -40,9 +45,10 @@ class KVCache:
         end = self.length + keys.shape[2]
         if end > self.capacity:
             raise ValueError(f"KV cache holds {self.capacity} positions; {end} needed (re-encode a shorter window)")
-        self.keys[layer, :, :, self.length : end] = keys
-        self.values[layer, :, :, self.length : end] = values
-        return self.keys[layer, :, :, :end], self.values[layer, :, :, :end]
+        layer_keys, layer_values = self.keys[layer], self.values[layer]  # [N, H, T_max, d]
+        layer_keys.narrow(2, self.length, keys.shape[2]).copy_(keys)
+        layer_values.narrow(2, self.length, values.shape[2]).copy_(values)
+        return layer_keys.narrow(2, 0, end), layer_values.narrow(2, 0, end)
 
     def advance(self, count: int) -> None:
         self.length += count

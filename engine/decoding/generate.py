@@ -145,6 +145,7 @@ class VariantStream(DecodeStream):
             Variant(index=i, seed=base + i, settings=settings.with_seed(base + i).to_dict(), prompt_cut=self.prompt_cut)
             for i in range(n)
         ]
+        self.text_tokens = [0] * n  # per variant: how many of its tokens `text` already shows in full
 
     def __iter__(self) -> Iterator[TokenEvent]:
         was_training = self.model.training
@@ -190,16 +191,21 @@ class VariantStream(DecodeStream):
             yield TokenEvent(i, token, delta, log_prob, group)
 
     def _update_text(self, variant: Variant) -> str:
-        """Decode the variant so far; hold back an incomplete trailing character.
+        """Decode the variant's tokens not yet in its text; hold back an incomplete trailing character.
 
         A variant that ends mid-character (length cap, cancellation) keeps the text up to
         its last complete character, so `text` is always exactly the concatenated deltas.
+        Only the tokens after the text's last complete character are decoded: byte-level BPE
+        decodes to the UTF-8 of the tokens' bytes, and bytes that end on a character boundary
+        decode the same alone as in front of more bytes, so a step costs the same at token 5
+        and at token 500 (decoding every token each step grew with the length).
         """
-        text = self.tokenizer.decode(variant.token_ids)
-        if text.endswith(INCOMPLETE_CHAR):
+        shown = self.text_tokens[variant.index]
+        delta = self.tokenizer.decode(variant.token_ids[shown:])
+        if delta.endswith(INCOMPLETE_CHAR):
             return ""
-        delta = text.removeprefix(variant.text)
-        variant.text = text
+        variant.text += delta
+        self.text_tokens[variant.index] = len(variant.token_ids)
         return delta
 
     def _finish(self, active: torch.Tensor, reason: str) -> None:

@@ -13,15 +13,19 @@ drawn: u > 0, so the chosen id's cumulative mass is strictly above its predecess
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 import torch
 
 MASK32 = 0xFFFFFFFF
 STAGE_GROUP = 0
 STAGE_TOKEN = 1
 
+Ints = TypeVar("Ints", int, torch.Tensor)  # one Python int or an int64 tensor: the hash reads the same on both
 
-def _mix32(x: torch.Tensor) -> torch.Tensor:
-    """A 32-bit integer hash (lowbias32) of int64 values in [0, 2³²); products wrap, only the low 32 bits count."""
+
+def _mix32(x: Ints) -> Ints:
+    """A 32-bit integer hash (lowbias32) of values in [0, 2³²); products wrap, only the low 32 bits count."""
     x = x ^ (x >> 16)
     x = (x * 0x7FEB352D) & MASK32
     x = x ^ (x >> 15)
@@ -29,14 +33,24 @@ def _mix32(x: torch.Tensor) -> torch.Tensor:
     return x ^ (x >> 16)
 
 
-def row_uniforms(seeds: torch.Tensor, step: int, stage: int) -> torch.Tensor:
-    """u ∈ (0, 1) float64 [N] for seeds [N] (int64, non-negative) at one (step, stage)."""
-    counter = (step * 2 + stage) & MASK32
+def uniform_bits(seeds: Ints, counter: int) -> Ints:
+    """53 random bits of each non-negative seed (int, or int64 tensor [N]) at one counter."""
     low, high = seeds & MASK32, (seeds >> 32) & MASK32
-    a = _mix32(low ^ _mix32(high ^ _mix32(torch.full_like(seeds, counter))))
+    a = _mix32(low ^ _mix32(high ^ _mix32(counter)))
     b = _mix32(a ^ 0x5BD1E995)
-    bits = (a << 21) | (b >> 11)  # 53 random bits
-    return (bits.double() + 0.5) / 2.0**53
+    return (a << 21) | (b >> 11)
+
+
+def row_uniforms(seeds: torch.Tensor, step: int, stage: int) -> torch.Tensor:
+    """u ∈ (0, 1) float64 [N] for seeds [N] (int64, non-negative) at one (step, stage).
+
+    On the CPU the hash runs on Python ints: a few dozen tensor ops on N ≈ 5 values cost ~0.2 ms
+    a step, the same integer maths on ints ~10 µs (docs/decoding_speed.md); both give the same bits."""
+    counter = (step * 2 + stage) & MASK32
+    if seeds.device.type == "cpu":  # Python floats are IEEE doubles: the same (bits + 0.5) / 2⁵³
+        return torch.tensor([(uniform_bits(seed, counter) + 0.5) / 2.0**53 for seed in seeds.tolist()],
+                            dtype=torch.float64)
+    return (uniform_bits(seeds, counter).double() + 0.5) / 2.0**53
 
 
 def draw_rows(scores: torch.Tensor, seeds: torch.Tensor, step: int, stage: int, greedy: bool) -> torch.Tensor:

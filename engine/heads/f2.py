@@ -28,6 +28,7 @@ from torch import nn
 from engine.controls import ClassGroups, HeadCapabilities
 from engine.heads.base import OutputHead
 from engine.heads.frequency_classes import FrequencyClasses
+from engine.heads.packed_linear import PackedLinear
 
 NEG_INF = float("-inf")
 FREQ_CLASSES_FILE = "freq_classes.json"
@@ -59,7 +60,7 @@ class F2Head(OutputHead):
         if not 1 <= num_classes <= vocab_size:
             raise ValueError(f"F² head: number of classes must be in [1, {vocab_size}], got {num_classes}")
         self.method = method
-        self.proj = nn.Linear(n_embd, vocab_size, bias=False)  # token embeddings o, [V, D]
+        self.proj = PackedLinear(n_embd, vocab_size, bias=False)  # token embeddings o, [V, D]
         if tied_embedding is not None:
             self.proj.weight = tied_embedding.weight
         self.class_proj = nn.Linear(n_embd, num_classes, bias=False)  # class embeddings u, [K, D]

@@ -33,6 +33,7 @@ from torch import nn
 
 from engine.controls import HeadCapabilities, PosGroups
 from engine.heads.base import OutputHead
+from engine.heads.packed_linear import PackedLinear
 from engine.pos.tags import COARSE_GROUPS
 from engine.pos.vocab import POS_VOCAB_FILE, PosVocabulary, PosVocabularyError
 
@@ -52,7 +53,7 @@ class POSGHead(OutputHead):
         if not tags:
             raise ValueError("the posg head needs at least one POS group")
         self.tags = tuple(tags)
-        self.proj = nn.Linear(n_embd, vocab_size, bias=False)  # w_x
+        self.proj = PackedLinear(n_embd, vocab_size, bias=False)  # w_x
         if tied_embedding is not None:
             self.proj.weight = tied_embedding.weight
         self.pos_proj = nn.Linear(n_embd, len(self.tags), bias=False)  # o_ρ

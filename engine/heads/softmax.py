@@ -7,6 +7,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from engine.heads.base import OutputHead
+from engine.heads.packed_linear import PackedLinear
 
 
 class SoftmaxHead(OutputHead):
@@ -16,7 +17,7 @@ class SoftmaxHead(OutputHead):
 
     def __init__(self, vocab_size: int, n_embd: int, tied_embedding: nn.Embedding | None = None) -> None:
         super().__init__(vocab_size)
-        self.proj = nn.Linear(n_embd, vocab_size, bias=False)
+        self.proj = PackedLinear(n_embd, vocab_size, bias=False)
         if tied_embedding is not None:
             self.proj.weight = tied_embedding.weight
 

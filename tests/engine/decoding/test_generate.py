@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from engine.decoding import DecodeConfig, VariantStream, generate_variants
-from engine.decoding.generate import FINISH_CANCELLED, FINISH_EOS, FINISH_LENGTH
+from engine.decoding.generate import FINISH_CANCELLED, FINISH_EOS, FINISH_LENGTH, INCOMPLETE_CHAR
 from engine.model import LanguageModel
 from engine.tokenizer import VariorumTokenizer
 from tests.conftest import tiny_config
@@ -20,6 +20,23 @@ def test_fixed_seed_reproduces_variants_exactly(tiny_model: LanguageModel, token
     assert [v.token_ids for v in first] == [v.token_ids for v in second]
     assert len({tuple(v.token_ids) for v in first}) == 3  # different seeds, different variants
     assert [v.seed for v in first] == [7, 8, 9]
+
+
+def test_text_shows_every_complete_character_of_the_tokens_so_far(
+    tiny_model: LanguageModel, tokenizer: VariorumTokenizer
+) -> None:
+    stream = VariantStream(tiny_model, tokenizer, [], 1, SETTINGS)
+    variant = stream.variants[0]
+    ids = tokenizer.encode("Mara ate crème brûlée 😀 and ☕ today")
+    deltas = []
+    for token in ids:  # as streaming appends them; only the tokens after the last complete character are decoded
+        variant.token_ids.append(token)
+        deltas.append(stream._update_text(variant))
+        full = tokenizer.decode(variant.token_ids)
+        if not full.endswith(INCOMPLETE_CHAR):
+            assert variant.text == full
+    assert "" in deltas  # some characters span several byte tokens and waited for the rest
+    assert "".join(deltas) == variant.text == tokenizer.decode(ids)
 
 
 def test_variant_seed_reproduces_alone(tiny_model: LanguageModel, tokenizer: VariorumTokenizer) -> None:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import torch
 
-from engine.decoding.sampler import STAGE_GROUP, STAGE_TOKEN, draw_rows, row_uniforms
+from engine.backbones.kv_cache import KVCache
+from engine.decoding.sampler import MASK32, STAGE_GROUP, STAGE_TOKEN, draw_rows, row_uniforms, uniform_bits
 from engine.model import LanguageModel
 from engine.tokenizer import VariorumTokenizer
 
@@ -16,6 +17,16 @@ def test_uniforms_depend_only_on_seed_step_and_stage() -> None:
     assert torch.equal(row_uniforms(seeds[2:3], 3, STAGE_TOKEN), u[2:3])  # not on the batch around it
     assert len(set(u.tolist()) | set(row_uniforms(seeds, 4, STAGE_TOKEN).tolist())) == 8
     assert not torch.equal(row_uniforms(seeds, 3, STAGE_GROUP), u)
+
+
+def test_uniforms_are_the_same_bits_on_python_ints_and_on_tensors() -> None:
+    seeds = torch.tensor([0, 1, 2**40 + 7, 2**62, 2**63 - 1])
+    counter = (3 * 2 + STAGE_TOKEN) & MASK32
+    on_tensor = uniform_bits(seeds, counter)  # the vectorised path (GPU rows)
+    assert on_tensor.tolist() == [uniform_bits(seed, counter) for seed in seeds.tolist()]  # the CPU path
+    # values of the earlier all-tensor implementation: a seed keeps its draws
+    assert row_uniforms(seeds[:4], 3, STAGE_TOKEN).tolist() == [
+        0.7464283281688311, 0.3641511693983515, 0.9819277708567669, 0.7264407131536239]
 
 
 def test_draws_follow_the_distribution_and_never_pick_forbidden_ids() -> None:
@@ -48,4 +59,8 @@ def test_decode_equals_transformers_forward_step_by_step(tiny_model: LanguageMod
         cache = tiny_model.new_cache(3)
         prompt = tiny_model.decode(ids[:, :5], cache)
         steps = [tiny_model.decode(ids[:, t : t + 1], cache) for t in range(5, 9)]
+        bare = KVCache.allocate(*cache.keys.shape[:3], cache.capacity, cache.keys.shape[4], cache.keys)
+        looked_up = tiny_model.decode(ids, bare)  # a cache without the weights `new_cache` looks up once
+    assert cache.weights and not bare.weights
     assert torch.allclose(torch.cat([prompt, *steps], dim=1), full, atol=1e-5)
+    assert torch.allclose(looked_up, full, atol=1e-5)

@@ -17,20 +17,26 @@ from typing import cast
 import torch
 from torch import nn
 from transformers.models.gpt2.modeling_gpt2 import GPT2Block
+from transformers.pytorch_utils import Conv1D
 
 from engine.backbones.gpt2 import GPT2Backbone
 
 
 def split_heads(x: torch.Tensor, heads: int) -> torch.Tensor:
-    """[N, T, D] → [N, H, T, d]."""
-    batch, length, dim = x.shape
-    return x.view(batch, length, heads, dim // heads).transpose(1, 2)
+    """[N, T, D] → [N, H, T, d]. `unflatten` of the last axis, not a view to (N, T, H, d): a view
+    traces N and T into shape arithmetic (Shape / Gather / Concat nodes) that runs every step."""
+    return torch.unflatten(x, -1, (heads, x.shape[-1] // heads)).transpose(1, 2)
 
 
 def merge_heads(x: torch.Tensor) -> torch.Tensor:
-    """[N, H, T, d] → [N, T, D]."""
-    batch, heads, length, head_dim = x.shape
-    return x.transpose(1, 2).reshape(batch, length, heads * head_dim)
+    """[N, H, T, d] → [N, T, D] (`flatten`, for the same reason)."""
+    return x.transpose(1, 2).flatten(2)
+
+
+def conv1d(layer: Conv1D, x: torch.Tensor) -> torch.Tensor:
+    """GPT-2's Conv1D (x·W + b, W [in, out]) on x [..., in] as one MatMul and one Add: the module's own
+    forward flattens x to 2-D and back, which traces into shape arithmetic."""
+    return torch.matmul(x, layer.weight) + layer.bias
 
 
 def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
@@ -57,6 +63,7 @@ class GPT2StepGraph(nn.Module):
         super().__init__()
         self.backbone = backbone
         self.heads = backbone.config.n_head
+        self.width = backbone.config.n_embd
 
     def forward(self, input_ids: torch.Tensor, *past: torch.Tensor) -> tuple[torch.Tensor, ...]:
         transformer = self.backbone.transformer
@@ -66,11 +73,11 @@ class GPT2StepGraph(nn.Module):
         mask = causal_mask(start, length, x)  # [T, S + T]
         presents: list[torch.Tensor] = []
         for layer, block in enumerate(cast(list[GPT2Block], transformer.h)):
-            normed = block.ln_1(x)
-            q, k, v = block.attn.c_attn(normed).split(normed.shape[-1], dim=2)
+            q, k, v = torch.split(conv1d(block.attn.c_attn, block.ln_1(x)), self.width, dim=2)
             keys = torch.cat([past[2 * layer], split_heads(k, self.heads)], dim=2)  # [N, H, S + T, d]
             values = torch.cat([past[2 * layer + 1], split_heads(v, self.heads)], dim=2)
-            x = x + block.attn.c_proj(merge_heads(attention(split_heads(q, self.heads), keys, values, mask)))
-            x = x + block.mlp(block.ln_2(x))
+            x = x + conv1d(block.attn.c_proj, merge_heads(attention(split_heads(q, self.heads), keys, values, mask)))
+            mlp = block.mlp
+            x = x + conv1d(mlp.c_proj, mlp.act(conv1d(mlp.c_fc, block.ln_2(x))))
             presents += [keys, values]
         return (transformer.ln_f(x), *presents)

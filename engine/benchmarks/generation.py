@@ -16,10 +16,8 @@ from __future__ import annotations
 import argparse
 import logging
 import shutil
-import statistics
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +27,7 @@ from transformers import GPT2LMHeadModel
 
 from engine.api import RESOURCES_MODELS
 from engine.backbones.gpt2 import hf_config
+from engine.benchmarks.alternating import alternating_medians
 from engine.bundle import Bundle, load_bundle
 from engine.decoding import DecodeConfig, generate_variants
 from engine.decoding.backbone_runner import BackboneRunner
@@ -82,34 +81,20 @@ def time_hf(bundle: Bundle, twin: GPT2LMHeadModel, n: int, new_tokens: int, seed
 
 def compare(bundle: Bundle, twin: GPT2LMHeadModel, n: int, new_tokens: int, rounds: int) -> tuple[float, float]:
     """Median tokens/s (ours, HF) over `rounds` alternating runs after one warm-up each."""
-    time_ours(bundle, n, new_tokens, 0)
-    time_hf(bundle, twin, n, new_tokens, 0)
-    ours, theirs = [], []
-    for round_index in range(rounds):
-        seconds, tokens = time_ours(bundle, n, new_tokens, round_index)
-        ours.append(tokens / seconds)
-        seconds, tokens = time_hf(bundle, twin, n, new_tokens, round_index)
-        theirs.append(tokens / seconds)
-    return statistics.median(ours), statistics.median(theirs)
+    ours, theirs = alternating_medians([lambda seed: time_ours(bundle, n, new_tokens, seed),
+                                        lambda seed: time_hf(bundle, twin, n, new_tokens, seed)], rounds)
+    return ours, theirs
 
 
 def compare_runtimes(
     bundle: Bundle, twin: GPT2LMHeadModel, runner: BackboneRunner[Any], n: int, new_tokens: int, rounds: int
 ) -> tuple[float, float, float]:
     """Median tokens/s (torch, ONNX Runtime, HF) over `rounds` rounds alternating the three, after a warm-up."""
-    timers: list[Callable[[int], tuple[float, int]]] = [
+    torch_rate, onnx_rate, hf_rate = alternating_medians([
         lambda seed: time_ours(bundle, n, new_tokens, seed),
         lambda seed: time_ours(bundle, n, new_tokens, seed, runner),
         lambda seed: time_hf(bundle, twin, n, new_tokens, seed),
-    ]
-    rates: list[list[float]] = [[] for _ in timers]
-    for timer in timers:
-        timer(0)
-    for round_index in range(rounds):
-        for timer, rate in zip(timers, rates, strict=True):
-            seconds, tokens = timer(round_index)
-            rate.append(tokens / seconds)
-    torch_rate, onnx_rate, hf_rate = (statistics.median(rate) for rate in rates)
+    ], rounds)
     return torch_rate, onnx_rate, hf_rate
 
 

@@ -12,13 +12,13 @@ torch ratio are printed, and whether both runtimes wrote the same text (they mus
 from __future__ import annotations
 
 import argparse
-import statistics
 import time
 from pathlib import Path
 
 import torch
 
 from engine.api import RESOURCES_MODELS, Engine, GenerationRequest, LoadedModel
+from engine.benchmarks.alternating import Timer, alternating_medians
 from engine.decoding import DecodeConfig
 
 TITLE = "The lost dog"
@@ -32,27 +32,25 @@ def request(task: str, n: int, seed: int) -> GenerationRequest:
     return GenerationRequest(task=task, title=TITLE, n=n, decode=settings)
 
 
-def timed(model: LoadedModel, task: str, n: int, seed: int) -> tuple[float, list[str]]:
-    """(tokens/s, texts) of one request."""
-    start = time.perf_counter()
-    variants = model.generate(request(task, n, seed))
-    return sum(len(v.token_ids) for v in variants) / (time.perf_counter() - start), [v.text for v in variants]
+def timer(model: LoadedModel, task: str, n: int, texts: dict[int, list[str]]) -> Timer:
+    """seed → (seconds, tokens) of one request to `model`; its texts go to `texts[seed]`."""
+
+    def run(seed: int) -> tuple[float, int]:
+        start = time.perf_counter()
+        variants = model.generate(request(task, n, seed))
+        seconds = time.perf_counter() - start
+        texts[seed] = [v.text for v in variants]
+        return seconds, sum(len(v.token_ids) for v in variants)
+
+    return run
 
 
 def compare(models: list[LoadedModel], task: str, n: int, rounds: int) -> tuple[list[float], bool]:
     """Median tokens/s of each model over `rounds` alternating rounds, and whether their texts agreed."""
-    for model in models:
-        timed(model, task, n, 0)
-    rates: list[list[float]] = [[] for _ in models]
-    same = True
-    for seed in range(rounds):
-        texts = []
-        for model, rate in zip(models, rates, strict=True):
-            tokens_per_second, written = timed(model, task, n, seed)
-            rate.append(tokens_per_second)
-            texts.append(written)
-        same = same and all(t == texts[0] for t in texts)
-    return [statistics.median(rate) for rate in rates], same
+    texts: list[dict[int, list[str]]] = [{} for _ in models]
+    rates = alternating_medians([timer(model, task, n, written) for model, written in zip(models, texts,
+                                                                                          strict=True)], rounds)
+    return rates, all(written == texts[0] for written in texts)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -64,7 +62,7 @@ def main(argv: list[str] | None = None) -> None:
     engine = Engine([])
     models = [engine.load(args.bundle, "cpu", runtime) for runtime in ("torch", "onnx")]
     if models[1].runtime == "torch":
-        raise SystemExit(f"{models[1].runtime_note}")
+        raise SystemExit(models[1].runtime_note)
     task = models[0].capabilities.tasks[0]
     print(f"bundle {args.bundle} · {task} · cpu · {torch.get_num_threads()} threads · top-p 0.9 · "
           f"median of {args.rounds} alternating rounds · ONNX: {models[1].runtime}")

@@ -29,8 +29,6 @@ from torch import nn
 from engine.bundle import CARD_FILE, WEIGHTS_FILE, BundleError, load_bundle
 from engine.cli_errors import reports_user_errors
 from engine.onnx import EXPORT_FILE, ONNX_DIR
-from engine.onnx.graphs import GPT2StepGraph
-from engine.onnx.seq2seq_graphs import BartEncoderGraph, BartStepGraph
 
 OPSET = 17  # LayerNormalization is a native op from 17; ONNX Runtime ≥ 1.15 runs it everywhere
 EXPORT_FORMAT = 1
@@ -147,6 +145,7 @@ def _empty_past(layers: int, rows: int, heads: int, length: int, head_dim: int) 
 
 def export_lm(bundle_dir: Path, out: Path) -> ExportRecord:
     """The GPT-2 decoder step of a language-model bundle → `out/decoder.onnx`."""
+    from engine.onnx.graphs import GPT2StepGraph  # here, not at the top: the runtime reads this module too
     bundle = load_bundle(bundle_dir, "cpu")
     config = bundle.model.config
     layers, heads, head_dim = config.n_layer, config.n_head, config.n_embd // config.n_head
@@ -163,6 +162,7 @@ def export_lm(bundle_dir: Path, out: Path) -> ExportRecord:
 
 def export_permgen(bundle_dir: Path, out: Path) -> ExportRecord:
     """A PermGen bundle's encoder → `out/encoder.onnx` and decoder step → `out/decoder.onnx`."""
+    from engine.onnx.seq2seq_graphs import BartEncoderGraph, BartStepGraph
     from engine.permgen.bundle import load_permgen_bundle
 
     model = load_permgen_bundle(bundle_dir, "cpu").model

@@ -70,6 +70,21 @@ def run_step(session: Any, inputs: dict[str, torch.Tensor], outputs: dict[str, t
     session.run_with_iobinding(binding)
 
 
+def grow_step(session: Any, inputs: dict[str, torch.Tensor], cache: OnnxKVCache, width: int) -> torch.Tensor:
+    """Run a decoder step graph on `inputs` (ids [N, T] as `input_ids`, and whatever else the graph takes)
+    plus the cache as `past_*` → hidden [N, T, width]; the cache becomes the graph's `present_*` (T longer)."""
+    rows, length = inputs["input_ids"].shape
+    keys = cache.tensors[0]  # [N, H, S, d]
+    layers, heads, head_dim = len(cache.tensors) // 2, keys.shape[1], keys.shape[3]
+    hidden = torch.empty(rows, length, width, device=keys.device)
+    presents = [torch.empty(rows, heads, cache.length + length, head_dim, device=keys.device)
+                for _ in range(2 * layers)]
+    run_step(session, {**inputs, **dict(zip(cache_names("past", layers), cache.tensors, strict=True))},
+             {"hidden": hidden, **dict(zip(cache_names("present", layers), presents, strict=True))})
+    cache.tensors = presents
+    return hidden
+
+
 class OnnxBackboneRunner:
     """GPT-2 decoder step on ONNX Runtime; a drop-in for `LanguageModel.new_cache` / `decode`."""
 
@@ -93,16 +108,7 @@ class OnnxBackboneRunner:
 
     def decode(self, input_ids: torch.Tensor, cache: OnnxKVCache) -> torch.Tensor:
         """Hidden states [N, T, D] of ids [N, T] following the cache's positions; grows the cache."""
-        rows, length = input_ids.shape
-        total = cache.length + length
+        total = cache.length + input_ids.shape[1]
         if total > cache.capacity:
             raise ValueError(f"KV cache holds {cache.capacity} positions; {total} needed (re-encode a shorter window)")
-        inputs = {"input_ids": input_ids.to(torch.int64)}
-        inputs.update(zip(cache_names("past", self.layers), cache.tensors, strict=True))
-        hidden = torch.empty(rows, length, self.n_embd, device=self.device)
-        presents = [torch.empty(rows, self.heads, total, self.head_dim, device=self.device)
-                    for _ in range(2 * self.layers)]
-        run_step(self.session, inputs, {"hidden": hidden, **dict(zip(cache_names("present", self.layers), presents,
-                                                                         strict=True))})
-        cache.tensors = presents
-        return hidden
+        return grow_step(self.session, {"input_ids": input_ids.to(torch.int64)}, cache, self.n_embd)

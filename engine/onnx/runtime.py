@@ -18,17 +18,19 @@ import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 import torch
 
-from engine.backbones.bart import HierarchicalDecoder
 from engine.onnx import RUNTIMES
 from engine.onnx.runner import OnnxBackboneRunner
-from engine.onnx.seq2seq_runner import OnnxSeq2SeqRunner
 from engine.onnx.session import OnnxUnavailable, OpenGraphs, exported, open_graphs, read_record
 
-Runner = TypeVar("Runner", OnnxBackboneRunner, OnnxSeq2SeqRunner)
+if TYPE_CHECKING:  # PermGen's pieces load (transformers' BART) only when a PermGen bundle is
+    from engine.backbones.bart import HierarchicalDecoder
+    from engine.onnx.seq2seq_runner import OnnxSeq2SeqRunner
+
+Runner = TypeVar("Runner", OnnxBackboneRunner, "OnnxSeq2SeqRunner")
 
 
 @dataclass
@@ -58,6 +60,8 @@ def choose_lm_runtime(bundle_dir: Path, block_size: int, n_embd: int, runtime: s
 def choose_permgen_runtime(bundle_dir: Path, decoder: HierarchicalDecoder, runtime: str,
                            device: torch.device) -> RuntimeChoice[OnnxSeq2SeqRunner]:
     """Resolve `runtime` for a PermGen bundle; `decoder` is its torch decoder (position checks)."""
+    from engine.onnx.seq2seq_runner import OnnxSeq2SeqRunner
+
     return _choose(bundle_dir, "permgen", runtime, device, lambda graphs: OnnxSeq2SeqRunner(graphs, decoder))
 
 

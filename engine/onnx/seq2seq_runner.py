@@ -11,13 +11,16 @@ and returns hidden [N, T, D]. Tensors cross by IO binding, as in engine/onnx/run
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import torch
 
-from engine.backbones.bart import HierarchicalDecoder
 from engine.onnx.export import cache_names
-from engine.onnx.runner import OnnxKVCache, run_step
+from engine.onnx.runner import OnnxKVCache, grow_step, run_step
 from engine.onnx.session import OpenGraphs
+
+if TYPE_CHECKING:
+    from engine.backbones.bart import HierarchicalDecoder
 
 
 class OnnxSeq2SeqCache(OnnxKVCache):
@@ -61,17 +64,8 @@ class OnnxSeq2SeqRunner:
                cache: OnnxSeq2SeqCache) -> torch.Tensor:
         """ids, sentence, local [N, T] → hidden [N, T, D]; grows the cache by T inputs."""
         self.check_positions(sentence, local, cache.length)
-        rows, length = ids.shape
-        total = cache.length + length
         inputs = {"input_ids": ids.to(torch.int64)}
         if self.hierarchical:
             inputs.update(sentence=sentence.to(torch.int64), local=local.to(torch.int64))
         inputs.update(zip(cache_names("cross", self.layers), cache.cross, strict=True))
-        inputs.update(zip(cache_names("past", self.layers), cache.tensors, strict=True))
-        hidden = torch.empty(rows, length, self.n_embd, device=self.device)
-        presents = [torch.empty(rows, self.heads, total, self.head_dim, device=self.device)
-                    for _ in range(2 * self.layers)]
-        run_step(self.graphs.sessions["decoder"], inputs,
-                 {"hidden": hidden, **dict(zip(cache_names("present", self.layers), presents, strict=True))})
-        cache.tensors = presents
-        return hidden
+        return grow_step(self.graphs.sessions["decoder"], inputs, cache, self.n_embd)

@@ -1,7 +1,7 @@
 """Torch modules written for ONNX tracing: the PermGen encoder and decoder step (BART, post-norm layers).
 
 They compute what `engine.backbones.bart.BartBackbone` computes with the same weights, in the form
-an exported graph needs (see engine/onnx/graphs.py for the GPT-2 step and the shared attention ops):
+an exported graph needs (see engine/onnx/graphs.py for the GPT-2 step, engine/onnx/graph_ops.py for the shared ops):
 
 - `BartEncoderGraph`: source ids [1, S] → the cross-attention keys and values of every decoder
   layer [1, H, S, d]. They depend on the source only, so they are computed once per request, and
@@ -24,7 +24,7 @@ from torch import nn
 from transformers.models.bart.modeling_bart import BartAttention, BartDecoderLayer, BartEncoderLayer
 
 from engine.backbones.bart import BartBackbone
-from engine.onnx.graphs import attention, causal_mask, merge_heads, split_heads
+from engine.onnx.graph_ops import attention, cached_self_attention, merge_heads, skip_layer_norm, split_heads
 
 POSITION_OFFSET = 2  # BART's learned source positions start at row 2 of their table
 
@@ -35,6 +35,11 @@ def _attend(attn: BartAttention, x: torch.Tensor, keys: torch.Tensor, values: to
     q = split_heads(attn.q_proj(x), attn.num_heads)
     out: torch.Tensor = attn.out_proj(merge_heads(attention(q, keys, values, mask)))
     return out
+
+
+def _project(linear: nn.Linear, x: torch.Tensor) -> torch.Tensor:
+    """x·Wᵀ without the bias: the bias is added inside the fused residual norm that follows."""
+    return torch.matmul(x, linear.weight.t())
 
 
 def _feed_forward(layer: BartEncoderLayer | BartDecoderLayer, x: torch.Tensor) -> torch.Tensor:
@@ -79,18 +84,24 @@ class BartStepGraph(nn.Module):
     def forward(self, ids: torch.Tensor, sentence: torch.Tensor, local: torch.Tensor,
                 *caches: torch.Tensor) -> tuple[torch.Tensor, ...]:
         cross, past = caches[: 2 * self.layers], caches[2 * self.layers:]
-        start, length = past[0].shape[2], ids.shape[1]
-        x = self.decoder.layernorm_embedding(self._embed(ids, sentence, local, start))  # [N, T, D]
-        mask = causal_mask(start, length, x)  # [T, P + T]
+        x = self.decoder.layernorm_embedding(self._embed(ids, sentence, local, past[0].shape[2]))  # [N, T, D]
         presents: list[torch.Tensor] = []
-        for layer_index, layer in enumerate(cast(list[BartDecoderLayer], self.decoder.layers)):
-            attn = layer.self_attn
-            keys = torch.cat([past[2 * layer_index], split_heads(attn.k_proj(x), attn.num_heads)], dim=2)
-            values = torch.cat([past[2 * layer_index + 1], split_heads(attn.v_proj(x), attn.num_heads)], dim=2)
-            x = layer.self_attn_layer_norm(x + _attend(attn, x, keys, values, mask))
-            x = layer.encoder_attn_layer_norm(x + _attend(layer.encoder_attn, x, cross[2 * layer_index],
-                                                          cross[2 * layer_index + 1], None))
-            x = _feed_forward(layer, x)
+        for index, layer in enumerate(cast(list[BartDecoderLayer], self.decoder.layers)):
+            attn, cross_attn = layer.self_attn, layer.encoder_attn
+            projections = (attn.q_proj, attn.k_proj, attn.v_proj)  # one product: the exporter folds the cat
+            qkv = torch.matmul(x, torch.cat([p.weight for p in projections]).t())  # [N, T, 3D]
+            q, k, v = torch.split(qkv, qkv.shape[-1] // 3, dim=2)
+            heads_out, keys, values = cached_self_attention(
+                q, k, v, torch.cat([p.bias for p in projections]), past[2 * index], past[2 * index + 1],
+                attn.num_heads)
+            x, _ = skip_layer_norm(_project(attn.out_proj, heads_out), attn.out_proj.bias, x,
+                                   layer.self_attn_layer_norm)
+            q = split_heads(cross_attn.q_proj(x), cross_attn.num_heads)
+            cross_out = merge_heads(attention(q, cross[2 * index], cross[2 * index + 1], None))
+            x, _ = skip_layer_norm(_project(cross_attn.out_proj, cross_out), cross_attn.out_proj.bias, x,
+                                   layer.encoder_attn_layer_norm)
+            x, _ = skip_layer_norm(_project(layer.fc2, layer.activation_fn(layer.fc1(x))), layer.fc2.bias, x,
+                                   layer.final_layer_norm)
             presents += [keys, values]
         return (x, *presents)
 

@@ -5,7 +5,7 @@ order control, sampler, beams, paraphrases — runs unchanged over ONNX Runtime.
 `start` runs the encoder graph once per request: the source [1, S] → the cross-attention keys and
 values of every decoder layer [1, H, S, d], kept in the cache and broadcast to the rows by the
 decoder graph. `decode` runs the decoder step with the self-attention cache [N, H, P, d] per layer
-and returns hidden [N, T, D]. Tensors cross by IO binding, as in engine/onnx/runner.py.
+and returns hidden [N, T, D]. Tensors cross as in engine/onnx/runner.py (`run_graph`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from engine.onnx.export import cache_names
-from engine.onnx.runner import OnnxKVCache, grow_step, run_step
+from engine.onnx.runner import OnnxKVCache, grow_step, run_graph
 from engine.onnx.session import OpenGraphs
 
 if TYPE_CHECKING:
@@ -53,10 +53,9 @@ class OnnxSeq2SeqRunner:
 
     def start(self, source_ids: torch.Tensor, rows: int) -> OnnxSeq2SeqCache:
         """Encode source_ids [1, S] → an empty decoder cache for `rows` rows holding the cross keys / values."""
-        source = source_ids.shape[1]
-        cross = [torch.empty(1, self.heads, source, self.head_dim, device=self.device) for _ in range(2 * self.layers)]
-        run_step(self.graphs.sessions["encoder"], {"source_ids": source_ids.to(torch.int64)},
-                 dict(zip(cache_names("cross", self.layers), cross, strict=True)))
+        shape = [1, self.heads, source_ids.shape[1], self.head_dim]
+        cross = run_graph(self.graphs.sessions["encoder"], {"source_ids": source_ids.to(torch.int64)},
+                          dict.fromkeys(cache_names("cross", self.layers), shape), self.device)
         empty = torch.empty(rows, self.heads, 0, self.head_dim, device=self.device)
         return OnnxSeq2SeqCache([empty] * (2 * self.layers), cross)
 

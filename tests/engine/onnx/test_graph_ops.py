@@ -13,6 +13,7 @@ import pytest
 import torch
 from torch import nn
 
+from engine.onnx.export import OPSET
 from engine.onnx.graph_ops import cached_self_attention, skip_layer_norm
 
 ort = pytest.importorskip("onnxruntime")
@@ -83,7 +84,7 @@ def _export(module: nn.Module, args: tuple[torch.Tensor, ...], path: Path) -> No
     with warnings.catch_warnings(), torch.no_grad():
         warnings.simplefilter("ignore")
         torch.onnx.export(module, args, str(path), input_names=names, output_names=["normed", "total", "k2", "v2"],
-                          dynamic_axes=dynamic, opset_version=17, dynamo=False)
+                          dynamic_axes=dynamic, opset_version=OPSET, dynamo=False)
 
 
 @pytest.mark.parametrize("rows, steps, past", [(3, 1, 6), (2, 4, 3), (1, 5, 0)])

@@ -5,6 +5,7 @@ paraphrase bundle) are exported once; each test compares the ONNX runner with th
 
 from __future__ import annotations
 
+import collections
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -195,3 +196,15 @@ def test_the_card_names_both_graphs(make_permgen: Callable[[str], Path]) -> None
     card = (make_permgen("hierarchical") / "card.md").read_text()
     assert "- encoder (`encoder.onnx`): in source_ids [1, source]; out cross_keys_l / cross_values_l" in card
     assert "- decoder (`decoder.onnx`): in input_ids [batch, new]; sentence [batch, new]; local [batch, new]" in card
+
+
+def test_decoder_step_fuses_self_attention_and_residual_norms(make_permgen: Callable[[str], Path]) -> None:
+    """Per layer: one fused self-attention over the cache and three fused post-norm residuals; the
+    cross-attention (keys / values of batch 1 broadcast to the rows) stays plain ops."""
+    onnx = pytest.importorskip("onnx")
+    graph = onnx.load(str(make_permgen("hierarchical") / "onnx" / "decoder.onnx")).graph
+    kinds = collections.Counter(node.op_type for node in graph.node)
+    layers = sum(1 for tensor in graph.input if tensor.name.startswith("past_keys"))
+    assert kinds["MultiHeadAttention"] == layers
+    assert kinds["SkipLayerNormalization"] == 3 * layers
+    assert kinds["Softmax"] == layers  # the cross-attention's: self-attention has none of its own

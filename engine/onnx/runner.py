@@ -99,6 +99,11 @@ class OnnxBackboneRunner:
     def name(self) -> str:
         return f"onnx ({self.graphs.provider})"
 
+    def check(self) -> None:
+        """Run one tiny step (1 row, 2 tokens): raises if the graph cannot run here — a provider without
+        a kernel for one of its nodes, or a graph whose shapes are not the record's."""
+        self.decode(torch.zeros(1, 2, dtype=torch.int64, device=self.device), self.new_cache(1))
+
     def new_cache(self, rows: int) -> OnnxKVCache:
         """An empty cache for `rows` rows holding up to one block of positions."""
         empty = torch.empty(rows, self.heads, 0, self.head_dim, device=self.device)

@@ -8,7 +8,8 @@
 - `auto`: `onnx` when the bundle has an export and onnxruntime is installed, else `torch`.
 
 Whenever ONNX was asked for (or `auto` found an export) but cannot be used — package missing,
-export stale or damaged — the choice falls back to torch (int8 not offered: to fp32 ONNX) and
+export stale or damaged, or a first tiny step that fails (a graph of other shapes, an execution
+provider without a kernel for one of its nodes) — the choice falls back to torch (int8 not offered: to fp32 ONNX) and
 `RuntimeChoice.note` holds one line saying why, for the CLI and the app to show.
 """
 
@@ -79,6 +80,12 @@ def _choose(bundle_dir: Path, kind: str, runtime: str, device: torch.device,
     except OnnxUnavailable as error:
         return RuntimeChoice("torch", note=f"ONNX Runtime not used, decoding with torch: {error}")
     runner = make_runner(graphs)
+    try:  # a graph can load and still fail on its first step (a provider lacking a kernel, foreign shapes)
+        runner.check()
+    except Exception as error:  # onnxruntime raises its own Fail / InvalidArgument / … types
+        reason = str(error).splitlines()[0][:200] if str(error) else type(error).__name__
+        return RuntimeChoice("torch", note=f"ONNX Runtime not used, decoding with torch: the exported graph "
+                                           f"failed its first step on {runner.name} ({reason})")
     return RuntimeChoice(runner.name + (" int8" if decoder_file else ""), runner, note)
 
 

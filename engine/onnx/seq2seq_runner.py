@@ -51,6 +51,11 @@ class OnnxSeq2SeqRunner:
     def name(self) -> str:
         return f"onnx ({self.graphs.provider})"
 
+    def check(self) -> None:
+        """Encode a 2-token source and run one 2-token decoder step: raises if the graphs cannot run here."""
+        ids = torch.zeros(1, 2, dtype=torch.int64, device=self.device)
+        self.decode(ids, torch.zeros_like(ids), torch.arange(2, device=self.device)[None], self.start(ids, 1))
+
     def start(self, source_ids: torch.Tensor, rows: int) -> OnnxSeq2SeqCache:
         """Encode source_ids [1, S] → an empty decoder cache for `rows` rows holding the cross keys / values."""
         shape = [1, self.heads, source_ids.shape[1], self.head_dim]

@@ -11,9 +11,12 @@ from typing import Any
 import pytest
 
 from engine.api import Engine, GenerationRequest
-from engine.bundle import WEIGHTS_FILE
+from engine.bundle import WEIGHTS_FILE, save_bundle
 from engine.cli import main
 from engine.decoding import DecodeConfig
+from engine.model import LanguageModel
+from engine.tokenizer import VariorumTokenizer
+from tests.conftest import tiny_config
 
 pytest.importorskip("onnxruntime")
 
@@ -76,6 +79,31 @@ def test_a_graph_onnx_runtime_cannot_load_is_reported(exported_copy: Path) -> No
     (exported_copy / "onnx" / "export.json").write_text(json.dumps(record))
     _, runtime, note = texts(exported_copy, "onnx")
     assert runtime == "torch" and "ONNX Runtime cannot load" in note
+
+
+def test_a_graph_of_another_model_fails_its_first_step_and_falls_back(
+    exported_copy: Path, tmp_path: Path, tokenizer: VariorumTokenizer
+) -> None:
+    """A valid graph of other shapes (4 heads where the record says 2), its checksum re-recorded: it
+    loads, so only running it shows the mismatch — at load time, not in the middle of a request."""
+    import json
+
+    import torch
+
+    from engine.onnx.export import export_bundle, file_sha256
+
+    torch.manual_seed(0)
+    other = tmp_path / "other"
+    save_bundle(other, LanguageModel(tiny_config(tokenizer.vocab_size, n_head=4)).eval(), tokenizer, "# Other\n")
+    export_bundle(other)
+    graph = exported_copy / "onnx" / "decoder.onnx"
+    shutil.copyfile(other / "onnx" / "decoder.onnx", graph)
+    record = json.loads((exported_copy / "onnx" / "export.json").read_text())
+    record["graphs"]["decoder"]["sha256"] = file_sha256(graph)
+    (exported_copy / "onnx" / "export.json").write_text(json.dumps(record))
+    got, runtime, note = texts(exported_copy, "onnx")
+    assert runtime == "torch" and "failed its first step on onnx (CPUExecutionProvider)" in note
+    assert got == texts(exported_copy, "torch")[0]
 
 
 def test_gpu_model_needs_the_cuda_provider_else_decodes_with_torch(exported_copy: Path) -> None:

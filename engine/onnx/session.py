@@ -71,16 +71,24 @@ def read_record(bundle_dir: Path, kind: str) -> dict[str, Any]:
     return dict(record)
 
 
-def providers_for(device: torch.device, available: list[str]) -> list[str]:
+Provider = str | tuple[str, dict[str, str]]  # a name, or a name with its options
+
+
+def providers_for(device: torch.device, available: list[str]) -> list[Provider]:
     """The CUDA execution provider for a model on a GPU, the CPU provider otherwise; `OnnxUnavailable`
     for a GPU model when the installed onnxruntime has no CUDA provider (the CPU package): its
-    sessions could not read the GPU tensors the decoder binds."""
+    sessions could not read the GPU tensors the decoder binds.
+
+    The CUDA provider runs on the model's GPU and without TF32: ONNX Runtime rounds fp32 products
+    to TF32 by default on Ampere and newer GPUs, torch does not, and the two runtimes must give the
+    same tokens for the same seed."""
     if device.type != "cuda":
         return ["CPUExecutionProvider"]
     if "CUDAExecutionProvider" not in available:
         raise OnnxUnavailable("the model is on the GPU but the installed onnxruntime has no CUDA execution provider "
                               "(pip install 'variorum[onnx-gpu]' instead of 'variorum[onnx]')")
-    return ["CUDAExecutionProvider", "CPUExecutionProvider"]
+    options = {"device_id": str(device.index or 0), "use_tf32": "0"}
+    return [("CUDAExecutionProvider", options), "CPUExecutionProvider"]
 
 
 def _session(ort: Any, path: Path, sha256: str, device: torch.device) -> Any:

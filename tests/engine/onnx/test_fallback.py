@@ -114,7 +114,9 @@ def test_gpu_model_needs_the_cuda_provider_else_decodes_with_torch(exported_copy
 
     cuda, cpu = torch.device("cuda"), torch.device("cpu")
     both = ["CUDAExecutionProvider", "CPUExecutionProvider"]
-    assert providers_for(cuda, both) == both and providers_for(cpu, both) == ["CPUExecutionProvider"]
+    assert providers_for(cpu, both) == ["CPUExecutionProvider"]
+    assert providers_for(torch.device("cuda", 1), both) == [
+        ("CUDAExecutionProvider", {"device_id": "1", "use_tf32": "0"}), "CPUExecutionProvider"]
     with pytest.raises(OnnxUnavailable, match="onnx-gpu"):
         providers_for(cuda, ["CPUExecutionProvider"])
     import onnxruntime

@@ -20,10 +20,16 @@ pytest.importorskip("onnxruntime")
 TOLERANCE = 1e-4  # fp32 graphs: the issue's bound on |Δ log-prob|
 
 
-def onnx_runner(path: Path) -> OnnxBackboneRunner:
+def onnx_runner(path: Path, device: torch.device | None = None) -> OnnxBackboneRunner:
+    """The bundle's ONNX runner on `device` (CPU by default); skips on a GPU without onnxruntime-gpu."""
+    device = device or torch.device("cpu")
+    if device.type == "cuda":
+        import onnxruntime
+
+        if "CUDAExecutionProvider" not in onnxruntime.get_available_providers():
+            pytest.skip("the installed onnxruntime has no CUDA execution provider (onnxruntime-gpu)")
     bundle = load_bundle(path)
-    choice = choose_lm_runtime(path, bundle.model.config.block_size, bundle.model.config.n_embd, "onnx",
-                               torch.device("cpu"))
+    choice = choose_lm_runtime(path, bundle.model.config.block_size, bundle.model.config.n_embd, "onnx", device)
     assert choice.runner is not None, choice.note
     return choice.runner
 
@@ -34,13 +40,14 @@ def onnx_runner(path: Path) -> OnnxBackboneRunner:
     DecodeConfig(max_new_tokens=100, temperature=1.5, top_k=20, repetition_penalty=1.2, seed=5),
 ], ids=["top-p", "top-k-repetition"])
 def test_same_seed_same_tokens_for_100_steps(
-    head: str, settings: DecodeConfig, make_exported: Callable[[str], Path]
+    head: str, settings: DecodeConfig, make_exported: Callable[[str], Path], device: torch.device
 ) -> None:
     path = make_exported(head)
-    bundle = load_bundle(path)
+    onnx = onnx_runner(path, device)
+    bundle = load_bundle(path, device)
     prompt = bundle.tokenizer.encode("Once upon a time")
     results = []
-    for runner in (None, onnx_runner(path)):
+    for runner in (None, onnx):
         stream = VariantStream(bundle.model, bundle.tokenizer, prompt, 4, settings, runner=runner)
         list(stream)
         results.append(stream.variants)
@@ -59,28 +66,30 @@ def _distributions(head: object, hidden: torch.Tensor, steps: torch.Tensor) -> l
     assert isinstance(head, torch.nn.Module)
     out = [head.log_probs(hidden, steps), head.group_log_probs(hidden, steps)]
     for group in range(head.num_groups):
-        out.append(head.token_log_probs_in_group(hidden, torch.full((hidden.shape[0],), group), steps))
+        out.append(head.token_log_probs_in_group(hidden, torch.full((hidden.shape[0],), group, device=hidden.device),
+                                                 steps))
     if isinstance(head, TerminationHead):
-        out.extend(t for t in head.eos_terms(hidden, steps, torch.zeros(hidden.shape[0], dtype=torch.float64))
-                   if t is not None)
+        state = torch.zeros(hidden.shape[0], dtype=torch.float64, device=hidden.device)
+        out.extend(t for t in head.eos_terms(hidden, steps, state) if t is not None)
     return out
 
 
 @pytest.mark.parametrize("head", HEADS)
-def test_two_level_distributions_match_torch(head: str, make_exported: Callable[[str], Path]) -> None:
+def test_two_level_distributions_match_torch(head: str, make_exported: Callable[[str], Path],
+                                             device: torch.device) -> None:
     path = make_exported(head)
-    model = load_bundle(path).model
-    runner = onnx_runner(path)
-    ids = torch.randint(0, model.config.vocab_size, (3, 9), generator=torch.Generator().manual_seed(0))
+    runner = onnx_runner(path, device)
+    model = load_bundle(path, device).model
+    ids = torch.randint(0, model.config.vocab_size, (3, 9), generator=torch.Generator().manual_seed(0)).to(device)
     with torch.inference_mode():
         torch_cache, onnx_cache = model.new_cache(3), runner.new_cache(3)
         pairs = [(model.decode(ids, torch_cache), runner.decode(ids, onnx_cache))]  # a prompt, then single steps
         for token in (5, 17, 42):
-            step = torch.full((3, 1), token)
+            step = torch.full((3, 1), token, device=device)
             pairs.append((model.decode(step, torch_cache), runner.decode(step, onnx_cache)))
         for torch_hidden, onnx_hidden in pairs:
             last_torch, last_onnx = torch_hidden[:, -1], onnx_hidden[:, -1]
-            steps = torch.tensor([3, 7, 30])
+            steps = torch.tensor([3, 7, 30], device=device)
             for expected, got in zip(_distributions(model.head, last_torch, steps),
                                      _distributions(model.head, last_onnx, steps), strict=True):
                 finite = torch.isfinite(expected)

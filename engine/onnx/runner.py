@@ -58,6 +58,13 @@ def run_graph(session: Any, inputs: dict[str, torch.Tensor], outputs: dict[str, 
     if device.type == "cpu":
         feeds = {name: tensor.contiguous().numpy() for name, tensor in inputs.items()}
         return [torch.from_numpy(array) for array in session.run(list(outputs), feeds)]
+    return run_bound(session, inputs, outputs, device)
+
+
+def run_bound(session: Any, inputs: dict[str, torch.Tensor], outputs: dict[str, list[int]],
+              device: torch.device) -> list[torch.Tensor]:
+    """`run_graph` by IO binding: ONNX Runtime reads the inputs' memory and writes outputs preallocated
+    on `device` in place (any device; the CPU path of `run_graph` does without binding)."""
     binding = session.io_binding()
     kept = {name: tensor.contiguous() for name, tensor in inputs.items()}  # alive until the run ends
     results = [torch.empty(shape, device=device) for shape in outputs.values()]

@@ -118,3 +118,21 @@ def test_rows_selected_and_window_reset_like_the_torch_cache(make_exported: Call
             onnx_cache.length = 7
         with pytest.raises(ValueError, match="KV cache holds 32 positions"):
             runner.decode(torch.zeros(3, 27, dtype=torch.long), onnx_cache)
+
+
+def test_io_binding_path_gives_the_numpy_path_s_outputs(make_exported: Callable[[str], Path]) -> None:
+    """The binding path (what CUDA uses) runs here on the CPU: same names, shapes and values."""
+    from engine.onnx.export import cache_names
+    from engine.onnx.runner import run_bound, run_graph
+
+    runner = onnx_runner(make_exported("softmax"))
+    layers, heads, head_dim = runner.layers, runner.heads, runner.head_dim
+    ids = torch.randint(0, 50, (2, 3), generator=torch.Generator().manual_seed(2))
+    past = [torch.randn(2, heads, 4, head_dim) for _ in range(2 * layers)]
+    inputs = {"input_ids": ids, **dict(zip(cache_names("past", layers), past, strict=True))}
+    grown = [2, heads, 7, head_dim]  # [N, H, S + T, d]
+    outputs = {"hidden": [2, 3, runner.n_embd], **{name: grown for name in cache_names("present", layers)}}
+    cpu = torch.device("cpu")
+    for numpy_out, bound_out in zip(run_graph(runner.session, inputs, outputs, cpu),
+                                    run_bound(runner.session, inputs, outputs, cpu), strict=True):
+        assert torch.equal(numpy_out, bound_out)

@@ -116,6 +116,29 @@ def store_exact_halves(model: Any) -> int:
     return stored
 
 
+def restore_full_weights(model: Any) -> int:
+    """Undo `store_exact_halves` on the onnx `model`: every 16-bit weight cast to fp32 becomes an fp32
+    weight again → how many. Graph tools that look for weights as initializers (ONNX Runtime's
+    int8 quantizer skips a MatMul whose weight comes out of a Cast) need them so."""
+    import numpy as np
+    from onnx import TensorProto, numpy_helper
+
+    graph = model.graph
+    halves = {t.name: t for t in graph.initializer if t.data_type in (TensorProto.BFLOAT16, TensorProto.FLOAT16)}
+    casts = [n for n in graph.node if n.op_type == "Cast" and len(n.input) == 1 and n.input[0] in halves]
+    for cast in casts:
+        half = halves[cast.input[0]]
+        if half.data_type == TensorProto.BFLOAT16:  # bf16 is the top half of an fp32
+            bits = np.frombuffer(half.raw_data, dtype=np.uint16).astype(np.uint32) << 16
+            values = bits.view(np.float32).reshape(tuple(half.dims))
+        else:
+            values = numpy_helper.to_array(half).astype(np.float32)
+        graph.initializer.remove(half)
+        graph.initializer.append(numpy_helper.from_array(values, cast.output[0]))
+        graph.node.remove(cast)
+    return len(casts)
+
+
 def _exact_half(weight: Any, name: str) -> Any:
     """`weight` (an onnx TensorProto) as a bf16 or fp16 tensor named `name` when that is exact, else None."""
     import numpy as np
@@ -234,9 +257,6 @@ def export_bundle(bundle_dir: Path, int8_files: list[Path] | None = None) -> Exp
     if not bundle_dir.is_dir():
         raise BundleError(f"bundle {bundle_dir} does not exist or is not a directory")
     permgen = is_permgen_bundle(bundle_dir)
-    if permgen and int8_files:
-        raise BundleError(f"bundle {bundle_dir} is a PermGen bundle; --int8 is offered for language models only "
-                          "(its perplexity check reads language-model text); export without --int8")
     out = bundle_dir / ONNX_DIR
     out.mkdir(exist_ok=True)
     (out / EXPORT_FILE).unlink(missing_ok=True)  # no record while the graphs are rewritten: a crash leaves none
@@ -245,7 +265,7 @@ def export_bundle(bundle_dir: Path, int8_files: list[Path] | None = None) -> Exp
     if int8_files:
         from engine.onnx.quantize import quantize_checked
 
-        record.int8 = quantize_checked(bundle_dir, int8_files)
+        record.int8 = quantize_checked(bundle_dir, record.kind, int8_files)
     (out / EXPORT_FILE).write_text(record.to_json())
     card = bundle_dir / CARD_FILE
     card.write_text(update_card(card.read_text(errors="replace"), card_section(record)))
@@ -257,9 +277,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="variorum export-onnx", description=__doc__.splitlines()[0])
     parser.add_argument("--bundle", type=Path, required=True, help="bundle directory (language model or PermGen)")
     parser.add_argument("--int8", type=Path, nargs="+", metavar="FILE",
-                        help="language models: also write an int8 decoder for the CPU, offered only if the held-out "
-                        "perplexity on these files (the bundle's validation split, as `variorum perplexity`) rises at "
-                        "most 2%%")
+                        help="also write an int8 decoder for the CPU, offered only if the held-out perplexity on "
+                        "these files (the bundle's validation split, as `variorum perplexity` measures it) rises "
+                        "at most 2%%")
     args = parser.parse_args(argv)
     record = export_bundle(args.bundle, args.int8)
     for name, graph in record.graphs.items():

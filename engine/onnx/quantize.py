@@ -1,64 +1,115 @@
 """int8 for the CPU: ONNX Runtime's dynamic quantization of the decoder, offered only if it keeps quality.
 
 `quantize_checked` writes `decoder.int8.onnx` (weights of every MatMul as int8, activations
-quantized on the fly) and measures held-out perplexity — the documents and blocks `variorum
-perplexity` uses (the bundle's validation split of the given files) — once through the fp32
-decoder and once through the int8 one, with the torch head on top of each. The int8 decoder is
-offered (`--runtime onnx-int8`) only when its perplexity is at most 2% above the fp32 decoder's;
-otherwise its file is removed. The numbers go into export.json and the card either way.
+quantized on the fly) and measures held-out perplexity once through the fp32 decoder and once
+through the int8 one, with the torch head on top of each:
+
+- a language model: the documents and blocks `variorum perplexity` uses (the bundle's
+  validation split of the given files);
+- a PermGen bundle: its targets in natural order given their sources, on the hash split of the
+  given files that its training held out (`ppl_natural` of `variorum perplexity --bundle B
+  --files FILES`). Only the decoder step is quantized: the encoder runs once per request.
+
+The int8 decoder is offered (`--runtime onnx-int8`) only when its perplexity is at most 2% above
+the fp32 decoder's; otherwise its file is removed. The numbers go into export.json and the card
+either way.
 """
 
 from __future__ import annotations
 
 import logging
+import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from engine.bundle import load_bundle
-from engine.data.blocks import make_blocks
-from engine.data.corpus import read_corpus, split_documents
-from engine.evaluate import block_perplexity
 from engine.onnx import ONNX_DIR
-from engine.onnx.runner import OnnxBackboneRunner
-from engine.onnx.session import open_graphs
+from engine.onnx.session import OpenGraphs, open_graphs
 
 INT8_FILE = "decoder.int8.onnx"
 MAX_PERPLEXITY_RISE = 0.02  # the int8 decoder is offered while perplexity stays within 2% of fp32
 
+Perplexity = Callable[[OpenGraphs], float]  # held-out perplexity through one set of open graphs
 
-def quantize_checked(bundle_dir: Path, files: list[Path], valid_fraction: float | None = None) -> dict[str, Any]:
+
+def quantize_checked(bundle_dir: Path, kind: str, files: list[Path]) -> dict[str, Any]:
     """Write the int8 decoder and the perplexity check (see the module docstring) → export.json's `int8`."""
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
     from engine.onnx.export import file_sha256
 
-    bundle = load_bundle(bundle_dir)
-    fraction = valid_fraction if valid_fraction is not None else float(
-        bundle.provenance.get("train", {}).get("valid_fraction", 0.05))
-    held_out = split_documents(read_corpus(files), fraction)[1]
-    config = bundle.model.config
-    blocks = make_blocks(bundle.tokenizer.encode_batch(held_out), bundle.tokenizer.eos_id, config.block_size)
+    perplexity, documents, tokens = (_lm_perplexity if kind == "lm" else _permgen_perplexity)(bundle_dir, files)
     out = bundle_dir / ONNX_DIR
-    root = logging.getLogger()
-    level = root.level
-    root.setLevel(logging.ERROR)  # the quantizer's "consider pre-processing" advice is for image models
-    try:
-        quantize_dynamic(out / "decoder.onnx", out / INT8_FILE, weight_type=QuantType.QInt8)
-    finally:
-        root.setLevel(level)
+    _quantize(out / "decoder.onnx", out / INT8_FILE)
     cpu = torch.device("cpu")
-    perplexities = []
-    for graph in (None, INT8_FILE):
-        graphs = open_graphs(bundle_dir, "lm", cpu, graph, file_sha256(out / INT8_FILE))
-        runner = OnnxBackboneRunner(graphs, config.block_size, config.n_embd)
-        perplexities.append(block_perplexity(bundle.model, blocks, runner=runner)[1])
-    fp32, int8 = perplexities
+    fp32, int8 = (perplexity(open_graphs(bundle_dir, kind, cpu, graph, file_sha256(out / INT8_FILE)))
+                  for graph in (None, INT8_FILE))
     offered = int8 <= fp32 * (1 + MAX_PERPLEXITY_RISE)
     if not offered:
         (out / INT8_FILE).unlink()
     return {"file": INT8_FILE, "sha256": file_sha256(out / INT8_FILE) if offered else "", "offered": offered,
             "fp32_perplexity": round(fp32, 4), "int8_perplexity": round(int8, 4),
-            "change_percent": round(100 * (int8 / fp32 - 1), 3), "documents": len(held_out),
-            "tokens": int(blocks[:, 1:].numel())}
+            "change_percent": round(100 * (int8 / fp32 - 1), 3), "documents": documents, "tokens": tokens}
+
+
+def _quantize(graph: Path, int8: Path) -> None:
+    """Write `graph` with the weights of its matrix products in int8 to `int8`. A bundle of 16-bit weights
+    has its graph store them in 16 bits with a Cast (`store_exact_halves`); the quantizer only sees
+    weights that are initializers, so it reads a copy with its fp32 weights restored."""
+    import onnx
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    from engine.onnx.export import restore_full_weights
+
+    model = onnx.load(str(graph))
+    full = int8.with_suffix(".fp32.onnx")
+    if restore_full_weights(model):
+        onnx.save(model, str(full))
+        graph = full
+    root = logging.getLogger()
+    level = root.level
+    root.setLevel(logging.ERROR)  # the quantizer's "consider pre-processing" advice is for image models
+    try:
+        quantize_dynamic(graph, int8, weight_type=QuantType.QInt8)
+    finally:
+        root.setLevel(level)
+        full.unlink(missing_ok=True)
+
+
+def _lm_perplexity(bundle_dir: Path, files: list[Path]) -> tuple[Perplexity, int, int]:
+    """Block perplexity of the LM's validation split → (measure, documents, tokens)."""
+    from engine.bundle import load_bundle
+    from engine.data.blocks import make_blocks
+    from engine.data.corpus import read_corpus, split_documents
+    from engine.evaluate import block_perplexity
+    from engine.onnx.runner import OnnxBackboneRunner
+
+    bundle = load_bundle(bundle_dir)
+    fraction = float(bundle.provenance.get("train", {}).get("valid_fraction", 0.05))
+    held_out = split_documents(read_corpus(files), fraction)[1]
+    config = bundle.model.config
+    blocks = make_blocks(bundle.tokenizer.encode_batch(held_out), bundle.tokenizer.eos_id, config.block_size)
+
+    def measure(graphs: OpenGraphs) -> float:
+        runner = OnnxBackboneRunner(graphs, config.block_size, config.n_embd)
+        return block_perplexity(bundle.model, blocks, runner=runner)[1]
+
+    return measure, len(held_out), int(blocks[:, 1:].numel())
+
+
+def _permgen_perplexity(bundle_dir: Path, files: list[Path]) -> tuple[Perplexity, int, int]:
+    """Natural-order target perplexity of the PermGen bundle's held-out examples → (measure, examples, tokens)."""
+    from engine.onnx.seq2seq_runner import OnnxSeq2SeqRunner
+    from engine.permgen.bundle import load_permgen_bundle
+    from engine.permgen.heldout import held_out_examples, target_nll
+    from engine.permgen.marks import mark_target
+
+    bundle = load_permgen_bundle(bundle_dir)
+    data = held_out_examples(bundle, files)
+
+    def measure(graphs: OpenGraphs) -> float:
+        runner = OnnxSeq2SeqRunner(graphs, bundle.model.backbone.decoder)
+        return math.exp(target_nll(bundle.model, data, 1, natural=True, runner=runner))
+
+    tokens = sum(len(mark_target(e.sentences, range(1, len(e.sentences) + 1))) for e in data)  # orders are 1-based
+    return measure, len(data), tokens

@@ -3,8 +3,7 @@
 - `torch`: the torch backbone (no runner; the decoder uses the model itself);
 - `onnx`: the exported fp32 graphs on ONNX Runtime (CUDA provider on a GPU, CPU otherwise): a
   language model's decoder step, or a PermGen bundle's encoder and decoder step;
-- `onnx-int8`: the int8 decoder on the CPU, where the export offers it (engine/onnx/quantize.py:
-  language models only);
+- `onnx-int8`: the int8 decoder on the CPU, where the export offers it (engine/onnx/quantize.py);
 - `auto`: `onnx` when the bundle has an export and onnxruntime is installed, else `torch`.
 
 Whenever ONNX was asked for (or `auto` found an export) but cannot be used — package missing,
@@ -93,8 +92,6 @@ def _int8_decoder(bundle_dir: Path, kind: str, device: torch.device) -> tuple[st
     """(int8 decoder file, its sha256, '') when the export offers it here, else (None, '', why fp32 is used)."""
     if device.type == "cuda":
         return None, "", "int8 decoding is for the CPU; using the fp32 ONNX decoder on the GPU"
-    if kind != "lm":
-        return None, "", "int8 decoding is offered for language models only; using the fp32 ONNX decoder"
     try:
         int8 = read_record(bundle_dir, kind).get("int8", {})
     except OnnxUnavailable:

@@ -18,40 +18,52 @@ from engine.permgen.bundle import PermGenBundle
 from engine.permgen.data import DataStats, encode_examples, load_examples, split_examples
 from engine.permgen.model import EncodedExample, PermGenModel, collate
 from engine.permgen.permutation import PermutationSampler
+from engine.permgen.runner import Seq2SeqRunner
 
 
 @torch.no_grad()
 def target_nll(model: PermGenModel, data: list[EncodedExample], batch_size: int, natural: bool = True,
-               seed: int = 0, max_examples: int = 0) -> float:
-    """Mean per-token NLL of `data`'s targets (marginal p(token) for POSG); first `max_examples` if > 0."""
+               seed: int = 0, max_examples: int = 0, runner: Seq2SeqRunner[Any] | None = None) -> float:
+    """Mean per-token NLL of `data`'s targets (marginal p(token) for POSG); first `max_examples` if > 0.
+
+    `runner` (engine/permgen/runner.py, e.g. ONNX Runtime's) computes the decoder states instead of
+    the model's own backbone, one example at a time: exported graphs take unpadded inputs only."""
     was_training = model.training
     model.eval()
     device = next(model.parameters()).device
     sampler = PermutationSampler(seed, identity=natural)
     total, count = 0.0, 0
     end = min(len(data), max_examples) if max_examples else len(data)
-    for start in range(0, end, batch_size):
-        chunk = data[start : min(start + batch_size, end)]
+    size = batch_size if runner is None else 1
+    for start in range(0, end, size):
+        chunk = data[start : min(start + size, end)]
         # no groups: the marginal NLL, also for tagged training examples
         batch = collate(chunk, sampler.orders(start, [len(e.sentences) for e in chunk])).to(device)
-        total += float(model.token_nll(batch).sum())
+        hidden = None
+        if runner is not None:
+            hidden = runner.decode(batch.decoder_input, batch.sentence, batch.local, runner.start(batch.source, 1))
+        total += float(model.token_nll(batch, hidden).sum())
         count += int((batch.targets >= 0).sum())
     model.train(was_training)
     return total / max(count, 1)
 
 
+def held_out_examples(bundle: PermGenBundle, files: list[Path]) -> list[EncodedExample]:
+    """The encoded examples of `files` that the bundle's training held out (its recorded valid_fraction)."""
+    config = bundle.model.config
+    examples = load_examples(files, DataStats(), task=config.task)
+    valid = split_examples(examples, float(bundle.provenance.get("train", {}).get("valid_fraction", 0.05)))[1]
+    if not valid:
+        raise ValueError(f"no held-out examples in {', '.join(map(str, files))}")
+    return encode_examples(valid, bundle.tokenizer, config.max_source_len, config.max_sentence_len,
+                           lowercase=config.lowercase, task=config.task)
+
+
 def bundle_held_out(bundle: PermGenBundle, files: list[Path], batch_size: int = 64) -> dict[str, Any]:
     """Natural-order and random-order held-out NLL of a bundle on the hash split of `files` that its
     training held out (its recorded valid_fraction and seed), as {examples, nll_natural, ppl_natural, …}."""
-    train = bundle.provenance.get("train", {})
-    config = bundle.model.config
-    examples = load_examples(files, DataStats(), task=config.task)
-    valid = split_examples(examples, float(train.get("valid_fraction", 0.05)))[1]
-    if not valid:
-        raise ValueError(f"no held-out examples in {', '.join(map(str, files))}")
-    data = encode_examples(valid, bundle.tokenizer, config.max_source_len, config.max_sentence_len,
-                           lowercase=config.lowercase, task=config.task)
-    seed = int(train.get("seed", 0)) + 1  # the trainer's fixed random orders
+    data = held_out_examples(bundle, files)
+    seed = int(bundle.provenance.get("train", {}).get("seed", 0)) + 1  # the trainer's fixed random orders
     natural = target_nll(bundle.model, data, batch_size, True, seed)
     permuted = target_nll(bundle.model, data, batch_size, False, seed)
     return {"examples": len(data), "nll_natural": round(natural, 4), "ppl_natural": round(math.exp(natural), 2),

@@ -132,10 +132,11 @@ class PermGenModel(nn.Module):
                                                      batch.source_mask, key_mask)
         return hidden
 
-    def token_nll(self, batch: Batch) -> torch.Tensor:
+    def token_nll(self, batch: Batch, hidden: torch.Tensor | None = None) -> torch.Tensor:
         """−log p(y_l | y_<l, X) per target token [B, T]; 0 at padding. With `batch.target_groups`
-        (POSG training) the term is −log p(ρ_l) − log p(y_l | ρ_l) of the observed group ρ_l."""
-        hidden = self.decoder_hidden(batch)
+        (POSG training) the term is −log p(ρ_l) − log p(y_l | ρ_l) of the observed group ρ_l.
+        `hidden` [B, T, D]: the batch's decoder states when another runtime computed them."""
+        hidden = self.decoder_hidden(batch) if hidden is None else hidden
         size, length = batch.targets.shape
         flat = hidden.reshape(size * length, -1)  # [B·T, D]
         targets = batch.targets.clamp(min=0).reshape(-1)  # [B·T]; padding masked out below

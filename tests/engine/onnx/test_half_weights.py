@@ -38,3 +38,27 @@ def test_16_bit_bundles_get_exact_16_bit_graph_weights(
     with torch.inference_mode():
         expected_hidden = model.decode(ids, model.new_cache(2))
         assert float((runner.decode(ids, runner.new_cache(2)) - expected_hidden).abs().max()) < 1e-5
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_full_weights_restored_for_the_int8_quantizer(dtype: str, tmp_path: Path, tokenizer: VariorumTokenizer) -> None:
+    """The quantizer only sees initializers: restoring the Cast weights gives back the fp32 graph's, and the
+    int8 decoder of a 16-bit bundle then holds int8 products (not a copy of the fp32 graph)."""
+    import numpy as np
+    from onnx import numpy_helper
+
+    from engine.onnx.export import export_bundle, restore_full_weights
+    from engine.onnx.quantize import _quantize
+
+    path = tmp_path / dtype
+    save_bundle(path, build_model("softmax", tokenizer), tokenizer, "# Tiny\n\nFor tests.\n", weights_dtype=dtype)
+    export_bundle(path)
+    model = onnx.load(str(path / "onnx" / "decoder.onnx"))
+    assert restore_full_weights(model) > 0
+    assert not any(node.op_type == "Cast" and node.input[0].endswith(".half") for node in model.graph.node)
+    weights = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    torch_weights = load_bundle(path).model.backbone.transformer.h[0].attn.c_attn.weight.detach().numpy()
+    assert any(w.shape == torch_weights.shape and np.array_equal(w, torch_weights) for w in weights.values())
+    _quantize(path / "onnx" / "decoder.onnx", tmp_path / "int8.onnx")
+    kinds = {node.op_type for node in onnx.load(str(tmp_path / "int8.onnx")).graph.node}
+    assert "MatMulInteger" in kinds or "DynamicQuantizeMatMul" in kinds

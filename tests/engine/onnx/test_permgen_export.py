@@ -6,6 +6,7 @@ paraphrase bundle) are exported once; each test compares the ONNX runner with th
 from __future__ import annotations
 
 import collections
+import math
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -14,7 +15,7 @@ import pytest
 import torch
 
 from engine.api import Engine, GenerationRequest
-from engine.bundle import WEIGHTS_FILE, BundleError, save_bundle
+from engine.bundle import WEIGHTS_FILE, save_bundle
 from engine.decoding import DecodeConfig
 from engine.heads.posg import POSGHead
 from engine.onnx.seq2seq_runner import OnnxSeq2SeqRunner
@@ -180,16 +181,45 @@ def test_stale_export_falls_back_to_torch_with_a_reason(make_permgen: Callable[[
     assert model.runtime == "torch" and "made from other weights" in model.runtime_note
 
 
-def test_int8_is_refused_for_permgen_and_the_runtime_says_fp32(make_permgen: Callable[[str], Path],
-                                                                 tmp_path: Path) -> None:
+@pytest.mark.parametrize("offered", [True, False])
+def test_int8_decoder_is_checked_on_held_out_stories_and_offered_within_2_percent(
+    offered: bool, permgen_tokenizer: VariorumTokenizer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from engine.onnx import quantize
     from engine.onnx.export import export_bundle
+    from engine.permgen.heldout import held_out_examples, target_nll
 
-    path = make_permgen("hierarchical")
-    with pytest.raises(BundleError, match="--int8 is offered for language models only"):
-        export_bundle(path, [tmp_path / "any.txt"])
+    path = tmp_path / "story"
+    save_bundle(path, build_model("hierarchical", permgen_tokenizer.vocab_size), permgen_tokenizer, "# Tiny\n",
+                provenance={"train": {"valid_fraction": 0.5}})  # the 4-story fixture holds 1 out
+    monkeypatch.setattr(quantize, "MAX_PERPLEXITY_RISE", 10.0 if offered else -1.0)  # any rise passes / fails
+    record = export_bundle(path, [STORIES]).int8
+    assert record["offered"] is offered and record["documents"] == 1 and record["tokens"] > 0
+    bundle = load_permgen_bundle(path)
+    natural = target_nll(bundle.model, held_out_examples(bundle, [STORIES]), 8)  # the torch model's own number
+    assert record["fp32_perplexity"] == pytest.approx(math.exp(natural), rel=1e-4)
+    assert abs(record["int8_perplexity"] / record["fp32_perplexity"] - 1) < 0.05
     model = Engine([]).load(path, "cpu", "onnx-int8")
-    assert model.runtime == "onnx (CPUExecutionProvider)"
-    assert "language models only" in model.runtime_note
+    assert model.runtime == ("onnx (CPUExecutionProvider) int8" if offered else "onnx (CPUExecutionProvider)")
+    assert ("not offered" in model.runtime_note) is not offered
+    assert model.generate(GenerationRequest(task="story", title="The lost dog", n=2,
+                                            decode=DecodeConfig(max_new_tokens=30, seed=1)))
+
+
+def test_held_out_nll_through_a_runner_is_the_model_s(make_permgen: Callable[[str], Path]) -> None:
+    """One example at a time through the torch runner (or ONNX fp32): the batched teacher-forced number."""
+    from engine.permgen.data import DataStats, encode_examples, load_examples
+    from engine.permgen.heldout import target_nll
+
+    bundle = load_permgen_bundle(make_permgen("hierarchical"))
+    config = bundle.model.config
+    data = encode_examples(load_examples([STORIES], DataStats(), task=config.task), bundle.tokenizer,
+                           config.max_source_len, config.max_sentence_len, task=config.task)  # all 4, padded batched
+    batched = target_nll(bundle.model, data, 8)
+    assert target_nll(bundle.model, data, 8, runner=TorchSeq2SeqRunner(bundle.model.backbone)) == pytest.approx(
+        batched, rel=1e-5)
+    assert target_nll(bundle.model, data, 8, runner=onnx_runner(make_permgen("hierarchical"))) == pytest.approx(
+        batched, rel=1e-4)
 
 
 def test_the_card_names_both_graphs(make_permgen: Callable[[str], Path]) -> None:

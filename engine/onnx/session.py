@@ -3,7 +3,7 @@
 `open_graphs` raises `OnnxUnavailable` with one sentence saying why the export cannot be used —
 no onnxruntime package, no export, an export of other weights (the bundle was retrained), a
 damaged or foreign .onnx file — and callers print it and decode with torch instead
-(`engine.onnx.runtime.choose_runner`). Providers: CUDA when the model is on a GPU and the
+(`engine.onnx.runtime`). Providers: CUDA when the model is on a GPU and the
 installed onnxruntime-gpu offers it, the CPU provider otherwise; CPU sessions run the step on one
 thread (see `_session`).
 """

@@ -8,8 +8,9 @@
 
 Whenever ONNX was asked for (or `auto` found an export) but cannot be used — package missing,
 export stale or damaged, or a first tiny step that fails (a graph of other shapes, an execution
-provider without a kernel for one of its nodes) — the choice falls back to torch (int8 not offered: to fp32 ONNX) and
-`RuntimeChoice.note` holds one line saying why, for the CLI and the app to show.
+provider without a kernel for one of its nodes) — the choice falls back to torch (int8 not
+offered: to fp32 ONNX) and `RuntimeChoice.note` holds one line saying why, for the CLI and the
+app to show.
 """
 
 from __future__ import annotations

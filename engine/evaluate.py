@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from engine.bundle import load_bundle
+from engine.bundle import Bundle, load_bundle
 from engine.cli_errors import reports_user_errors
 from engine.data.blocks import make_blocks
 from engine.data.corpus import read_corpus, split_documents
@@ -53,6 +53,19 @@ def block_perplexity(
     return mean, math.exp(min(mean, 50))
 
 
+def held_out_blocks(bundle: Bundle, files: list[Path], fraction: float | None = None,
+                    everything: bool = False) -> tuple[int, torch.Tensor]:
+    """(documents, blocks [num_blocks, block_size + 1]) of the documents of `files` the hash split holds
+    out with `fraction` (default: the bundle's training split), or of all of them (`everything`)."""
+    if fraction is None:
+        fraction = float(bundle.provenance.get("train", {}).get("valid_fraction", 0.05))
+    documents = read_corpus(files)
+    held_out = documents if everything else split_documents(documents, fraction)[1]
+    tokenizer = bundle.tokenizer
+    return len(held_out), make_blocks(tokenizer.encode_batch(held_out), tokenizer.eos_id,
+                                      bundle.model.config.block_size)
+
+
 @reports_user_errors("perplexity")
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="variorum perplexity", description=__doc__.splitlines()[0])
@@ -67,15 +80,9 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(bundle_held_out(load_permgen_bundle(args.bundle), args.files)))
         return 0
     bundle = load_bundle(args.bundle)
-    fraction = args.valid_fraction
-    if fraction is None:
-        fraction = float(bundle.provenance.get("train", {}).get("valid_fraction", 0.05))
-    documents = read_corpus(args.files)
-    held_out = documents if args.all else split_documents(documents, fraction)[1]
-    tokenizer = bundle.tokenizer
-    blocks = make_blocks(tokenizer.encode_batch(held_out), tokenizer.eos_id, bundle.model.config.block_size)
+    documents, blocks = held_out_blocks(bundle, args.files, args.valid_fraction, args.all)
     loss, ppl = block_perplexity(bundle.model, blocks)
-    print(json.dumps({"documents": len(held_out), "tokens": int(blocks[:, 1:].numel()),
+    print(json.dumps({"documents": documents, "tokens": int(blocks[:, 1:].numel()),
                       "loss": round(loss, 4), "perplexity": round(ppl, 2)}))
     return 0
 

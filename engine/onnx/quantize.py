@@ -79,22 +79,18 @@ def _quantize(graph: Path, int8: Path) -> None:
 def _lm_perplexity(bundle_dir: Path, files: list[Path]) -> tuple[Perplexity, int, int]:
     """Block perplexity of the LM's validation split → (measure, documents, tokens)."""
     from engine.bundle import load_bundle
-    from engine.data.blocks import make_blocks
-    from engine.data.corpus import read_corpus, split_documents
-    from engine.evaluate import block_perplexity
+    from engine.evaluate import block_perplexity, held_out_blocks
     from engine.onnx.runner import OnnxBackboneRunner
 
     bundle = load_bundle(bundle_dir)
-    fraction = float(bundle.provenance.get("train", {}).get("valid_fraction", 0.05))
-    held_out = split_documents(read_corpus(files), fraction)[1]
+    documents, blocks = held_out_blocks(bundle, files)
     config = bundle.model.config
-    blocks = make_blocks(bundle.tokenizer.encode_batch(held_out), bundle.tokenizer.eos_id, config.block_size)
 
     def measure(graphs: OpenGraphs) -> float:
         runner = OnnxBackboneRunner(graphs, config.block_size, config.n_embd)
         return block_perplexity(bundle.model, blocks, runner=runner)[1]
 
-    return measure, len(held_out), int(blocks[:, 1:].numel())
+    return measure, documents, int(blocks[:, 1:].numel())
 
 
 def _permgen_perplexity(bundle_dir: Path, files: list[Path]) -> tuple[Perplexity, int, int]:

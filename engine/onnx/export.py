@@ -1,9 +1,8 @@
 """`variorum export-onnx --bundle B`: write B's decoder step (and a PermGen bundle's encoder) as ONNX next to it.
 
 Files go to `<bundle>/onnx/`: `decoder.onnx` (language models: the GPT-2 step; PermGen: the BART
-decoder step) and, for PermGen, `encoder.onnx`; for a language model with `--int8 FILES` also
-`decoder.int8.onnx` when it keeps held-out perplexity within 2% (engine/onnx/quantize.py); and
-`export.json`, the record
+decoder step) and, for PermGen, `encoder.onnx`; with `--int8 FILES` also `decoder.int8.onnx` when
+it keeps held-out perplexity within 2% (engine/onnx/quantize.py); and `export.json`, the record
 the runtime checks before it uses them: the opset, every input and output with its dimension
 names, the sha256 of the bundle's weights file (a retrained bundle makes the export stale: the
 runtime says so and falls back to torch) and of each graph file (a damaged file is caught before

@@ -70,7 +70,8 @@ class LanguageLoadedModel(LoadedModel):
     runner: BackboneRunner[Any] | None = None  # None: the torch model itself
 
     def __init__(self, bundle: Bundle, device: torch.device, runtime: str = "torch") -> None:
-        """`runtime`: auto / torch / onnx (engine/onnx/runtime.py)."""
+        """`runtime`: auto / torch / onnx (engine/onnx/runtime.py). Torch on a GPU replays a recorded
+        bf16 step (engine/decoding/graphed_step.py) when it passes its load-time check."""
         self.bundle = bundle
         self.device = device
         if runtime != "torch":
@@ -79,6 +80,13 @@ class LanguageLoadedModel(LoadedModel):
             config = bundle.model.config
             choice = choose_lm_runtime(bundle.path, config.block_size, config.n_embd, runtime, device)
             self.runtime, self.runner, self.runtime_note = choice.name, choice.runner, choice.note
+        if self.runner is None and device.type == "cuda":
+            from engine.decoding.graphed_step import graphed_runtime
+
+            graphed, note = graphed_runtime(bundle.model.backbone)
+            if graphed is not None:
+                self.runtime, self.runner = graphed.name, graphed
+            self.runtime_note = "; ".join(filter(None, [self.runtime_note, note]))
 
     @property
     def capabilities(self) -> Capabilities:

@@ -51,7 +51,8 @@ def _generate_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[t
     p.add_argument("--seed", type=int, help="base seed; variant i uses seed + i")
     p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     p.add_argument("--runtime", default="auto", choices=list(RUNTIMES),
-                   help="what runs the decoder: auto = ONNX Runtime when the bundle has an export (export-onnx)")
+                   help="what runs the decoder: auto = ONNX Runtime when the bundle has an export (export-onnx); "
+                        "torch on a GPU runs a language model's step in bf16 from a recorded CUDA graph")
     # POS-guided sampling: only for POSG models
     p.add_argument("--pos-top-k", type=int, help="POSG: keep the k likeliest POS tags (k_POS), 0 = off "
                    f"(default {DECODE_DEFAULTS.pos_top_k}, off with --flat-sampling)")
@@ -141,7 +142,7 @@ def run_generate(args: argparse.Namespace, console: Console) -> int:
     request = GenerationRequest(prompt=args.prompt, n=args.num_variants, decode=decode, beam_width=args.beam,
                                 **_paragraph_fields(args))  # type: ignore[arg-type]
     model = engine.load(path, device=args.device, runtime=args.runtime)
-    if model.runtime_note:  # an ONNX choice fell back: say why, once
+    if model.runtime_note:  # a faster runtime fell back: say why, once
         print(f"warning: {model.runtime_note}", file=sys.stderr)
     request = dataclasses.replace(request, decode=fit_to_model(args, decode, model.capabilities))
     stop = threading.Event()

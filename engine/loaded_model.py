@@ -59,7 +59,7 @@ class LoadedModel(ABC):
 
     device: torch.device
     runtime = "torch"  # what runs the decoder step, e.g. "onnx (CPUExecutionProvider)" (engine/onnx/runtime.py)
-    runtime_note = ""  # why an ONNX choice fell back to torch, '' when it did not
+    runtime_note = ""  # why a faster runtime (ONNX, the recorded GPU step) fell back, '' when none did
 
     @property
     @abstractmethod

@@ -51,7 +51,9 @@ class ModelBox(QGroupBox):
         self.runtime.setToolTip("What runs the model. Automatic uses ONNX Runtime (faster on a CPU) when the "
                                 "model has an ONNX export (variorum export-onnx), PyTorch otherwise. ONNX "
                                 "Runtime int8 is faster still on a CPU, for models whose export offers it "
-                                "(quality checked within 2%); its wording differs a little for the same seed.")
+                                "(quality checked within 2%); its wording differs a little for the same seed. "
+                                "On a GPU, PyTorch runs a Continue model in bf16, which also words a seed a "
+                                "little differently.")
         for key in RUNTIMES:
             self.runtime.addItem(RUNTIME_LABELS[key], key)
         self.summary = QLabel(wordWrap=True, textFormat=Qt.TextFormat.MarkdownText)  # cards are Markdown

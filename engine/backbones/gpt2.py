@@ -117,41 +117,57 @@ class GPT2Backbone(nn.Module):
         """Every block's parameters, in the order `decode` uses them."""
         return [BlockWeights.of(block) for block in cast(list[GPT2Block], self.transformer.h)]
 
-    def decode(self, input_ids: torch.Tensor, cache: KVCache) -> torch.Tensor:
+    def decode(self, input_ids: torch.Tensor, cache: KVCache, position: torch.Tensor | None = None) -> torch.Tensor:
         """Hidden states [B, T, D] of ids [B, T] that follow the cache's positions; fills the cache.
 
         T > 1 (a prompt) attends causally; positions continue from `cache.length`. The block maths
         run as functional ops on the modules' own parameters (one fused tanh-GELU, no module calls),
-        because per-op Python overhead is most of a step at this size (docs/decoding_speed.md)."""
+        because per-op Python overhead is most of a step at this size (docs/decoding_speed.md).
+
+        With `position` [1] (a device tensor holding `cache.length`), the step has fixed shapes for a
+        CUDA graph: one token per row, written at `position`, attending to the cache's whole capacity
+        under a mask; the cache's `length` is then the caller's to advance."""
         transformer, start = self.transformer, cache.length
         batch, length = input_ids.shape
         dim = self.config.n_embd
-        # Position rows start … start + T are a slice of the table (what an embedding lookup of them copies).
-        x = F.embedding(input_ids, transformer.wte.weight) + transformer.wpe.weight[start : start + length]
+        if position is None:  # position rows start … start + T are a slice of the table (what a lookup copies)
+            positions = transformer.wpe.weight[start : start + length]
+        elif length == 1:
+            positions = transformer.wpe.weight.index_select(0, position)  # [1, D]
+        else:
+            raise ValueError(f"a fixed-shape step takes one token per row, got {length}")
+        x = F.embedding(input_ids, transformer.wte.weight) + positions
         x = x.view(batch * length, dim)  # [B·T, D]
         mask = None
-        if length > 1:  # query i (absolute start + i) sees keys 0 … start + i
+        if position is not None:  # keys 0 … position of the whole buffer
+            mask = torch.arange(cache.capacity, device=input_ids.device)[None, :] <= position[:, None]  # [1, T_max]
+        elif length > 1:  # query i (absolute start + i) sees keys 0 … start + i
             keys_at = torch.arange(start + length, device=input_ids.device)
             mask = keys_at[None, :] <= keys_at[start:, None]  # [T, start + T]
         for layer, w in enumerate(cache.weights or self.block_weights()):
-            x = x + self._attend(w, x, cache, layer, batch, mask)
+            x = x + self._attend(w, x, cache, layer, batch, mask, position)
             h = torch.layer_norm(x, (dim,), w.ln_2_weight, w.ln_2_bias, w.ln_2_eps)
             h = torch.addmm(w.fc_bias, h, w.fc_weight)  # [B·T, 4D]
             h = F.gelu(h, approximate="tanh") if self.tanh_gelu else w.act(h)
             x = x + torch.addmm(w.mlp_proj_bias, h, w.mlp_proj_weight)
-        cache.advance(length)
+        if position is None:
+            cache.advance(length)
         ln_f = transformer.ln_f
         return torch.layer_norm(x, (dim,), ln_f.weight, ln_f.bias, ln_f.eps).view(batch, length, dim)
 
     def _attend(
-        self, w: BlockWeights, x: torch.Tensor, cache: KVCache, layer: int, batch: int, mask: torch.Tensor | None
+        self, w: BlockWeights, x: torch.Tensor, cache: KVCache, layer: int, batch: int, mask: torch.Tensor | None,
+        position: torch.Tensor | None,
     ) -> torch.Tensor:
         """One self-attention sublayer on the residual x [B·T, D], keys/values kept in the cache → [B·T, D]."""
         dim, heads = x.shape[1], self.config.n_head
         h = torch.layer_norm(x, (dim,), w.ln_1_weight, w.ln_1_bias, w.ln_1_eps)
         qkv = torch.addmm(w.qkv_bias, h, w.qkv_weight)  # [B·T, 3D]
         q, k, v = qkv.view(batch, -1, 3, heads, dim // heads).permute(2, 0, 3, 1, 4).unbind(0)  # each [B, H, T, d]
-        keys, values = cache.write(layer, k, v)  # [B, H, S, d]
+        if position is None:
+            keys, values = cache.write(layer, k, v)  # [B, H, S, d]
+        else:
+            keys, values = cache.write_at(layer, k, v, position)  # [B, H, T_max, d]
         out = F.scaled_dot_product_attention(q, keys, values, attn_mask=mask)  # [B, H, T, d]
         return torch.addmm(w.attn_proj_bias, out.transpose(1, 2).reshape(x.shape[0], dim), w.attn_proj_weight)
 

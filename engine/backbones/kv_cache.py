@@ -4,6 +4,11 @@ Keys and values of every layer live in two tensors allocated once, [L, N, H, T_m
 writes its new positions in place at `length` and attention reads the first `length` positions.
 Nothing grows by concatenation, so a step costs the same at position 5 and at position 500.
 Rows can be reordered (beams) or dropped with `select_rows`.
+
+A captured (CUDA graph) step needs fixed shapes and addresses, so it writes with `write_at` at a
+position held in a device tensor and attends to the whole buffer under a mask
+(engine/decoding/graphed_step.py). Buffers start zeroed for it: a masked key still enters the
+attention product with weight 0, and 0 × NaN from uninitialised memory would be NaN.
 """
 
 from __future__ import annotations
@@ -30,9 +35,9 @@ class KVCache:
     def allocate(
         cls, layers: int, rows: int, heads: int, capacity: int, head_dim: int, like: torch.Tensor
     ) -> KVCache:
-        """An empty cache for `rows` rows of up to `capacity` positions, on `like`'s device and dtype."""
+        """An empty (zeroed) cache for `rows` rows of up to `capacity` positions, on `like`'s device and dtype."""
         shape = (layers, rows, heads, capacity, head_dim)
-        return cls(like.new_empty(shape), like.new_empty(shape))
+        return cls(like.new_zeros(shape), like.new_zeros(shape))
 
     @property
     def capacity(self) -> int:
@@ -49,6 +54,16 @@ class KVCache:
         layer_keys.narrow(2, self.length, keys.shape[2]).copy_(keys)
         layer_values.narrow(2, self.length, values.shape[2]).copy_(values)
         return layer_keys.narrow(2, 0, end), layer_values.narrow(2, 0, end)
+
+    def write_at(
+        self, layer: int, keys: torch.Tensor, values: torch.Tensor, position: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Store one position's keys/values [N, H, 1, d] of `layer` at `position` [1] (a device tensor, so a
+        captured step can replay it) → the layer's whole buffers [N, H, T_max, d]; `length` is the caller's."""
+        layer_keys, layer_values = self.keys[layer], self.values[layer]  # [N, H, T_max, d]
+        layer_keys.index_copy_(2, position, keys)
+        layer_values.index_copy_(2, position, values)
+        return layer_keys, layer_values
 
     def advance(self, count: int) -> None:
         self.length += count

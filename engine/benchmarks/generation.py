@@ -2,13 +2,15 @@
 
     python -m engine.benchmarks.generation [--bundle DIR] [--device cpu|cuda] [--shapes 1x100 5x100 8x200]
     python -m engine.benchmarks.generation --runtime onnx   # torch / ONNX Runtime / HF side by side
+    python -m engine.benchmarks.generation --device cuda    # eager torch / recorded bf16 step / HF
 
 Both decode N variants of one prompt as one batch with a KV cache, sampling with the same
 temperature / top-p. The HF model is a `GPT2LMHeadModel` holding a copy of the bundle's
 backbone weights with the output layer tied to them, so both compute the same distribution.
 For each shape (variants × new tokens) runs alternate between the two (after one warm-up each)
 and the medians and the ours / HF ratio are printed. Throughput counts the tokens actually
-generated (a variant that emits eos stops counting).
+generated (a variant that emits eos stops counting). On a GPU the torch runtime is the bf16 step
+replayed from a CUDA graph (engine/decoding/graphed_step.py), timed beside eager float32 torch.
 """
 
 from __future__ import annotations
@@ -89,7 +91,7 @@ def compare(bundle: Bundle, twin: GPT2LMHeadModel, n: int, new_tokens: int, roun
 def compare_runtimes(
     bundle: Bundle, twin: GPT2LMHeadModel, runner: BackboneRunner[Any], n: int, new_tokens: int, rounds: int
 ) -> tuple[float, float, float]:
-    """Median tokens/s (torch, ONNX Runtime, HF) over `rounds` rounds alternating the three, after a warm-up."""
+    """Median tokens/s (eager torch, `runner`, HF) over `rounds` rounds alternating the three, after a warm-up."""
     torch_rate, onnx_rate, hf_rate = alternating_medians([
         lambda seed: time_ours(bundle, n, new_tokens, seed),
         lambda seed: time_ours(bundle, n, new_tokens, seed, runner),
@@ -119,14 +121,26 @@ def onnx_runner(bundle: Bundle, device: torch.device, scratch: Path, runtime: st
     return choice.runner
 
 
-def print_runtimes(bundle: Bundle, twin: GPT2LMHeadModel, device: torch.device, args: argparse.Namespace) -> None:
-    """`--runtime onnx`: torch / ONNX Runtime / HF tokens/s side by side, and ONNX / torch."""
-    with tempfile.TemporaryDirectory() as scratch:
-        runner = onnx_runner(bundle, device, Path(scratch), args.runtime)
-        print(f"{'variants × tokens':>18} {'torch tok/s':>12} {'ONNX tok/s':>11} {'HF tok/s':>9} {'ONNX/torch':>11}")
-        for n, new_tokens in args.shapes:
-            ours, onnx, theirs = compare_runtimes(bundle, twin, runner, n, new_tokens, args.rounds)
-            print(f"{f'{n} × {new_tokens}':>18} {ours:12.1f} {onnx:11.1f} {theirs:9.1f} {onnx / ours:11.2f}")
+def graphed_runner(bundle: Bundle) -> BackboneRunner[Any]:
+    """The recorded bf16 step the torch runtime uses on a GPU (the API's choice, check included)."""
+    from engine.decoding.graphed_step import graphed_runtime
+
+    runner, note = graphed_runtime(bundle.model.backbone)
+    if runner is None:
+        raise SystemExit(note)
+    print(f"runtime: {runner.name}")
+    return runner
+
+
+def print_runtimes(bundle: Bundle, twin: GPT2LMHeadModel, runner: BackboneRunner[Any], label: str,
+                   args: argparse.Namespace) -> None:
+    """Eager torch / `runner` (`label`) / HF tokens/s side by side, with runner / HF and runner / torch."""
+    print(f"{'variants × tokens':>18} {'torch tok/s':>12} {f'{label} tok/s':>12} {'HF tok/s':>9} "
+          f"{f'{label}/HF':>9} {f'{label}/torch':>12}")
+    for n, new_tokens in args.shapes:
+        ours, other, theirs = compare_runtimes(bundle, twin, runner, n, new_tokens, args.rounds)
+        print(f"{f'{n} × {new_tokens}':>18} {ours:12.1f} {other:12.1f} {theirs:9.1f} {other / theirs:9.2f} "
+              f"{other / ours:12.2f}")
 
 
 def parse_shape(text: str) -> tuple[int, int]:
@@ -156,7 +170,11 @@ def main(argv: list[str] | None = None) -> None:
     print(f"bundle {args.bundle} · {device} · top-p 0.9 · {torch.get_num_threads()} threads · "
           f"median of {args.rounds} alternating rounds")
     if args.runtime != "torch":
-        print_runtimes(bundle, twin, device, args)
+        with tempfile.TemporaryDirectory() as scratch:
+            print_runtimes(bundle, twin, onnx_runner(bundle, device, Path(scratch), args.runtime), "ONNX", args)
+        return
+    if device.type == "cuda":
+        print_runtimes(bundle, twin, graphed_runner(bundle), "graph", args)
         return
     print(f"{'variants × tokens':>18} {'ours tok/s':>11} {'HF tok/s':>9} {'ours/HF':>8}")
     for n, new_tokens in args.shapes:

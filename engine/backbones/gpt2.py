@@ -22,6 +22,7 @@ from transformers import GPT2Config, GPT2Model
 from transformers.cache_utils import Cache
 from transformers.models.gpt2.modeling_gpt2 import GPT2Block
 
+from engine import packed_linear
 from engine.backbones.kv_cache import KVCache
 from engine.config import ConfigError, ModelConfig
 
@@ -147,9 +148,9 @@ class GPT2Backbone(nn.Module):
         for layer, w in enumerate(cache.weights or self.block_weights()):
             x = x + self._attend(w, x, cache, layer, batch, mask, position)
             h = torch.layer_norm(x, (dim,), w.ln_2_weight, w.ln_2_bias, w.ln_2_eps)
-            h = torch.addmm(w.fc_bias, h, w.fc_weight)  # [B·T, 4D]
+            h = packed_linear.project(h, w.fc_weight, w.fc_bias)  # [B·T, 4D]
             h = F.gelu(h, approximate="tanh") if self.tanh_gelu else w.act(h)
-            x = x + torch.addmm(w.mlp_proj_bias, h, w.mlp_proj_weight)
+            x = x + packed_linear.project(h, w.mlp_proj_weight, w.mlp_proj_bias)
         if position is None:
             cache.advance(length)
         ln_f = transformer.ln_f
@@ -162,14 +163,14 @@ class GPT2Backbone(nn.Module):
         """One self-attention sublayer on the residual x [B·T, D], keys/values kept in the cache → [B·T, D]."""
         dim, heads = x.shape[1], self.config.n_head
         h = torch.layer_norm(x, (dim,), w.ln_1_weight, w.ln_1_bias, w.ln_1_eps)
-        qkv = torch.addmm(w.qkv_bias, h, w.qkv_weight)  # [B·T, 3D]
+        qkv = packed_linear.project(h, w.qkv_weight, w.qkv_bias)  # [B·T, 3D]
         q, k, v = qkv.view(batch, -1, 3, heads, dim // heads).permute(2, 0, 3, 1, 4).unbind(0)  # each [B, H, T, d]
         if position is None:
             keys, values = cache.write(layer, k, v)  # [B, H, S, d]
         else:
             keys, values = cache.write_at(layer, k, v, position)  # [B, H, T_max, d]
         out = F.scaled_dot_product_attention(q, keys, values, attn_mask=mask)  # [B, H, T, d]
-        return torch.addmm(w.attn_proj_bias, out.transpose(1, 2).reshape(x.shape[0], dim), w.attn_proj_weight)
+        return packed_linear.project(out.transpose(1, 2).reshape(x.shape[0], dim), w.attn_proj_weight, w.attn_proj_bias)
 
 
 def load_hf_gpt2_backbone(directory: Path) -> GPT2Backbone:

@@ -28,7 +28,7 @@ from torch import nn
 from engine.controls import ClassGroups, HeadCapabilities
 from engine.heads.base import OutputHead
 from engine.heads.frequency_classes import FrequencyClasses
-from engine.heads.packed_linear import PackedLinear
+from engine.packed_linear import PackedLinear
 
 NEG_INF = float("-inf")
 FREQ_CLASSES_FILE = "freq_classes.json"

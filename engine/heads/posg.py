@@ -33,7 +33,7 @@ from torch import nn
 
 from engine.controls import HeadCapabilities, PosGroups
 from engine.heads.base import OutputHead
-from engine.heads.packed_linear import PackedLinear
+from engine.packed_linear import PackedLinear
 from engine.pos.tags import COARSE_GROUPS
 from engine.pos.vocab import POS_VOCAB_FILE, PosVocabulary, PosVocabularyError
 

@@ -7,7 +7,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from engine.heads.base import OutputHead
-from engine.heads.packed_linear import PackedLinear
+from engine.packed_linear import PackedLinear
 
 
 class SoftmaxHead(OutputHead):

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.benchmarks import f2_compare, nmst_termination, posg_compare
+from engine import packed_linear
+from engine.benchmarks import f2_compare, nmst_termination, packed_products, posg_compare
 from engine.benchmarks.head_compare import ROC_TRAIN_FILES, comparison_parser
 
 
@@ -46,3 +47,13 @@ def test_nmst_without_bundles_prints_the_commands_that_train_them(capsys: pytest
     for name in ("va", "st", "nmst"):
         assert f"--out-dir runs/nmst_short/{name} --termination {name}" in err
     assert "--bundle NMST=runs/nmst_short/nmst/bundle" in err
+
+
+def test_the_packed_products_benchmark_compares_and_puts_the_shipped_products_back(
+    tiny_bundle: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shipped = packed_linear.project
+    packed_products.main(["--bundle", str(tiny_bundle), "--shapes", "2x5", "--rounds", "1"])
+    assert packed_linear.project is shipped
+    row = capsys.readouterr().out.splitlines()[-1].split()
+    assert row[:3] == ["2", "×", "5"] and float(row[-1]) > 0

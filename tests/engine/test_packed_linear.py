@@ -1,4 +1,4 @@
-"""The prepacked vocabulary projection: the same product as nn.Linear, repacked whenever the weight changes."""
+"""Prepacked products: the same as nn.Linear and addmm, repacked whenever the weight changes."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import copy
 import torch
 import torch.nn.functional as F
 
-from engine.heads.packed_linear import PackedLinear, packed_weight
+from engine.packed_linear import PackedLinear, packed_weight, project
 
 
 def test_inference_equals_the_plain_product_and_training_keeps_autograd() -> None:
@@ -39,3 +39,20 @@ def test_a_packed_layer_still_deep_copies() -> None:
         twin = copy.deepcopy(layer)  # the opaque packed copy lives outside the module
         hidden = torch.randn(3, 16)
         torch.testing.assert_close(twin(hidden), layer(hidden))
+
+
+def test_a_block_product_on_the_packed_conv1d_weight_equals_addmm() -> None:
+    """GPT-2 stores [in, out]; `project` packs its transpose and keeps one cached copy per layout."""
+    torch.manual_seed(0)
+    weight, bias, square = torch.randn(16, 24), torch.randn(24), torch.randn(16, 16)  # [D, V]
+    with torch.inference_mode():
+        for rows in (1, 2, 5):  # one row takes MKL's path, two or more the packed weight
+            hidden = torch.randn(rows, 16)
+            torch.testing.assert_close(project(hidden, weight, bias), torch.addmm(bias, hidden, weight),
+                                       atol=1e-5, rtol=1e-5)
+        assert packed_weight(weight, transposed=True) is packed_weight(weight, transposed=True)
+        assert packed_weight(square, transposed=True) is not packed_weight(square)  # Wᵀ and W are different weights
+        torch.testing.assert_close(project(torch.eye(16)[:2], square, torch.zeros(16)), square[:2])
+        made_here = torch.randn(16, 24)  # an inference tensor: no version counter, so the plain product
+        hidden = torch.randn(3, 16)
+        torch.testing.assert_close(project(hidden, made_here, bias), torch.addmm(bias, hidden, made_here))

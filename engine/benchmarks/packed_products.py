@@ -1,0 +1,72 @@
+"""The GPT-2 blocks' products on prepacked oneDNN weights against MKL's `addmm`, in whole decodes.
+
+    python -m engine.benchmarks.packed_products [--bundle DIR] [--shapes 1x100 3x100 5x100 8x200] [--rounds 15]
+
+The decoder's step multiplies N rows by each block weight through `engine.packed_linear.project`
+(prepacked for two or more rows). For each shape (variants × new tokens) this times
+`generate_variants` as shipped and with plain `torch.addmm` put in its place (in this process
+only), alternating the two, and prints the median tokens/s and packed / addmm. Run it with
+`OMP_NUM_THREADS=2` to match the machines the CPU figures in docs/decoding_speed.md come from.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import torch
+
+from engine import packed_linear
+from engine.api import RESOURCES_MODELS
+from engine.benchmarks.alternating import alternating_medians
+from engine.benchmarks.generation import parse_shape, time_ours
+from engine.bundle import Bundle, load_bundle
+
+
+def plain_product(hidden: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+    return torch.addmm(bias, hidden, weight)
+
+
+@contextmanager
+def plain_products() -> Iterator[None]:
+    """The decoder's block products as `torch.addmm` while inside."""
+    shipped = packed_linear.project
+    packed_linear.project = plain_product
+    try:
+        yield
+    finally:
+        packed_linear.project = shipped
+
+
+def time_plain(bundle: Bundle, n: int, new_tokens: int, seed: int) -> tuple[float, int]:
+    with plain_products():
+        return time_ours(bundle, n, new_tokens, seed)
+
+
+def compare(bundle: Bundle, n: int, new_tokens: int, rounds: int) -> tuple[float, float]:
+    """Median tokens/s (packed, addmm) over `rounds` alternating runs after one warm-up each."""
+    packed, plain = alternating_medians([lambda seed: time_ours(bundle, n, new_tokens, seed),
+                                         lambda seed: time_plain(bundle, n, new_tokens, seed)], rounds)
+    return packed, plain
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bundle", type=Path, default=RESOURCES_MODELS / "roc-stories-tiny")
+    parser.add_argument("--shapes", nargs="+", type=parse_shape, default=[(1, 100), (3, 100), (5, 100), (8, 200)],
+                        metavar="NxT", help="variants x new tokens (default: 1x100 3x100 5x100 8x200)")
+    parser.add_argument("--rounds", type=int, default=15)
+    args = parser.parse_args(argv)
+    bundle = load_bundle(args.bundle, torch.device("cpu"))
+    print(f"bundle {args.bundle} · cpu · top-p 0.9 · {torch.get_num_threads()} threads · "
+          f"median of {args.rounds} alternating rounds")
+    print(f"{'variants × tokens':>18} {'packed tok/s':>13} {'addmm tok/s':>12} {'packed/addmm':>13}")
+    for n, new_tokens in args.shapes:
+        packed, plain = compare(bundle, n, new_tokens, args.rounds)
+        print(f"{f'{n} × {new_tokens}':>18} {packed:13.1f} {plain:12.1f} {packed / plain:13.2f}")
+
+
+if __name__ == "__main__":
+    main()

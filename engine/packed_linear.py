@@ -1,0 +1,74 @@
+"""Products with a weight prepacked for oneDNN, for decoding on the CPU.
+
+A decoding step multiplies a few rows (N variants) by each weight matrix. MKL's small-M matrix
+product re-reads the weight in its plain layout every call; oneDNN with the weight reordered once
+into its blocked layout does the same product faster on a 2-core AMD EPYC VM (docs/decoding_speed.md):
+about half the time for the [V, D] vocabulary projection (`PackedLinear`, the heads' `proj`), and
+for the GPT-2 blocks' products of two or more rows (`project`; a single row is faster through MKL's
+matrix-vector path). The packed copy is made on first use and kept while the weight is unchanged:
+it is keyed by the weight's storage and version counter, so an optimizer step or `load_state_dict`
+(both in place) repacks. It lives outside the module (an opaque oneDNN tensor cannot be
+deep-copied or saved), in a map whose entry dies with the weight.
+
+Only inference (no autograd), float32 CPU tensors take this path; everything else — training,
+other devices, half precision — is the plain product. The sums run in another order, so outputs
+differ from it by float rounding (~1e-6), never more.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+PACKED_ROWS_HINT = 8  # oneDNN picks the packed layout for about this many rows; any row count works
+
+# (id(weight), transposed) → (the weight, weakly; its storage and version when packed; the packed copy).
+# Keyed by id: tensors compare elementwise, so they cannot be dictionary keys themselves.
+_packed: dict[tuple[int, bool], tuple[weakref.ref[torch.Tensor], tuple[int, int], torch.Tensor]] = {}
+
+
+def packs(weight: torch.Tensor, hidden: torch.Tensor) -> bool:
+    """Whether hidden · weightᵀ can run on the prepacked weight (inference on float32 CPU tensors; a weight
+    made under inference mode has no version counter to key its packed copy by, so it stays plain)."""
+    return (
+        not torch.is_grad_enabled() and not weight.is_inference()
+        and hidden.device.type == "cpu" and weight.device.type == "cpu"
+        and hidden.dtype == weight.dtype == torch.float32
+        and torch._C._has_mkldnn
+    )
+
+
+def packed_weight(weight: torch.Tensor, transposed: bool = False) -> torch.Tensor:
+    """weight [V, D] in oneDNN's blocked layout for hidden · weightᵀ, packed once per weight version;
+    `transposed`: weight is [D, V] (GPT-2's Conv1D layout), for hidden · weight."""
+    ident, key = (id(weight), transposed), (weight.data_ptr(), weight._version)
+    cached = _packed.get(ident)
+    if cached is None or cached[0]() is not weight or cached[1] != key:
+        owner = weakref.ref(weight, lambda _: _packed.pop(ident, None))  # forget it with the weight
+        plain = weight.detach().t().contiguous() if transposed else weight.detach()  # [V, D]
+        cached = (owner, key, torch.ops.mkldnn._reorder_linear_weight(plain, PACKED_ROWS_HINT))
+        _packed[ident] = cached
+    return cached[2]
+
+
+def project(hidden: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+    """hidden [M, D] · weight [D, V] + bias [V] → [M, V]: on the prepacked weight for M ≥ 2 rows."""
+    if hidden.shape[0] < 2 or not packs(weight, hidden):
+        return torch.addmm(bias, hidden, weight)
+    out: torch.Tensor = torch.ops.mkldnn._linear_pointwise(
+        hidden.contiguous(), packed_weight(weight, transposed=True), bias, "none", [], "")
+    return out
+
+
+class PackedLinear(nn.Linear):
+    """`nn.Linear` (same parameters, same state dict) whose inference on the CPU uses a prepacked weight."""
+
+    def forward(self, hidden: torch.Tensor) -> torch.Tensor:  # [..., D] → [..., V]
+        if not packs(self.weight, hidden):
+            return F.linear(hidden, self.weight, self.bias)
+        out: torch.Tensor = torch.ops.mkldnn._linear_pointwise(
+            hidden.contiguous(), packed_weight(self.weight), self.bias, "none", [], "")
+        return out

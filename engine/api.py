@@ -87,6 +87,13 @@ class LanguageLoadedModel(LoadedModel):
             if graphed is not None:
                 self.runtime, self.runner = graphed.name, graphed
             self.runtime_note = "; ".join(filter(None, [self.runtime_note, note]))
+        self._warm_up()
+
+    def _warm_up(self) -> None:
+        """One two-token decode of two rows while loading, so the first request's first token does not
+        wait for packing weights (engine/packed_linear.py) or setting up kernels."""
+        list(stream_after_prompt(self.bundle.model, self.bundle.tokenizer, "", 2,
+                                 DecodeConfig(max_new_tokens=2, seed=0), runner=self.runner))
 
     @property
     def capabilities(self) -> Capabilities:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from engine import packed_linear
 from engine.api import Engine, GenerationRequest
 from engine.bundle import BundleError
 from engine.decoding import DecodeConfig
@@ -46,3 +47,11 @@ def test_load_and_stream_matches_generate(tiny_bundle: Path) -> None:
 def test_load_missing_bundle_is_bundle_error(tmp_path: Path) -> None:
     with pytest.raises(BundleError):
         Engine([]).load(tmp_path / "nothing", device="cpu")
+
+
+def test_loading_packs_the_weights_the_first_request_multiplies_by(tiny_bundle: Path) -> None:
+    model = Engine().load(tiny_bundle, device="cpu", runtime="torch")
+    lm = model.bundle.model  # type: ignore[attr-defined]
+    block = lm.backbone.transformer.h[0]
+    assert (id(block.attn.c_attn.weight), True) in packed_linear._packed  # the block products' layout
+    assert (id(lm.head.proj.weight), False) in packed_linear._packed  # the vocabulary projection's

@@ -69,10 +69,21 @@ def _has_type(value: object, annotation: Any) -> bool:
     return True
 
 
+_FIELD_HINTS: dict[type, dict[str, Any]] = {}
+
+
+def _field_hints(cls: type) -> dict[str, Any]:
+    """`cls`'s resolved annotations, resolved once: resolving evaluates every annotation string again, and
+    request settings are checked several times per request."""
+    if cls not in _FIELD_HINTS:
+        _FIELD_HINTS[cls] = typing.get_type_hints(cls)
+    return _FIELD_HINTS[cls]
+
+
 def check_field_types(instance: object, skip: tuple[str, ...] = ()) -> None:
     """Raise `ConfigError` naming the first field of dataclass `instance` whose value has the wrong type
     (fields in `skip` have their own, more specific check)."""
-    hints = typing.get_type_hints(type(instance))
+    hints = _field_hints(type(instance))
     for spec in dataclasses.fields(instance):  # type: ignore[arg-type]
         if spec.name in skip:
             continue

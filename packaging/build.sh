@@ -14,6 +14,7 @@ started=$SECONDS
 "$python" -m PyInstaller --noconfirm --clean --log-level WARN --onedir --name Variorum \
   --distpath dist --workpath build/pyinstaller --specpath build/pyinstaller --paths "$PWD" \
   --add-data "$PWD/resources/models:resources/models" --add-data "$PWD/resources/icons:resources/icons" \
+  --add-data "$PWD/resources/licenses:resources/licenses" \
   --collect-submodules engine --collect-submodules app \
   --hidden-import transformers.models.gpt2 --hidden-import transformers.models.bart \
   --exclude-module matplotlib --exclude-module spacy --exclude-module stanza --exclude-module tkinter \

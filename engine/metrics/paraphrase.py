@@ -7,18 +7,19 @@
 - `self_bleu_vs_source`: Cao & Wan 2020's Self-BLEU, as POSG A.3 says — *not* the LM Self-BLEU:
   corpus BLEU-4 of the outputs with their *source* sentences as references (lower = further
   from the input).
-- `self_wer`: word error rate (jiwer) of each output against its source, averaged over pairs
-  (Goyal & Durrett 2020; higher = more rewritten). Empty sources score 1.0 when the output is
-  non-empty and 0.0 when both are empty (jiwer rejects an empty reference).
+- `self_wer`: word error rate of each output against its source, averaged over pairs (Goyal &
+  Durrett 2020; higher = more rewritten): the word-level edit distance (substitutions, deletions,
+  insertions, each 1) over the source's word count, on whitespace-split words, which is jiwer's
+  `wer` with its default transforms (a test compares them). Empty sources score 1.0 when the output
+  is non-empty and 0.0 when both are empty (jiwer rejects an empty reference).
+
+sacrebleu and rouge-score (the `metrics` extra) are imported when a score needs them, so the
+paraphrase decoder, which reports Self-WER and Self-BLEU, imports this module without them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-
-import jiwer
-import sacrebleu
-from rouge_score import rouge_scorer
 
 
 def _check(outputs: Sequence[str], others: Sequence[str], what: str) -> None:
@@ -28,18 +29,26 @@ def _check(outputs: Sequence[str], others: Sequence[str], what: str) -> None:
         raise ValueError("no outputs to score")
 
 
+def _corpus_bleu(outputs: Sequence[str], references: Sequence[str]) -> float:
+    import sacrebleu
+
+    return float(sacrebleu.corpus_bleu(list(outputs), [list(references)]).score) / 100
+
+
 def paraphrase_bleu(outputs: Sequence[str], references: Sequence[str]) -> float:
     _check(outputs, references, "references")
-    return float(sacrebleu.corpus_bleu(list(outputs), [list(references)]).score) / 100
+    return _corpus_bleu(outputs, references)
 
 
 def self_bleu_vs_source(outputs: Sequence[str], sources: Sequence[str]) -> float:
     _check(outputs, sources, "sources")
-    return float(sacrebleu.corpus_bleu(list(outputs), [list(sources)]).score) / 100
+    return _corpus_bleu(outputs, sources)
 
 
 def paraphrase_rouge(outputs: Sequence[str], references: Sequence[str]) -> dict[str, float]:
     _check(outputs, references, "references")
+    from rouge_score import rouge_scorer
+
     scorer = rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeL"])
     totals = {"rouge1": 0.0, "rouge2": 0.0, "rougeL": 0.0}
     for output, reference in zip(outputs, references, strict=True):
@@ -48,10 +57,22 @@ def paraphrase_rouge(outputs: Sequence[str], references: Sequence[str]) -> dict[
     return {key: value / len(outputs) for key, value in totals.items()}
 
 
+def word_edit_distance(source: Sequence[str], output: Sequence[str]) -> int:
+    """Fewest word substitutions, deletions and insertions turning `source` into `output`."""
+    previous = list(range(len(output) + 1))  # distances from source[:0] to each output prefix
+    for i, word in enumerate(source, 1):
+        current = [i]
+        for j, other in enumerate(output, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (word != other)))
+        previous = current
+    return previous[-1]
+
+
 def _wer(source: str, output: str) -> float:
-    if not source.split():
-        return 0.0 if not output.split() else 1.0
-    return float(jiwer.wer(source, output))
+    source_words, output_words = source.split(), output.split()
+    if not source_words:
+        return 0.0 if not output_words else 1.0
+    return word_edit_distance(source_words, output_words) / len(source_words)
 
 
 def self_wer(outputs: Sequence[str], sources: Sequence[str]) -> float:

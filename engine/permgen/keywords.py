@@ -15,10 +15,10 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-from spacy.lang.en.stop_words import STOP_WORDS
+from engine.permgen.stop_words import SPACY_ENGLISH_STOP_WORDS
 
 _WORD = re.compile(r"[a-z][a-z'-]*")
-STOPWORDS = frozenset(STOP_WORDS) | {"n't", "'s", "'m", "'re", "'ll", "'ve", "'d"}
+STOPWORDS = SPACY_ENGLISH_STOP_WORDS | {"n't", "'s", "'m", "'re", "'ll", "'ve", "'d"}
 
 
 def candidate_phrases(sentence: str) -> list[list[str]]:

@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 import sacrebleu
 
-from engine.metrics.paraphrase import paraphrase_bleu, paraphrase_rouge, self_bleu_vs_source, self_wer
+from engine.metrics.paraphrase import (
+    paraphrase_bleu,
+    paraphrase_rouge,
+    self_bleu_vs_source,
+    self_wer,
+    word_edit_distance,
+)
 
 
 def test_identical_outputs_and_hand_values() -> None:
@@ -26,3 +34,20 @@ def test_bleu_vs_sacrebleu_and_source_direction() -> None:
     assert rouge["rouge1"] == pytest.approx(0.5) and rouge["rouge2"] == 0.0
     with pytest.raises(ValueError, match="references"):
         paraphrase_bleu(outputs, refs[:1])
+
+
+def test_self_wer_equals_jiwer() -> None:
+    """Our word edit distance gives jiwer's WER, substitutions, deletions, insertions and repeats alike."""
+    jiwer = pytest.importorskip("jiwer")
+    rng = random.Random(7)
+    vocabulary = ["the", "dog", "ran", "home", "a", "cat", "sat"]
+    for _ in range(200):
+        source = " ".join(rng.choices(vocabulary, k=rng.randint(1, 9)))
+        output = " ".join(rng.choices(vocabulary, k=rng.randint(0, 9)))
+        assert self_wer([output], [source]) == pytest.approx(jiwer.wer(source, output)), (source, output)
+
+
+def test_hand_counted_edit_distances() -> None:
+    assert word_edit_distance(["a", "b", "c"], ["a", "c"]) == 1  # one deletion
+    assert word_edit_distance(["a", "b"], ["b", "a"]) == 2  # no transpositions: two edits
+    assert word_edit_distance([], ["x", "y"]) == 2 and word_edit_distance(["x"], []) == 1

@@ -1,0 +1,18 @@
+"""Decoding needs none of the optional packages: not the `pos` extra (spaCy, stanza), not the
+`metrics` extra (jiwer, rouge-score), not the GUI (PySide6). A GPU image without them runs
+.ci/gpu-check, and a writer's install without them writes stories and continuations."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+OPTIONAL = ("spacy", "stanza", "jiwer", "rouge_score", "PySide6")
+DECODING_MODULES = ("engine.api", "engine.permgen.api", "engine.permgen.paraphrase", "engine.permgen.readers",
+                    "engine.decoding.graphed_step", "engine.onnx.runtime", "engine.metrics.paraphrase")
+
+
+def test_decoding_modules_import_without_the_optional_packages() -> None:
+    blocked = "; ".join(f"sys.modules[{name!r}] = None" for name in OPTIONAL)  # `import name` then raises
+    imports = "; ".join(f"import {module}" for module in DECODING_MODULES)
+    subprocess.run([sys.executable, "-c", f"import sys; {blocked}; {imports}"], check=True)

@@ -6,7 +6,8 @@ it keeps held-out perplexity within 2% (engine/onnx/quantize.py); and `export.js
 the runtime checks before it uses them: the opset, every input and output with its dimension
 names, the sha256 of the bundle's weights file (a retrained bundle makes the export stale: the
 runtime says so and falls back to torch) and of each graph file (a damaged file is caught before
-ONNX Runtime reads it). The bundle's card gets an "ONNX export" section with the same facts.
+ONNX Runtime reads it). The graphs' weights refer to the bundle's weights file rather than copy
+it (engine/onnx/shared_weights.py). The bundle's card gets an "ONNX export" section with the same facts.
 Graphs are traced from the modules of `engine.onnx.graphs` with the classic exporter, every
 batch / length axis dynamic.
 """
@@ -30,7 +31,8 @@ from engine.cli_errors import reports_user_errors
 from engine.onnx import EXPORT_FILE, ONNX_DIR
 
 OPSET = 17  # LayerNormalization is a native op from 17; ONNX Runtime ≥ 1.15 runs it everywhere
-EXPORT_FORMAT = 1
+EXPORT_FORMAT = 2  # 2: graph weights refer to the bundle's weights file; 1 (still read): graphs hold them
+READABLE_FORMATS = (1, 2)
 CARD_SECTION = "## ONNX export"
 
 
@@ -78,7 +80,8 @@ def cache_names(prefix: str, layers: int) -> list[str]:
 
 def _trace(module: nn.Module, args: tuple[torch.Tensor, ...], path: Path, inputs: dict[str, list[str | int]],
            outputs: dict[str, list[str | int]]) -> GraphRecord:
-    """Export `module(*args)` to `path` with the named, dynamically sized inputs and outputs."""
+    """Export `module(*args)` to `path` with the named, dynamically sized inputs and outputs; its weights
+    refer to the bundle's weights file, two folders up (engine/onnx/shared_weights.py)."""
     dynamic = {name: {i: d for i, d in enumerate(dims) if isinstance(d, str)} for name, dims in {**inputs,
                                                                                                   **outputs}.items()}
     with warnings.catch_warnings(), torch.no_grad():
@@ -87,8 +90,11 @@ def _trace(module: nn.Module, args: tuple[torch.Tensor, ...], path: Path, inputs
                           dynamic_axes=dynamic, opset_version=OPSET, dynamo=False, do_constant_folding=True)
     import onnx
 
+    from engine.onnx.shared_weights import share_bundle_weights
+
     graph = onnx.load(str(path))
     store_exact_halves(graph)
+    share_bundle_weights(graph, path.parent.parent / WEIGHTS_FILE)
     onnx.save(graph, str(path))
     kept = {tensor.name for tensor in graph.graph.input}  # the exporter drops inputs never read
     return GraphRecord(path.name, file_sha256(path), {k: v for k, v in inputs.items() if k in kept}, outputs)

@@ -1,8 +1,8 @@
 """int8 for the CPU: ONNX Runtime's dynamic quantization of the decoder, offered only if it keeps quality.
 
 `quantize_checked` writes `decoder.int8.onnx` (weights of every MatMul as int8, activations
-quantized on the fly) and measures held-out perplexity once through the fp32 decoder and once
-through the int8 one, with the torch head on top of each:
+quantized on the fly; embeddings stay as they are) and measures held-out perplexity once through
+the fp32 decoder and once through the int8 one, with the torch head on top of each:
 
 - a language model: the documents and blocks `variorum perplexity` uses (the bundle's
   validation split of the given files);
@@ -40,7 +40,7 @@ def quantize_checked(bundle_dir: Path, kind: str, files: list[Path]) -> dict[str
 
     perplexity, documents, tokens = (_lm_perplexity if kind == "lm" else _permgen_perplexity)(bundle_dir, files)
     out = bundle_dir / ONNX_DIR
-    _quantize(out / "decoder.onnx", out / INT8_FILE)
+    _quantize(out / "decoder.onnx", out / INT8_FILE, bundle_dir)
     cpu = torch.device("cpu")
     fp32, int8 = (perplexity(open_graphs(bundle_dir, kind, cpu, graph, file_sha256(out / INT8_FILE)))
                   for graph in (None, INT8_FILE))
@@ -52,28 +52,38 @@ def quantize_checked(bundle_dir: Path, kind: str, files: list[Path]) -> dict[str
             "change_percent": round(100 * (int8 / fp32 - 1), 3), "documents": documents, "tokens": tokens}
 
 
-def _quantize(graph: Path, int8: Path) -> None:
-    """Write `graph` with the weights of its matrix products in int8 to `int8`. A bundle of 16-bit weights
-    has its graph store them in 16 bits with a Cast (`store_exact_halves`); the quantizer only sees
-    weights that are initializers, so it reads a copy with its fp32 weights restored."""
+def _quantize(graph: Path, int8: Path, bundle_dir: Path) -> None:
+    """Write `graph` (a graph of `bundle_dir`) with the weights of its matrix products in int8 to `int8`.
+
+    The quantizer only sees weights that are initializers: it reads a copy whose weights are filled
+    from the bundle's file and, for a bundle of 16-bit weights, restored to fp32 (`store_exact_halves`
+    keeps them in 16 bits behind a Cast). The int8 graph's other weights (embeddings) then refer to
+    the bundle's file again, as the fp32 graphs' do."""
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    from engine.onnx.export import restore_full_weights
+    from engine.bundle import WEIGHTS_FILE
+    from engine.onnx.export import restore_full_weights, store_exact_halves
+    from engine.onnx.shared_weights import load_graph, share_bundle_weights
 
-    model = onnx.load(str(graph))
+    model = load_graph(graph, bundle_dir)
+    restore_full_weights(model)
     full = int8.with_suffix(".fp32.onnx")
-    if restore_full_weights(model):
-        onnx.save(model, str(full))
-        graph = full
+    onnx.save(model, str(full))
     root = logging.getLogger()
     level = root.level
     root.setLevel(logging.ERROR)  # the quantizer's "consider pre-processing" advice is for image models
     try:
-        quantize_dynamic(graph, int8, weight_type=QuantType.QInt8)
+        # Matrix products only: a quantized embedding lookup saves no time (Gather reads N rows) and would
+        # store a second, int8 copy of the embedding instead of referring to the bundle's.
+        quantize_dynamic(full, int8, weight_type=QuantType.QInt8, op_types_to_quantize=["MatMul"])
     finally:
         root.setLevel(level)
         full.unlink(missing_ok=True)
+    quantized = onnx.load(str(int8))
+    store_exact_halves(quantized)
+    share_bundle_weights(quantized, bundle_dir / WEIGHTS_FILE)
+    onnx.save(quantized, str(int8))
 
 
 def _lm_perplexity(bundle_dir: Path, files: list[Path]) -> tuple[Perplexity, int, int]:

@@ -19,7 +19,8 @@ import torch
 
 from engine.bundle import WEIGHTS_FILE
 from engine.onnx import EXPORT_FILE, ONNX_DIR
-from engine.onnx.export import EXPORT_FORMAT, file_sha256
+from engine.onnx.export import READABLE_FORMATS, file_sha256
+from engine.onnx.shared_weights import load_graph
 
 
 class OnnxUnavailable(Exception):
@@ -46,6 +47,7 @@ def exported(bundle_dir: Path) -> bool:
 
 def _import_onnxruntime() -> Any:
     try:
+        import onnx  # noqa: F401  # graphs are read with it (their weights filled from the bundle's file)
         import onnxruntime
     except ImportError:
         raise OnnxUnavailable("the onnxruntime package is not installed (pip install 'variorum[onnx]', "
@@ -59,11 +61,11 @@ def read_record(bundle_dir: Path, kind: str) -> dict[str, Any]:
         raise OnnxUnavailable(f"{bundle_dir} has no ONNX export (run `variorum export-onnx --bundle {bundle_dir}`)")
     try:
         record = json.loads(path.read_text())
-        fits = record["format"] == EXPORT_FORMAT and record["kind"] == kind and isinstance(record["graphs"], dict)
+        fits = record["format"] in READABLE_FORMATS and record["kind"] == kind and isinstance(record["graphs"], dict)
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise OnnxUnavailable(f"{path} is unreadable ({str(error)[:120]}); re-run `variorum export-onnx`") from None
     if not fits:
-        raise OnnxUnavailable(f"{path} is not a {kind!r} export of format {EXPORT_FORMAT}; "
+        raise OnnxUnavailable(f"{path} is not a {kind!r} export of a format this version reads {READABLE_FORMATS}; "
                               "re-run `variorum export-onnx`")
     if record.get("weights_sha256") != file_sha256(bundle_dir / WEIGHTS_FILE):
         raise OnnxUnavailable(f"the ONNX export in {bundle_dir / ONNX_DIR} was made from other weights than the "
@@ -91,7 +93,7 @@ def providers_for(device: torch.device, available: list[str]) -> list[Provider]:
     return [("CUDAExecutionProvider", options), "CPUExecutionProvider"]
 
 
-def _session(ort: Any, path: Path, sha256: str, device: torch.device) -> Any:
+def _session(ort: Any, path: Path, sha256: str, device: torch.device, bundle_dir: Path) -> Any:
     if not path.is_file():
         raise OnnxUnavailable(f"{path} is missing; re-run `variorum export-onnx`")
     if file_sha256(path) != sha256:
@@ -107,8 +109,9 @@ def _session(ort: Any, path: Path, sha256: str, device: torch.device) -> Any:
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     options.log_severity_level = 3  # errors only: ONNX Runtime's own warnings would print on every load
     try:
-        return ort.InferenceSession(str(path), options, providers=providers_for(device, ort.get_available_providers()))
-    except Exception as error:  # onnxruntime raises its own Fail / InvalidGraph / … types
+        graph = load_graph(path, bundle_dir).SerializeToString()  # weights filled from the bundle's file
+        return ort.InferenceSession(graph, options, providers=providers_for(device, ort.get_available_providers()))
+    except Exception as error:  # onnx's DecodeError, onnxruntime's own Fail / InvalidGraph / … types
         raise OnnxUnavailable(f"ONNX Runtime cannot load {path} ({str(error).splitlines()[0][:160]})") from None
 
 
@@ -124,5 +127,5 @@ def open_graphs(bundle_dir: Path, kind: str, device: torch.device, decoder_file:
         file, sha256 = graph["file"], graph["sha256"]
         if role == "decoder" and decoder_file is not None:
             file, sha256 = decoder_file, decoder_sha256
-        sessions[role] = _session(ort, bundle_dir / ONNX_DIR / file, sha256, device)
+        sessions[role] = _session(ort, bundle_dir / ONNX_DIR / file, sha256, device, bundle_dir)
     return OpenGraphs(sessions, record, device)

@@ -18,7 +18,9 @@ pytest.importorskip("onnxruntime")
 
 def weight_types(path: Path) -> set[int]:
     """The element types of an exported graph's weights."""
-    return {weight.data_type for weight in onnx.load(str(path)).graph.initializer}
+    from engine.onnx.shared_weights import load_graph
+
+    return {weight.data_type for weight in load_graph(path, path.parent.parent).graph.initializer}
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
@@ -49,16 +51,17 @@ def test_full_weights_restored_for_the_int8_quantizer(dtype: str, tmp_path: Path
 
     from engine.onnx.export import export_bundle, restore_full_weights
     from engine.onnx.quantize import _quantize
+    from engine.onnx.shared_weights import load_graph
 
     path = tmp_path / dtype
     save_bundle(path, build_model("softmax", tokenizer), tokenizer, "# Tiny\n\nFor tests.\n", weights_dtype=dtype)
     export_bundle(path)
-    model = onnx.load(str(path / "onnx" / "decoder.onnx"))
+    model = load_graph(path / "onnx" / "decoder.onnx", path)
     assert restore_full_weights(model) > 0
     assert not any(node.op_type == "Cast" and node.input[0].endswith(".half") for node in model.graph.node)
     weights = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
     torch_weights = load_bundle(path).model.backbone.transformer.h[0].attn.c_attn.weight.detach().numpy()
     assert any(w.shape == torch_weights.shape and np.array_equal(w, torch_weights) for w in weights.values())
-    _quantize(path / "onnx" / "decoder.onnx", tmp_path / "int8.onnx")
-    kinds = {node.op_type for node in onnx.load(str(tmp_path / "int8.onnx")).graph.node}
+    _quantize(path / "onnx" / "decoder.onnx", tmp_path / "int8.onnx", path)
+    kinds = {node.op_type for node in onnx.load(str(tmp_path / "int8.onnx"), load_external_data=False).graph.node}
     assert "MatMulInteger" in kinds or "DynamicQuantizeMatMul" in kinds

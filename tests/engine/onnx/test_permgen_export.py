@@ -28,6 +28,7 @@ from engine.permgen.model import PermGenModel
 from engine.permgen.readers import read_examples
 from engine.permgen.runner import TorchSeq2SeqRunner
 from engine.tokenizer import VariorumTokenizer
+from tests.engine.onnx.test_shared_weights import referring
 from tests.engine.permgen.conftest import STORIES, tiny_permgen_config
 
 pytest.importorskip("onnxruntime")
@@ -232,9 +233,22 @@ def test_decoder_step_fuses_self_attention_and_residual_norms(make_permgen: Call
     """Per layer: one fused self-attention over the cache and three fused post-norm residuals; the
     cross-attention (keys / values of batch 1 broadcast to the rows) stays plain ops."""
     onnx = pytest.importorskip("onnx")
-    graph = onnx.load(str(make_permgen("hierarchical") / "onnx" / "decoder.onnx")).graph
+    graph = onnx.load(str(make_permgen("hierarchical") / "onnx" / "decoder.onnx"), load_external_data=False).graph
     kinds = collections.Counter(node.op_type for node in graph.node)
     layers = sum(1 for tensor in graph.input if tensor.name.startswith("past_keys"))
     assert kinds["MultiHeadAttention"] == layers
     assert kinds["SkipLayerNormalization"] == 3 * layers
     assert kinds["Softmax"] == layers  # the cross-attention's: self-attention has none of its own
+
+
+def test_permgen_graphs_refer_to_transposed_weights_through_a_transpose(
+    make_permgen: Callable[[str], Path],
+) -> None:
+    onnx = pytest.importorskip("onnx")
+    path = make_permgen("hierarchical")
+    for name in ("encoder", "decoder"):
+        graph = path / "onnx" / f"{name}.onnx"
+        stored = [n for n in referring(graph) if n.endswith(".stored")]
+        nodes = onnx.load(str(graph), load_external_data=False).graph.node
+        transposes = {n.input[0] for n in nodes if n.op_type == "Transpose"}
+        assert stored and set(stored) <= transposes  # every Linear weight read transposed from the bundle

@@ -32,11 +32,13 @@ _packed: dict[tuple[int, bool], tuple[weakref.ref[torch.Tensor], tuple[int, int]
 
 def packs(weight: torch.Tensor, hidden: torch.Tensor) -> bool:
     """Whether hidden · weightᵀ can run on the prepacked weight (inference on float32 CPU tensors; a weight
-    made under inference mode has no version counter to key its packed copy by, so it stays plain)."""
+    made under inference mode has no version counter to key its packed copy by, so it stays plain).
+    Device and dtype are checked first: on a GPU or in bf16 nothing else is looked at, which keeps
+    the recorded GPU step (engine/decoding/graphed_step.py) free of CPU-only bookkeeping."""
     return (
-        not torch.is_grad_enabled() and not weight.is_inference()
-        and hidden.device.type == "cpu" and weight.device.type == "cpu"
+        hidden.device.type == "cpu" and weight.device.type == "cpu"
         and hidden.dtype == weight.dtype == torch.float32
+        and not torch.is_grad_enabled() and not weight.is_inference()
         and torch._C._has_mkldnn
     )
 

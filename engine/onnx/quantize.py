@@ -66,7 +66,7 @@ def _quantize(graph: Path, int8: Path, bundle_dir: Path) -> None:
     from engine.onnx.export import restore_full_weights, store_exact_halves
     from engine.onnx.shared_weights import load_graph, share_bundle_weights
 
-    model = load_graph(graph, bundle_dir)
+    model = load_graph(graph, (bundle_dir / WEIGHTS_FILE).read_bytes())
     restore_full_weights(model)
     full = int8.with_suffix(".fp32.onnx")
     onnx.save(model, str(full))

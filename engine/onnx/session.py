@@ -93,7 +93,7 @@ def providers_for(device: torch.device, available: list[str]) -> list[Provider]:
     return [("CUDAExecutionProvider", options), "CPUExecutionProvider"]
 
 
-def _session(ort: Any, path: Path, sha256: str, device: torch.device, bundle_dir: Path) -> Any:
+def _session(ort: Any, path: Path, sha256: str, device: torch.device, weights: bytes) -> Any:
     if not path.is_file():
         raise OnnxUnavailable(f"{path} is missing; re-run `variorum export-onnx`")
     if file_sha256(path) != sha256:
@@ -109,7 +109,7 @@ def _session(ort: Any, path: Path, sha256: str, device: torch.device, bundle_dir
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     options.log_severity_level = 3  # errors only: ONNX Runtime's own warnings would print on every load
     try:
-        graph = load_graph(path, bundle_dir).SerializeToString()  # weights filled from the bundle's file
+        graph = load_graph(path, weights).SerializeToString()  # weights filled from the bundle's file
         return ort.InferenceSession(graph, options, providers=providers_for(device, ort.get_available_providers()))
     except Exception as error:  # onnx's DecodeError, onnxruntime's own Fail / InvalidGraph / … types
         raise OnnxUnavailable(f"ONNX Runtime cannot load {path} ({str(error).splitlines()[0][:160]})") from None
@@ -122,10 +122,10 @@ def open_graphs(bundle_dir: Path, kind: str, device: torch.device, decoder_file:
     ort = _import_onnxruntime()
     bundle_dir = Path(bundle_dir)
     record = read_record(bundle_dir, kind)
-    sessions = {}
+    sessions, weights = {}, (bundle_dir / WEIGHTS_FILE).read_bytes()
     for role, graph in record["graphs"].items():
         file, sha256 = graph["file"], graph["sha256"]
         if role == "decoder" and decoder_file is not None:
             file, sha256 = decoder_file, decoder_sha256
-        sessions[role] = _session(ort, bundle_dir / ONNX_DIR / file, sha256, device, bundle_dir)
+        sessions[role] = _session(ort, bundle_dir / ONNX_DIR / file, sha256, device, weights)
     return OpenGraphs(sessions, record, device)

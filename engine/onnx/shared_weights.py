@@ -28,8 +28,8 @@ import numpy as np
 from engine.bundle import WEIGHTS_FILE
 
 MIN_SHARED_VALUES = 1024
-_WIDTH = {"F32": np.uint32, "F16": np.uint16, "BF16": np.uint16}  # safetensors dtype → same-width integers
-_ONNX_TYPE = {"F32": 1, "F16": 10, "BF16": 16}  # onnx.TensorProto FLOAT, FLOAT16, BFLOAT16
+_ONNX_TYPE = {"F32": 1, "F16": 10, "BF16": 16}  # safetensors dtype → onnx.TensorProto FLOAT, FLOAT16, BFLOAT16
+_WIDTH = {1: np.uint32, 10: np.uint16, 16: np.uint16}  # onnx float type → same-width integers (for transposing)
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,7 @@ def share_bundle_weights(model: Any, weights: Path) -> int:
         data, kind = blob[tensor.offset : tensor.offset + tensor.length], _ONNX_TYPE[tensor.dtype]
         direct[(kind, _digest(data))] = tensor
         if len(tensor.shape) == 2:
-            flipped = np.frombuffer(data, dtype=_WIDTH[tensor.dtype]).reshape(tensor.shape).T.tobytes()
+            flipped = np.frombuffer(data, dtype=_WIDTH[kind]).reshape(tensor.shape).T.tobytes()
             transposed[(kind, _digest(flipped))] = tensor
     graph, shared = model.graph, 0
     for weight in graph.initializer:
@@ -104,8 +104,9 @@ def _refer(weight: Any, tensor: StoredTensor) -> None:
         entry.key, entry.value = key, value
 
 
-def load_graph(path: Path, bundle_dir: Path) -> Any:
-    """The onnx model at `path` with its references into `<bundle_dir>/model.safetensors` filled in."""
+def load_graph(path: Path, weights: bytes) -> Any:
+    """The onnx model at `path` with its references into the bundle's weights file (its bytes, `weights`,
+    read once for all of an export's graphs) filled in."""
     import onnx
     from onnx import TensorProto
 
@@ -113,15 +114,14 @@ def load_graph(path: Path, bundle_dir: Path) -> Any:
     referring = [w for w in model.graph.initializer if w.data_location == TensorProto.EXTERNAL]
     if not referring:
         return model
-    blob = (bundle_dir / WEIGHTS_FILE).read_bytes()
     for weight in referring:
         where = {entry.key: entry.value for entry in weight.external_data}
         if where.get("location") != WEIGHTS_FILE:
             raise ValueError(f"weight {weight.name} refers to {where.get('location')!r}, not {WEIGHTS_FILE}")
         start, length = int(where["offset"]), int(where["length"])
-        if start + length > len(blob):
+        if start + length > len(weights):
             raise ValueError(f"weight {weight.name} lies past the end of {WEIGHTS_FILE}")
-        weight.raw_data = blob[start : start + length]
+        weight.raw_data = weights[start : start + length]
         weight.data_location = TensorProto.DEFAULT
         del weight.external_data[:]
     _fold_transposes(model)
@@ -136,10 +136,9 @@ def _fold_transposes(model: Any) -> None:
 
     graph = model.graph
     stored = {w.name: w for w in graph.initializer if w.name.endswith(".stored")}
-    widths = {1: np.uint32, 10: np.uint16, 16: np.uint16}  # FLOAT, FLOAT16, BFLOAT16
     for node in [n for n in graph.node if n.op_type == "Transpose" and n.input[0] in stored]:
         weight = stored.pop(node.input[0])
-        values = np.frombuffer(weight.raw_data, dtype=widths[weight.data_type]).reshape(tuple(weight.dims))
+        values = np.frombuffer(weight.raw_data, dtype=_WIDTH[weight.data_type]).reshape(tuple(weight.dims))
         graph.initializer.remove(weight)
         graph.initializer.append(helper.make_tensor(node.output[0], weight.data_type, values.shape[::-1],
                                                     values.T.tobytes(), raw=True))

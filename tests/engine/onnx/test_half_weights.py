@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from engine.bundle import load_bundle, save_bundle
+from engine.bundle import WEIGHTS_FILE, load_bundle, save_bundle
 from engine.tokenizer import VariorumTokenizer
 from tests.engine.onnx.conftest import build_model
 from tests.engine.onnx.test_parity import onnx_runner
@@ -20,7 +20,8 @@ def weight_types(path: Path) -> set[int]:
     """The element types of an exported graph's weights."""
     from engine.onnx.shared_weights import load_graph
 
-    return {weight.data_type for weight in load_graph(path, path.parent.parent).graph.initializer}
+    graph = load_graph(path, (path.parent.parent / WEIGHTS_FILE).read_bytes())
+    return {weight.data_type for weight in graph.graph.initializer}
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
@@ -56,7 +57,7 @@ def test_full_weights_restored_for_the_int8_quantizer(dtype: str, tmp_path: Path
     path = tmp_path / dtype
     save_bundle(path, build_model("softmax", tokenizer), tokenizer, "# Tiny\n\nFor tests.\n", weights_dtype=dtype)
     export_bundle(path)
-    model = load_graph(path / "onnx" / "decoder.onnx", path)
+    model = load_graph(path / "onnx" / "decoder.onnx", (path / WEIGHTS_FILE).read_bytes())
     assert restore_full_weights(model) > 0
     assert not any(node.op_type == "Cast" and node.input[0].endswith(".half") for node in model.graph.node)
     weights = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}

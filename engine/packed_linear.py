@@ -60,8 +60,12 @@ def project(hidden: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> t
     """hidden [M, D] · weight [D, V] + bias [V] → [M, V]: on the prepacked weight for M ≥ 2 rows."""
     if hidden.shape[0] < 2 or not packs(weight, hidden):
         return torch.addmm(bias, hidden, weight)
-    out: torch.Tensor = torch.ops.mkldnn._linear_pointwise(
-        hidden.contiguous(), packed_weight(weight, transposed=True), bias, "none", [], "")
+    return _packed_product(hidden, packed_weight(weight, transposed=True), bias)
+
+
+def _packed_product(hidden: torch.Tensor, packed: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
+    """hidden [..., D] times a packed weight (+ bias) → [..., V]."""
+    out: torch.Tensor = torch.ops.mkldnn._linear_pointwise(hidden.contiguous(), packed, bias, "none", [], "")
     return out
 
 
@@ -71,6 +75,4 @@ class PackedLinear(nn.Linear):
     def forward(self, hidden: torch.Tensor) -> torch.Tensor:  # [..., D] → [..., V]
         if not packs(self.weight, hidden):
             return F.linear(hidden, self.weight, self.bias)
-        out: torch.Tensor = torch.ops.mkldnn._linear_pointwise(
-            hidden.contiguous(), packed_weight(self.weight), self.bias, "none", [], "")
-        return out
+        return _packed_product(hidden, packed_weight(self.weight), self.bias)

@@ -110,9 +110,9 @@ class GraphedStepRunner:
         cache.graph = graph
 
     @torch.inference_mode()
-    def check(self, reference: GPT2Backbone) -> None:
-        """Raise ValueError unless a short decode (a two-token prompt, then three recorded steps) matches
-        the float32 eager `reference` within `CHECK_TOLERANCE`."""
+    def check(self, reference: GPT2Backbone) -> float:
+        """The largest gap between a short decode (a two-token prompt, then three recorded steps) and the
+        float32 eager `reference`, as a fraction of the hidden states' scale; ValueError above `CHECK_TOLERANCE`."""
         ids = torch.arange(5, device=self.device)[None, :] % reference.config.vocab_size  # [1, 5]
         ours_cache, theirs_cache = self.new_cache(1), reference.new_cache(1)
         ours = [self.decode(ids[:, :2], ours_cache)]
@@ -125,6 +125,7 @@ class GraphedStepRunner:
         if not gap <= CHECK_TOLERANCE:  # also catches NaN
             raise ValueError(f"its hidden states differ from float32 by {gap:.1%} of their scale "
                              f"(more than {CHECK_TOLERANCE:.0%})")
+        return gap
 
 
 def graphed_runtime(backbone: GPT2Backbone) -> tuple[GraphedStepRunner | None, str]:

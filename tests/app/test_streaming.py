@@ -91,8 +91,8 @@ def test_real_tiny_bundle_streams_and_stops(make_window: MakeWindow, qtbot: QtBo
     start = time.perf_counter()
     with qtbot.waitSignal(window.generator.finished, timeout=2000) as blocker:
         window.stop()
-    # the strict 100 ms check is test_stop_ends_generation_within_100ms; a real model adds one model step
-    # (~10 ms here), and a 2-core machine running the rest of the suite has stalled it past 0.5 s once;
-    # 1 s is still a small part of the several seconds 1000 tokens take
+    # the strict 100 ms check is test_stop_ends_generation_within_100ms; a real model adds one model step,
+    # and a 2-core machine running the rest of the suite has stalled it past 0.5 s once; 1 s is still a
+    # small part of the time 1000 tokens take
     assert time.perf_counter() - start < 1.0 and not thread.is_alive()
     assert blocker.args[0].stopped and window.variants.panes[0].state.finish_reason == "cancelled"

@@ -158,30 +158,43 @@ class VariantStream(DecodeStream):
 
     def _run(self) -> Iterator[TokenEvent]:
         device = next(self.model.parameters()).device
-        n = len(self.variants)
+        row_variants = [v.index for v in self.variants]  # the variant each row decodes
         seeds = torch.tensor([v.seed for v in self.variants], device=device)  # [N] per-row noise keys
         rows = LanguageModelRows(self.model, self.row_prompts, self.settings.max_new_tokens, self.runner)
-        active = torch.ones(n, dtype=torch.bool, device=device)
+        active = torch.ones(len(row_variants), dtype=torch.bool, device=device)
+        # On the CPU each row adds to a step's time (attention, head, sampler, smaller products), so rows
+        # that ended leave the batch (docs/decoding_speed.md, "Ended rows"); on a GPU a step's time hardly
+        # depends on its rows, and a new row count would need a new recorded step.
+        drop_ended = device.type == "cpu"
         for step in range(1, self.settings.max_new_tokens + 1):
             if self.should_stop():
-                self._finish(active, FINISH_CANCELLED)
+                self._finish(row_variants, active, FINISH_CANCELLED)
                 return
             draw = self.sampler.draw(rows.hidden, rows.steps, rows.state, rows.ids, seeds, step)
             tokens = torch.where(active, draw.tokens, torch.full_like(draw.tokens, self.tokenizer.pad_id))
-            yield from self._record(active, tokens, draw.log_probs, draw.groups)
+            yield from self._record(row_variants, active, tokens, draw.log_probs, draw.groups)
             active &= tokens != self.tokenizer.eos_id
             if not bool(active.any()):
                 return
+            if step == self.settings.max_new_tokens:  # no token follows: feeding this one would be wasted
+                break
+            if drop_ended and not bool(active.all()):
+                kept = active.nonzero()[:, 0]  # [M]
+                rows.select(kept)
+                seeds, tokens, active = seeds[kept], tokens[kept], active[kept]
+                row_variants = [row_variants[r] for r in kept.tolist()]
             rows.advance(tokens)
-        self._finish(active, FINISH_LENGTH)
+        self._finish(row_variants, active, FINISH_LENGTH)
 
     def _record(
-        self, active: torch.Tensor, tokens: torch.Tensor, log_probs: torch.Tensor, groups: torch.Tensor
+        self, row_variants: list[int], active: torch.Tensor, tokens: torch.Tensor, log_probs: torch.Tensor,
+        groups: torch.Tensor,
     ) -> Iterator[TokenEvent]:
         # One device → host copy per tensor per step, not one per row and field.
         token_list, log_prob_list, group_list = tokens.tolist(), log_probs.tolist(), groups.tolist()
-        for i in active.nonzero()[:, 0].tolist():
-            variant, token, log_prob, group = self.variants[i], token_list[i], log_prob_list[i], group_list[i]
+        for row in active.nonzero()[:, 0].tolist():
+            i = row_variants[row]
+            variant, token, log_prob, group = self.variants[i], token_list[row], log_prob_list[row], group_list[row]
             variant.token_ids.append(token)
             variant.token_log_probs.append(log_prob)
             variant.token_groups.append(group)
@@ -208,9 +221,9 @@ class VariantStream(DecodeStream):
         self.text_tokens[variant.index] = len(variant.token_ids)
         return delta
 
-    def _finish(self, active: torch.Tensor, reason: str) -> None:
-        for i in active.nonzero()[:, 0].tolist():
-            self.variants[i].finish_reason = reason
+    def _finish(self, row_variants: list[int], active: torch.Tensor, reason: str) -> None:
+        for row in active.nonzero()[:, 0].tolist():
+            self.variants[row_variants[row]].finish_reason = reason
 
 
 def generate_variants(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from engine.backbones.kv_cache import KVCache
 from engine.decoding import DecodeConfig, VariantStream, generate_variants
 from engine.decoding.generate import FINISH_CANCELLED, FINISH_EOS, FINISH_LENGTH, INCOMPLETE_CHAR
 from engine.model import LanguageModel
@@ -152,3 +153,49 @@ def test_row_prompts_are_checked(tiny_model: LanguageModel, tokenizer: VariorumT
         VariantStream(tiny_model, tokenizer, [], 3, settings, prompts=[[5], [7]])
     with pytest.raises(ValueError, match="not both"):
         VariantStream(tiny_model, tokenizer, [5], 1, settings, prompts=[[5]])
+
+
+class RowCountingRunner:
+    """The model as backbone runner, noting how many rows each call decodes."""
+
+    def __init__(self, model: LanguageModel) -> None:
+        self.model = model
+        self.rows: list[int] = []
+
+    def new_cache(self, rows: int) -> KVCache:
+        return self.model.new_cache(rows)
+
+    def decode(self, input_ids: torch.Tensor, cache: KVCache) -> torch.Tensor:
+        self.rows.append(int(input_ids.shape[0]))
+        return self.model.decode(input_ids, cache)
+
+
+@pytest.mark.parametrize("config", [{}, {"termination": "nmst", "termination_eps": 0.005}])
+def test_ended_rows_leave_the_batch_and_the_rest_decode_as_alone(
+    tokenizer: VariorumTokenizer, config: dict[str, object]
+) -> None:
+    torch.manual_seed(0)
+    model = LanguageModel(tiny_config(tokenizer.vocab_size, **config)).eval()
+    with torch.no_grad():  # eos likely enough that variants end at different steps, some at the length cap
+        if config:  # NMST: p(eos_t) ≈ its step bound (see the test above)
+            model.backbone.transformer.ln_f.bias.fill_(1.0)
+            model.head.gate.weight.fill_(-0.2)
+        else:
+            model.head.proj.weight[tokenizer.eos_id] *= 30
+    settings = DecodeConfig(max_new_tokens=40, seed=3, repetition_penalty=1.2)  # prompt + 40 > block 32: a re-encode
+    runner = RowCountingRunner(model)
+    stream = VariantStream(model, tokenizer, tokenizer.encode("Mara found"), 5, settings, runner=runner)
+    streamed = [""] * 5
+    for event in stream:
+        streamed[event.variant] += event.text_delta
+    lengths = [len(v.token_ids) for v in stream.variants]
+    assert len(set(lengths)) >= 3 and FINISH_EOS in {v.finish_reason for v in stream.variants}
+    # after the prompt, one decode call per step (a token, or the window's re-encode) of the rows still going
+    assert runner.rows[1:] == [sum(length > step for length in lengths) for step in range(1, max(lengths))]
+    assert runner.rows[-1] < 5
+    for variant, text in zip(stream.variants, streamed, strict=True):
+        alone = VariantStream(model, tokenizer, tokenizer.encode("Mara found"), 1, settings.with_seed(variant.seed))
+        assert _decode(alone)[0] == variant.token_ids
+        assert alone.variants[0].finish_reason == variant.finish_reason
+        assert variant.token_log_probs == pytest.approx(alone.variants[0].token_log_probs, abs=1e-5)
+        assert text == variant.text

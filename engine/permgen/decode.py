@@ -127,6 +127,7 @@ class PermGenStream(DecodeStream):
                            for i in range(n)]
         self.variants: list[Variant] = list(self.candidates)  # the same objects, typed as the base class's
         self.states = [_State() for _ in range(n)]
+        self.row_candidates = list(range(n))  # the candidate each decoding row writes
 
     def __iter__(self) -> Iterator[TokenEvent]:
         was_training = self.seq2seq.training
@@ -147,12 +148,13 @@ class PermGenStream(DecodeStream):
         active = torch.ones(n, dtype=torch.bool, device=device)
         head, limit = self.seq2seq.head, self.control.limit
         firsts: list[int] = []
+        drop_ended = device.type == "cpu"  # as the language model's stream does (engine/decoding/generate.py)
         for step in range(1, limit * (self.cap + 2) + 2):
             if self.should_stop():
                 self._stop(active)
                 return
             draw = self.sampler.draw(rows.hidden, rows.steps, rows.state, history, seeds, step,
-                                     self._allowed_words(n, device))
+                                     self._allowed_words(device))
             if step == 1:
                 firsts = first_marks(draw.marginal[0], self.control, n, self.base_seed)
             tokens = self._override_marks(draw.tokens, draw.marginal, firsts, step)
@@ -168,16 +170,22 @@ class PermGenStream(DecodeStream):
             if not bool(active.any()):
                 return
             history = torch.cat([history, tokens[:, None]], dim=1)
+            if drop_ended and not bool(active.all()):
+                kept = active.nonzero()[:, 0]  # [M]
+                rows.select(kept)
+                seeds, tokens, active, history = seeds[kept], tokens[kept], active[kept], history[kept]
+                self.row_candidates = [self.row_candidates[r] for r in kept.tolist()]
             rows.advance(tokens)
         raise RuntimeError("PermGen decoding exceeded its step bound")  # unreachable: marks force the end
 
-    def _allowed_words(self, n: int, device: torch.device) -> torch.Tensor:
-        """bool [N, V]: inside sentence t, the words and ⟨E-t⟩ (§4.3 step 3)."""
-        allowed = torch.zeros(n, self.seq2seq.config.model.vocab_size, dtype=torch.bool, device=device)
+    def _allowed_words(self, device: torch.device) -> torch.Tensor:
+        """bool [rows, V]: inside sentence t, the words and ⟨E-t⟩ (§4.3 step 3)."""
+        rows = len(self.row_candidates)
+        allowed = torch.zeros(rows, self.seq2seq.config.model.vocab_size, dtype=torch.bool, device=device)
         allowed[:, FIRST_WORD_ID:] = True
-        for i, state in enumerate(self.states):
-            if state.sentence:
-                allowed[i, end_id(state.sentence)] = True
+        for row, candidate in enumerate(self.row_candidates):
+            if self.states[candidate].sentence:
+                allowed[row, end_id(self.states[candidate].sentence)] = True
         return allowed
 
     def _override_marks(
@@ -185,27 +193,29 @@ class PermGenStream(DecodeStream):
     ) -> torch.Tensor:
         """Between sentences: the most likely allowed mark (or the first mark); at the cap: ⟨E-t⟩."""
         chosen = tokens.clone()
-        for i, (state, variant) in enumerate(zip(self.states, self.candidates, strict=True)):
+        for row, candidate in enumerate(self.row_candidates):
+            state = self.states[candidate]
             if state.sentence and len(state.words) >= self.cap:
-                chosen[i] = end_id(state.sentence)
+                chosen[row] = end_id(state.sentence)
             elif not state.sentence:
-                marks = self.control.allowed_marks(variant.order)
+                marks = self.control.allowed_marks(self.candidates[candidate].order)
                 if step == 1:  # the first mark was drawn for all candidates at once (`first_marks`)
-                    chosen[i] = next(m for m in marks if sentence_of_begin(m) == firsts[i])
+                    chosen[row] = next(m for m in marks if sentence_of_begin(m) == firsts[candidate])
                 else:
-                    chosen[i] = marks[int(marginal[i, marks].argmax())]
+                    chosen[row] = marks[int(marginal[row, marks].argmax())]
         return chosen
 
     def _record(
         self, active: torch.Tensor, tokens: torch.Tensor, log_probs: torch.Tensor, groups: torch.Tensor
     ) -> Iterator[TokenEvent]:
-        for i in active.nonzero()[:, 0].tolist():
-            variant, token = self.candidates[i], int(tokens[i])
+        for row in active.nonzero()[:, 0].tolist():
+            i = self.row_candidates[row]
+            variant, token = self.candidates[i], int(tokens[row])
             variant.token_ids.append(token)
-            variant.token_log_probs.append(float(log_probs[i]))
-            variant.token_groups.append(int(groups[i]))
+            variant.token_log_probs.append(float(log_probs[row]))
+            variant.token_groups.append(int(groups[row]))
             delta = self._advance(i, token)
-            yield TokenEvent(i, token, delta, float(log_probs[i]), int(groups[i]))
+            yield TokenEvent(i, token, delta, float(log_probs[row]), int(groups[row]))
 
     def _advance(self, i: int, token: int) -> str:
         """Update candidate i's sentence state with `token`; return the streamed text delta."""
@@ -230,8 +240,8 @@ class PermGenStream(DecodeStream):
         return delta
 
     def _stop(self, active: torch.Tensor) -> None:
-        for i in active.nonzero()[:, 0].tolist():
-            state, variant = self.states[i], self.candidates[i]
+        for row in active.nonzero()[:, 0].tolist():
+            state, variant = self.states[self.row_candidates[row]], self.candidates[self.row_candidates[row]]
             if state.sentence:  # keep the unfinished sentence's text
                 variant.sentences[state.sentence] = self.tokenizer.decode(state.words).strip()
             variant.finish_reason = FINISH_CANCELLED

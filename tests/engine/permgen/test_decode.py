@@ -12,7 +12,9 @@ from engine.permgen.control import OrderControl
 from engine.permgen.decode import FINISH_EOP, PermGenStream, PermGenVariant, first_marks, rank_variants
 from engine.permgen.marks import EOP_ID, begin_id, end_id, natural_order, split_marked
 from engine.permgen.model import PermGenModel
+from engine.permgen.runner import TorchSeq2SeqCache, TorchSeq2SeqRunner
 from engine.tokenizer import VariorumTokenizer
+from tests.engine.permgen.conftest import tiny_permgen_config
 
 
 def run(model: PermGenModel, tok: VariorumTokenizer, control: OrderControl, n: int = 3,
@@ -103,8 +105,6 @@ def test_sampling_stays_inside_the_allowed_set_with_a_two_stage_head() -> None:
 
 
 def test_decoding_with_a_posg_head_ends_properly(pg_tokenizer: VariorumTokenizer) -> None:
-    from tests.engine.permgen.conftest import tiny_permgen_config
-
     torch.manual_seed(0)
     config = tiny_permgen_config(pg_tokenizer.vocab_size, head="posg", pos_tags=["NN", "VB", "SPECIAL"])
     model = PermGenModel(config).eval()
@@ -122,3 +122,42 @@ def test_bad_requests_fail_before_decoding(pg_model: PermGenModel, pg_tokenizer:
         PermGenStream(pg_model, pg_tokenizer, [], 2, DecodeConfig(), OrderControl())
     with pytest.raises(ValueError, match="variants"):
         PermGenStream(pg_model, pg_tokenizer, [40], 0, DecodeConfig(), OrderControl())
+
+
+class RowCountingRunner(TorchSeq2SeqRunner):
+    """The torch runner, noting how many rows each decoder call runs."""
+
+    def __init__(self, model: PermGenModel) -> None:
+        super().__init__(model.backbone)
+        self.rows: list[int] = []
+
+    def decode(self, ids: torch.Tensor, sentence: torch.Tensor, local: torch.Tensor,
+               cache: TorchSeq2SeqCache) -> torch.Tensor:
+        self.rows.append(int(ids.shape[0]))
+        return super().decode(ids, sentence, local, cache)
+
+
+def test_ended_candidates_leave_the_batch_and_the_rest_decode_as_alone(pg_tokenizer: VariorumTokenizer) -> None:
+    torch.manual_seed(0)
+    pg_model = PermGenModel(tiny_permgen_config(pg_tokenizer.vocab_size)).eval()
+    with torch.no_grad():  # sentence ends likely enough that candidates write different lengths
+        for sentence in range(1, 5):
+            pg_model.head.proj.weight[end_id(sentence)] *= 30
+    control = OrderControl(num_sentences=4, order=(2,))  # every candidate starts at sentence 2, as one alone does
+    settings = DecodeConfig(seed=11, max_new_tokens=6, top_k=20, repetition_penalty=1.2)
+    source = pg_tokenizer.encode("title : the cake keywords : mia")
+    runner = RowCountingRunner(pg_model)
+    stream = PermGenStream(pg_model, pg_tokenizer, source, 4, settings, control, runner=runner)
+    streamed = [0] * 4
+    for event in stream:
+        streamed[event.variant] += 1
+    lengths = [len(v.token_ids) for v in stream.candidates]
+    assert len(set(lengths)) >= 3 and streamed == lengths
+    # after the start token, one decoder call per step, of the candidates that have not written ⟨EOP⟩ yet
+    assert runner.rows[1:] == [sum(length > step for length in lengths) for step in range(1, max(lengths))]
+    for variant in stream.candidates:
+        alone = PermGenStream(pg_model, pg_tokenizer, source, 1, settings.with_seed(variant.seed), control)
+        list(alone)
+        assert alone.candidates[0].token_ids == variant.token_ids
+        assert alone.candidates[0].sentences == variant.sentences
+        assert alone.candidates[0].token_log_probs == pytest.approx(variant.token_log_probs, abs=1e-5)

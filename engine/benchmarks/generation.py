@@ -10,8 +10,9 @@ backbone weights with the output layer tied to them, so both compute the same di
 For each shape (variants × new tokens) runs alternate between the two (after one warm-up each)
 and the medians and the ours / HF ratio are printed. Throughput counts the tokens actually
 generated (a variant that emits eos stops counting). On the CPU our decoder also stops computing
-a variant that ended (its row leaves the batch); `generate()` keeps computing such rows as padding. On a GPU the torch runtime is the bf16 step
-replayed from a CUDA graph (engine/decoding/graphed_step.py), timed beside eager float32 torch.
+a variant that ended (its row leaves the batch); `generate()` keeps computing such rows as padding.
+On a GPU the torch runtime is the bf16 step replayed from a CUDA graph
+(engine/decoding/graphed_step.py), timed beside eager float32 torch.
 """
 
 from __future__ import annotations

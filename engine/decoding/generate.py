@@ -3,7 +3,8 @@
 All N variants run as one batch of decoding rows (engine/decoding/step.py: one preallocated KV
 cache, a sliding window, the head's decoding state), and every row is drawn by the one sampler
 (engine/decoding/token_sampler.py) whose noise comes from (seed + i, step) alone, so a variant is
-reproduced exactly from its seed whatever N is. Decoding is two-stage (docs/architecture.md,
+reproduced exactly from its seed whatever N is. On the CPU a variant's row leaves the batch when
+the variant ends, so the remaining rows' steps get cheaper. Decoding is two-stage (docs/architecture.md,
 "Two-level distribution"): a group, then a token inside it; one stage for one-group heads, flat
 sampling and termination heads around a one-group head. `greedy`, `top_k` and `top_p` give
 exactly the NMST paper's greedy, top-k and nucleus decoders on a termination head.

@@ -5,7 +5,8 @@ control.py) by masking the decoder's own classifier → if ⟨EOP⟩, stop → w
 token from V ∪ {⟨E-t⟩} with any token decoder (DecodeConfig: greedy, temperature, top-k, nucleus,
 repetition penalty; two-stage heads sample group then token: the one sampler, engine/decoding/
 token_sampler.py, with the allowed-token mask) → I ← I ∪ {t} → choose again. The N candidates run
-in lock-step as decoding rows (engine/permgen/rows.py: one KV cache, per-row hierarchical positions). Each token
+in lock-step as decoding rows (engine/permgen/rows.py: one KV cache, per-row hierarchical positions);
+on the CPU a candidate's row leaves the batch once it has written ⟨EOP⟩. Each token
 records the group it was drawn from (POSG: its tag); a mark forced between sentences or at the
 cap records its likeliest group instead (POSG: the special group), never the discarded draw's.
 

@@ -163,10 +163,6 @@ class VariantStream(DecodeStream):
         seeds = torch.tensor([v.seed for v in self.variants], device=device)  # [N] per-row noise keys
         rows = LanguageModelRows(self.model, self.row_prompts, self.settings.max_new_tokens, self.runner)
         active = torch.ones(len(row_variants), dtype=torch.bool, device=device)
-        # On the CPU each row adds to a step's time (attention, head, sampler, smaller products), so rows
-        # that ended leave the batch (docs/decoding_speed.md, "Ended rows"); on a GPU a step's time hardly
-        # depends on its rows, and a new row count would need a new recorded step.
-        drop_ended = device.type == "cpu"
         for step in range(1, self.settings.max_new_tokens + 1):
             if self.should_stop():
                 self._finish(row_variants, active, FINISH_CANCELLED)
@@ -179,9 +175,8 @@ class VariantStream(DecodeStream):
                 return
             if step == self.settings.max_new_tokens:  # no token follows: feeding this one would be wasted
                 break
-            if drop_ended and not bool(active.all()):
-                kept = active.nonzero()[:, 0]  # [M]
-                rows.select(kept)
+            kept = rows.drop_ended(active)  # [M] on the CPU when a variant ended (docs/decoding_speed.md)
+            if kept is not None:
                 seeds, tokens, active = seeds[kept], tokens[kept], active[kept]
                 row_variants = [row_variants[r] for r in kept.tolist()]
             rows.advance(tokens)

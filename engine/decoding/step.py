@@ -10,6 +10,7 @@ engine/permgen/, the beam search of engine/decoding/beam.py) only ever:
   from the step that drew the token, t grows by one);
 - `select(rows)`: keep rows [M] in any order, repeats allowed (beams): cache, hidden, t and head
   state move together, so no decoder can reorder one without the others.
+- `drop_ended(active)`: on the CPU, the streams' way to stop computing rows whose output ended.
 
 Two families implement it: `LanguageModelRows` here (a preallocated KV cache, a sliding window
 when the cache is full) and `PermGenRows` (engine/permgen/rows.py: encoder states, hierarchical
@@ -61,6 +62,18 @@ class DecodeRows(ABC):
         self.hidden, self.steps = self.hidden[rows], self.steps[rows]
         self.state = select_state(self.state, rows)
         self._select(rows)
+
+    def drop_ended(self, active: torch.Tensor) -> torch.Tensor | None:
+        """On the CPU, keep only the rows whose `active` [N] is True → the kept rows [M], or None when
+        every row stays. Each row adds to a CPU step's time (its attention, the head's projection and
+        softmax, the top-p sort, the draw), so the streams drop the rows whose output has ended; on a
+        GPU a step's time hardly depends on its rows, and a new row count would need a new recorded
+        step (engine/decoding/graphed_step.py), so rows stay there."""
+        if self.hidden.device.type != "cpu" or bool(active.all()):
+            return None
+        kept = active.nonzero()[:, 0]
+        self.select(kept)
+        return kept
 
     @abstractmethod
     def _feed(self, tokens: torch.Tensor) -> torch.Tensor:

@@ -149,7 +149,6 @@ class PermGenStream(DecodeStream):
         active = torch.ones(n, dtype=torch.bool, device=device)
         head, limit = self.seq2seq.head, self.control.limit
         firsts: list[int] = []
-        drop_ended = device.type == "cpu"  # as the language model's stream does (engine/decoding/generate.py)
         for step in range(1, limit * (self.cap + 2) + 2):
             if self.should_stop():
                 self._stop(active)
@@ -171,9 +170,8 @@ class PermGenStream(DecodeStream):
             if not bool(active.any()):
                 return
             history = torch.cat([history, tokens[:, None]], dim=1)
-            if drop_ended and not bool(active.all()):
-                kept = active.nonzero()[:, 0]  # [M]
-                rows.select(kept)
+            kept = rows.drop_ended(active)  # [M] on the CPU when a candidate ended
+            if kept is not None:
                 seeds, tokens, active, history = seeds[kept], tokens[kept], active[kept], history[kept]
                 self.row_candidates = [self.row_candidates[r] for r in kept.tolist()]
             rows.advance(tokens)

@@ -117,16 +117,25 @@ def _decode(stream: VariantStream) -> list[list[int]]:
     return [v.token_ids for v in stream.variants]
 
 
+def _seeded_model(tokenizer: VariorumTokenizer, config: dict[str, object]) -> LanguageModel:
+    torch.manual_seed(0)
+    return LanguageModel(tiny_config(tokenizer.vocab_size, **config)).eval()
+
+
+def _pin_eos_to_nmst_bound(model: LanguageModel) -> None:
+    """NMST: z = u·h = −6.4 whatever h (LayerNorm output sums to 0), so p(eos_t) ≈ its step bound."""
+    with torch.no_grad():
+        model.backbone.transformer.ln_f.bias.fill_(1.0)
+        model.head.gate.weight.fill_(-0.2)
+
+
 @pytest.mark.parametrize("config", [{}, {"termination": "nmst", "termination_eps": 0.005}])
 def test_rows_with_their_own_prompts_match_each_prompt_alone(
     tokenizer: VariorumTokenizer, config: dict[str, object]
 ) -> None:
-    torch.manual_seed(0)
-    tiny_model = LanguageModel(tiny_config(tokenizer.vocab_size, **config)).eval()
-    if config:  # NMST: z = u·h = −6.4 whatever h (LayerNorm output sums to 0), so p(eos_t) ≈ its step bound
-        with torch.no_grad():
-            tiny_model.backbone.transformer.ln_f.bias.fill_(1.0)
-            tiny_model.head.gate.weight.fill_(-0.2)
+    tiny_model = _seeded_model(tokenizer, config)
+    if config:
+        _pin_eos_to_nmst_bound(tiny_model)
     # Equal-length prompts, one with a document break (eos) inside: its step count (NMST's t) restarts there.
     prompts = [tokenizer.encode(t)[:4] for t in ("Mara found an old key", "Tom wanted a red kite", "The dog ran")]
     prompts.append([prompts[0][0], tokenizer.eos_id, *prompts[1][:2]])
@@ -174,13 +183,12 @@ class RowCountingRunner:
 def test_ended_rows_leave_the_batch_and_the_rest_decode_as_alone(
     tokenizer: VariorumTokenizer, config: dict[str, object]
 ) -> None:
-    torch.manual_seed(0)
-    model = LanguageModel(tiny_config(tokenizer.vocab_size, **config)).eval()
-    with torch.no_grad():  # eos likely enough that variants end at different steps, some at the length cap
-        if config:  # NMST: p(eos_t) ≈ its step bound (see the test above)
-            model.backbone.transformer.ln_f.bias.fill_(1.0)
-            model.head.gate.weight.fill_(-0.2)
-        else:
+    model = _seeded_model(tokenizer, config)
+    # eos likely enough that variants end at different steps, some at the length cap
+    if config:
+        _pin_eos_to_nmst_bound(model)
+    else:
+        with torch.no_grad():
             model.head.proj.weight[tokenizer.eos_id] *= 30
     settings = DecodeConfig(max_new_tokens=40, seed=3, repetition_penalty=1.2)  # prompt + 40 > block 32: a re-encode
     runner = RowCountingRunner(model)

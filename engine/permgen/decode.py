@@ -207,14 +207,15 @@ class PermGenStream(DecodeStream):
     def _record(
         self, active: torch.Tensor, tokens: torch.Tensor, log_probs: torch.Tensor, groups: torch.Tensor
     ) -> Iterator[TokenEvent]:
+        # One device → host copy per tensor per step, not one per row and field.
+        token_list, log_prob_list, group_list = tokens.tolist(), log_probs.tolist(), groups.tolist()
         for row in active.nonzero()[:, 0].tolist():
             i = self.row_candidates[row]
-            variant, token = self.candidates[i], int(tokens[row])
+            variant, token, log_prob, group = self.candidates[i], token_list[row], log_prob_list[row], group_list[row]
             variant.token_ids.append(token)
-            variant.token_log_probs.append(float(log_probs[row]))
-            variant.token_groups.append(int(groups[row]))
-            delta = self._advance(i, token)
-            yield TokenEvent(i, token, delta, float(log_probs[row]), int(groups[row]))
+            variant.token_log_probs.append(log_prob)
+            variant.token_groups.append(group)
+            yield TokenEvent(i, token, self._advance(i, token), log_prob, group)
 
     def _advance(self, i: int, token: int) -> str:
         """Update candidate i's sentence state with `token`; return the streamed text delta."""
@@ -240,7 +241,8 @@ class PermGenStream(DecodeStream):
 
     def _stop(self, active: torch.Tensor) -> None:
         for row in active.nonzero()[:, 0].tolist():
-            state, variant = self.states[self.row_candidates[row]], self.candidates[self.row_candidates[row]]
+            candidate = self.row_candidates[row]
+            state, variant = self.states[candidate], self.candidates[candidate]
             if state.sentence:  # keep the unfinished sentence's text
                 variant.sentences[state.sentence] = self.tokenizer.decode(state.words).strip()
             variant.finish_reason = FINISH_CANCELLED

@@ -7,6 +7,8 @@
   the gold tags (sentences of (word, tag)); as documents each file is one text of its words.
 - WikiText-2 `wiki.*.tokens.txt`: one document per paragraph line (as the evaluation splits
   use it), headings (` = Title = `, ` = = Part = = `) left out, `@-@` / `@,@` / `@.@` joins undone.
+- Project Gutenberg books: `…/gutenberg/*.txt` (hard-wrapped, one document per paragraph) and
+  `…/nltk-tokenized/*.txt` (PTB-tokenized sentences, detokenized in runs of five): engine/data/prose.py.
 
 Malformed lines raise `CorpusError` naming file:line.
 """
@@ -17,6 +19,7 @@ import re
 from pathlib import Path
 
 from engine.data.corpus import CorpusError, read_text_lines
+from engine.data.prose import read_tokenized_sentences, read_wrapped_paragraphs
 from engine.permgen.readers import ReaderError, read_plan_and_write
 from engine.permgen.text import display_paragraph
 
@@ -25,7 +28,7 @@ WIKI_JOINS = {" @-@ ": "-", " @,@ ": ",", " @.@ ": "."}
 
 
 def corpus_kind(path: Path) -> str:
-    """'plan_and_write', 'brown', 'wikitext' or '' (the generic readers), from the file name."""
+    """'plan_and_write', 'brown', 'wikitext', 'gutenberg', 'ptb_prose' or '' (the generic readers), from the path."""
     name = path.name
     if "titlesepkeysepstory" in name:
         return "plan_and_write"
@@ -33,6 +36,8 @@ def corpus_kind(path: Path) -> str:
         return "brown"
     if name.startswith("wiki.") and ".tokens" in name:
         return "wikitext"
+    if path.suffix == ".txt" and path.parent.name in ("gutenberg", "nltk-tokenized"):
+        return "gutenberg" if path.parent.name == "gutenberg" else "ptb_prose"
     return ""
 
 
@@ -85,4 +90,7 @@ def read_wikitext(path: Path) -> list[str]:
     return paragraphs
 
 
-READERS = {"plan_and_write": read_plan_and_write_documents, "brown": read_brown_documents, "wikitext": read_wikitext}
+READERS = {
+    "plan_and_write": read_plan_and_write_documents, "brown": read_brown_documents, "wikitext": read_wikitext,
+    "gutenberg": read_wrapped_paragraphs, "ptb_prose": read_tokenized_sentences,
+}

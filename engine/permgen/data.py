@@ -78,9 +78,15 @@ def split_examples(
     return train, valid
 
 
+def target_sentences(example: ParagraphExample, lowercase: bool = True) -> list[str]:
+    """The target sentences as the model sees them (readers of cased sets keep case; a lowercase model lowers it)."""
+    return [s.lower() for s in example.sentences] if lowercase else list(example.sentences)
+
+
 def tokenizer_texts(examples: Sequence[ParagraphExample], lowercase: bool = True, task: str = "story") -> list[str]:
     """The texts a PermGen tokenizer is trained on: every source and every sentence."""
-    return [example_source(e, task, lowercase) for e in examples] + [s for e in examples for s in e.sentences]
+    return [example_source(e, task, lowercase) for e in examples] + [
+        s for e in examples for s in target_sentences(e, lowercase)]
 
 
 def encode_examples(
@@ -93,7 +99,7 @@ def encode_examples(
     width = max_sentence_len - 2
     encoded = []
     for example, source in zip(examples, sources, strict=True):
-        sentences = tokenizer.encode_batch(list(example.sentences))
+        sentences = tokenizer.encode_batch(target_sentences(example, lowercase))
         stats.cut_sentences += sum(len(s) > width for s in sentences)
         stats.cut_sources += len(source) > max_source_len
         encoded.append(EncodedExample(source[:max_source_len], [s[:width] for s in sentences]))

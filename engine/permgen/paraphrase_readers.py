@@ -8,7 +8,13 @@ paraphrase as its single target "sentence" (engine/permgen/config.py explains wh
   of lines and no empty line; the pair is read as src → tgt.
 - MRPC `msr_paraphrase_{train,test}.txt`: UTF-8 with a BOM and CRLF, header
   `Quality\\t#1 ID\\t#2 ID\\t#1 String\\t#2 String`; only the positive pairs (Quality 1) are kept,
-  #1 → #2. Raw cased text, normalised like every PermGen input (engine/permgen/text.py).
+  #1 → #2. Raw cased text, tokenized like every PermGen input with its case kept (a lowercase model
+  lowercases it when encoding, engine/permgen/data.py).
+
+- TurkCorpus `*.8turkers.organized.tsv`: id, source sentence (PTB-tokenized), 8 human rewrites
+  (untokenized), TAB-separated; one pair per rewrite (source → rewrite), both tokenized with
+  case kept (`normalize(…, lowercase=False)`); rewrites identical to their source are dropped.
+  `read_turkcorpus_references` gives each source with all its rewrites (multi-reference BLEU).
 
 Every malformed line raises `ReaderError` naming the file and its line number.
 """
@@ -73,22 +79,50 @@ def read_mrpc(path: Path) -> list[ParagraphExample]:
         if not fields[3].strip() or not fields[4].strip():
             raise ReaderError(f"{path}:{number}: empty sentence")
         if fields[0] == "1":
-            examples.append(ParagraphExample(normalize(fields[3]), (), (normalize(fields[4]),)))
+            examples.append(ParagraphExample(normalize(fields[3], lowercase=False), (),
+                                             (normalize(fields[4], lowercase=False),)))
     return examples
+
+
+TURK_REWRITES = 8
+TURKCORPUS_SUFFIX = ".8turkers.organized.tsv"
+
+
+def read_turkcorpus_references(path: Path) -> list[tuple[str, list[str]]]:
+    """(source, its 8 rewrites) per row, tokenized with case kept."""
+    rows = []
+    for number, line in enumerate(_read_lines(path), start=1):
+        if not line.strip():
+            continue
+        fields = line.split("\t")
+        if len(fields) != 2 + TURK_REWRITES or not all(f.strip() for f in fields[1:]):
+            raise ReaderError(f"{path}:{number}: expected id, source and {TURK_REWRITES} rewrites, TAB-separated "
+                              f"and non-empty, got {len(fields)} field(s)")
+        rows.append((normalize(fields[1], lowercase=False), [normalize(f, lowercase=False) for f in fields[2:]]))
+    return rows
+
+
+def read_turkcorpus(path: Path) -> list[ParagraphExample]:
+    """One (source → rewrite) pair per rewrite that differs from its source."""
+    return [ParagraphExample(source, (), (rewrite,)) for source, rewrites in read_turkcorpus_references(path)
+            for rewrite in rewrites if rewrite != source]
 
 
 PARAPHRASE_READERS: dict[str, Callable[[Path], list[ParagraphExample]]] = {
     "parasci": read_parasci,
     "mrpc": read_mrpc,
+    "turkcorpus": read_turkcorpus,
 }
 
 
 def paraphrase_format(path: Path) -> str:
-    """"parasci" / "mrpc" when the file name is one of theirs (as in the shared data), else ""."""
+    """"parasci" / "mrpc" / "turkcorpus" when the file name is one of theirs (as in the shared data), else ""."""
     if path.name.endswith(PARASCI_SOURCE_SUFFIX):
         return "parasci"
     if path.name.startswith("msr_paraphrase") and path.suffix == ".txt":
         return "mrpc"
+    if path.name.endswith(TURKCORPUS_SUFFIX):
+        return "turkcorpus"
     return ""
 
 
@@ -97,5 +131,6 @@ def read_paraphrase_pairs(path: Path) -> list[ParagraphExample]:
     fmt = paraphrase_format(path)
     if not fmt:
         raise ReaderError(f"{path}: not a paraphrase file; pass a ParaSCI '*{PARASCI_SOURCE_SUFFIX}' file "
-                          "(its .tgt.txt sibling is read with it) or an MRPC 'msr_paraphrase_*.txt' file")
+                          "(its .tgt.txt sibling is read with it), an MRPC 'msr_paraphrase_*.txt' or a "
+                          f"TurkCorpus '*{TURKCORPUS_SUFFIX}' file")
     return PARAPHRASE_READERS[fmt](path)

@@ -12,6 +12,11 @@ of the first malformed line.
 - Story Cloze 2016 TSV (header line): 4 context sentences + the right ending; keywords extracted.
 - AGENDA `preprocessed.{val,test}.tsv`: title, entities (` ; `-separated) as keywords, abstract
   with its `<type_idx>` placeholders replaced by the entity strings, split after . ? ! tokens.
+- Paper abstracts `*.jsonl` (one object a line with string `title` and `abstract`, as in
+  ../shared/data/abstracts): sentences split like the Diffusion-LM stories; the text keeps its
+  case (tokenized with `normalize(…, lowercase=False)`), so a model with `lowercase: false` writes
+  cased abstracts; a lowercase model lowercases it when encoding (engine/permgen/data.py). The
+  storyline keywords are extracted from the lowercased sentences.
 """
 
 from __future__ import annotations
@@ -69,9 +74,10 @@ def read_plan_and_write(path: Path) -> list[ParagraphExample]:
 _RAW_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[\"'A-Z])")
 
 
-def _with_storyline(sentences: list[str], title: str = "") -> ParagraphExample:
-    normalised = tuple(normalize(s) for s in sentences if s.strip())
-    return ParagraphExample(title, tuple(storyline(normalised)), normalised)
+def _with_storyline(sentences: list[str], title: str = "", lowercase: bool = True) -> ParagraphExample:
+    normalised = tuple(normalize(s, lowercase) for s in sentences if s.strip())
+    keywords = storyline([s.lower() for s in normalised])
+    return ParagraphExample(title, tuple(keywords), normalised)
 
 
 def read_diffusion_lm(path: Path) -> list[ParagraphExample]:
@@ -98,6 +104,22 @@ def read_story_cloze(path: Path) -> list[ParagraphExample]:
             raise _fail(path, number, "expected 8 TAB-separated fields ending in the right ending (1 or 2)")
         ending = fields[5] if fields[7].strip() == "1" else fields[6]
         examples.append(_with_storyline([*fields[1:5], ending]))
+    return examples
+
+
+def read_abstracts(path: Path) -> list[ParagraphExample]:
+    """Title + abstract objects (JSON Lines) → cased examples with extracted storyline keywords."""
+    examples = []
+    for number, line in _lines(path):
+        try:
+            row = json.loads(line)
+        except (json.JSONDecodeError, RecursionError):
+            raise _fail(path, number, "not a JSON object") from None
+        if not (isinstance(row, dict) and all(isinstance(row.get(k), str) and row[k].strip()
+                                              for k in ("title", "abstract"))):
+            raise _fail(path, number, 'expected an object with non-empty strings "title" and "abstract"')
+        sentences = _RAW_SPLIT.split(" ".join(row["abstract"].split()))
+        examples.append(_with_storyline(sentences, " ".join(row["title"].split()), lowercase=False))
     return examples
 
 
@@ -133,6 +155,7 @@ READERS: dict[str, Callable[[Path], list[ParagraphExample]]] = {
     "diffusion_lm": read_diffusion_lm,
     "story_cloze": read_story_cloze,
     "agenda": read_agenda,
+    "abstracts": read_abstracts,
 }
 
 
@@ -147,6 +170,8 @@ def detect_format(path: Path) -> str:
         return "story_cloze"
     if name.startswith("preprocessed.") and name.endswith(".tsv"):
         return "agenda"
+    if name.endswith(".jsonl"):
+        return "abstracts"
     raise ReaderError(f"{path}: unknown data file; name it like the shared data or pass the format ({sorted(READERS)})")
 
 

@@ -6,8 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from engine.permgen.data import DataStats, example_source, load_examples
-from engine.permgen.paraphrase_readers import read_mrpc, read_paraphrase_pairs, read_parasci
+from engine.permgen.data import DataStats, example_source, load_examples, target_sentences
+from engine.permgen.paraphrase_readers import (
+    read_mrpc,
+    read_paraphrase_pairs,
+    read_parasci,
+    read_turkcorpus_references,
+)
 from engine.permgen.passage import reassemble, separators, split_passage
 from engine.permgen.readers import ReaderError
 from tests.engine.permgen.conftest import FIXTURES, STORIES
@@ -45,9 +50,30 @@ def test_mrpc_keeps_positive_pairs_through_bom_and_crlf() -> None:
     assert MRPC.read_bytes().startswith(b"\xef\xbb\xbfQuality") and b"\r\n" in MRPC.read_bytes()
     pairs = read_mrpc(MRPC)
     assert len(pairs) == 2  # the 0-labelled row is dropped
-    assert pairs[0].title == "the committee approved the budget on monday ."
-    assert pairs[1].title == "she did n't attend the meeting , officials said ."  # normalised like the story data
-    assert pairs[1].sentences == ("officials said she was absent from the meeting .",)
+    assert pairs[0].title.lower() == "the committee approved the budget on monday ."
+    assert pairs[1].title.lower() == "she did n't attend the meeting , officials said ."  # tokenized like story data
+    assert pairs[1].sentences[0].lower() == "officials said she was absent from the meeting ."
+    assert pairs[0].title.startswith("The committee")  # case kept: a cased model trains on it as it is
+
+
+def test_turkcorpus_pairs_each_rewrite_that_differs_from_its_source(tmp_path: Path) -> None:
+    path = tmp_path / "tune.8turkers.organized.tsv"
+    rewrites = ["The cat sat on the mat.", "A cat sat on the mat .", *["The cat sat on the mat ."] * 6]
+    path.write_text("7\tThe cat sat on the mat .\t" + "\t".join(rewrites) + "\n")
+    pairs = read_paraphrase_pairs(path)
+    assert [p.sentences for p in pairs] == [("A cat sat on the mat .",)]  # "mat." tokenizes to the source
+    assert pairs[0].title == "The cat sat on the mat ."
+    (source, references), = read_turkcorpus_references(path)
+    assert source == "The cat sat on the mat ." and len(references) == 8
+    path.write_text("7\tsource\tonly one rewrite\n")
+    with pytest.raises(ReaderError, match=r":1: expected id, source and 8 rewrites"):
+        read_paraphrase_pairs(path)
+
+
+def test_lowercase_models_lower_cased_targets_when_encoding() -> None:
+    (example,) = [e for e in read_mrpc(MRPC)][:1]
+    assert target_sentences(example, lowercase=True) == [example.sentences[0].lower()]
+    assert target_sentences(example, lowercase=False) == list(example.sentences)
 
 
 def test_mrpc_rejects_malformed_lines_with_the_line_number(tmp_path: Path) -> None:

@@ -49,6 +49,17 @@ def test_agenda_reader_fills_entity_placeholders() -> None:
                                  "it improves speed by a large margin .", "experiments confirm this .")
 
 
+def test_abstracts_reader_keeps_case_and_extracts_a_storyline(tmp_path: Path) -> None:
+    path = tmp_path / "papers.jsonl"
+    path.write_text('{"title": "Fast  Parsing", "abstract": "We present GraphParse, a parser. It runs in '
+                    'linear time! Experiments on PTB confirm this.", "venue": "x"}\n')
+    (example,) = read_examples(path)
+    assert example.title == "Fast Parsing"
+    assert example.sentences == ("We present GraphParse , a parser .", "It runs in linear time !",
+                                 "Experiments on PTB confirm this .")
+    assert example.keywords == tuple(storyline([s.lower() for s in example.sentences]))
+
+
 @pytest.mark.parametrize(
     ("name", "content", "message"),
     [
@@ -60,6 +71,8 @@ def test_agenda_reader_fills_entity_placeholders() -> None:
         ("cloze_test_bad.tsv", "wrong header\n", ":1: expected the Story Cloze header"),
         ("preprocessed.bad.tsv", "t\ta ; b\tx\ty\tuses <method_5> .\tz\n", ":1: placeholder <method_5>"),
         ("preprocessed.bad.tsv", "only\tthree\tfields\n", ":1: expected 6"),
+        ("papers.jsonl", '{"title": "t", "abstract": "One."}\n{"title": "t"}\n', ':2: expected an object'),
+        ("papers.jsonl", "[1, 2\n", ":1: not a JSON object"),
     ],
 )
 def test_malformed_lines_are_rejected_with_their_line_number(

@@ -189,7 +189,7 @@ class TrainConfig:
     ul_continuation: int = 100  # sequence-level UL: greedy continuation tokens
     ul_ngram: int = 4  # sequence-level UL: repeated n-gram size
     # POSG: how the training text is POS-tagged
-    pos_backend: str = "spacy"  # "spacy" or "stanza" (engine/pos)
+    pos_backend: str = "spacy"  # "spacy", "stanza", or "cache": tags cached by one of them (engine/pos/cache.py)
     pos_cache_dir: str = ""  # tag cache folder; "" = the user cache dir
     compile: bool = False  # CUDA only: torch.compile the LM training forward (fixed block shapes)
     early_stop_patience: int = 0  # stop after this many validations without a lower loss; 0 = never

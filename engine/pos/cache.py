@@ -5,6 +5,10 @@ every text (each length-prefixed, so text boundaries are part of the key). The f
 `.npz` of word spans and tag ids (no pickles); word strings are sliced back out of the texts.
 Writes go to a temporary file in the cache folder and are moved into place with `os.replace`,
 so a reader never sees half a file. An unreadable or inconsistent entry is re-tagged and rewritten.
+
+Each file also records the backend name and model version that made it, so a machine without the
+tagger (a GPU box without spaCy, say) can train on tags made elsewhere: backend `"cache"`
+(`stored_tagger`) finds the file whose key matches the corpus and answers only from it.
 """
 
 from __future__ import annotations
@@ -19,9 +23,10 @@ from pathlib import Path
 import numpy as np
 from platformdirs import user_cache_dir
 
-from engine.pos.tagger import TaggedWord, Tagger
+from engine.pos.tagger import TaggedWord, Tagger, TaggerUnavailableError
 
 CACHE_SUFFIX = ".pos.npz"
+STORED_BACKEND = "cache"  # answer only from tags cached by another backend
 
 
 def default_cache_dir() -> Path:
@@ -67,11 +72,46 @@ class CachedTagger:
         if cached is not None:
             return cached
         tagged = self.tagger.tag_texts(texts, progress=progress)
-        _save(path, tagged)
+        _save(path, tagged, (self.name, self.model_version))
         return tagged
 
 
-def _save(path: Path, tagged: Sequence[Sequence[TaggedWord]]) -> None:
+class StoredTags:
+    """The identity of a tagger whose output for one corpus is in the cache; it cannot tag anew."""
+
+    def __init__(self, name: str, model_version: str) -> None:
+        self._name = name
+        self._model_version = model_version
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def model_version(self) -> str:
+        return self._model_version
+
+    def tag_texts(self, texts: Sequence[str], progress: bool = True) -> list[list[TaggedWord]]:
+        raise TaggerUnavailableError(f"the cached tags of {self.name} {self.model_version} do not cover these texts")
+
+
+def stored_tagger(texts: Sequence[str], cache_dir: Path | None = None) -> StoredTags:
+    """The tagger that cached tags for exactly `texts` in `cache_dir` (TaggerUnavailableError if none did)."""
+    folder = cache_dir if cache_dir is not None else default_cache_dir()
+    for path in sorted(folder.glob(f"*{CACHE_SUFFIX}")) if folder.is_dir() else []:
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                name, version = (str(v) for v in data["tagger"]) if "tagger" in data else ("", "")
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile):
+            continue
+        if name and path.name == f"{corpus_key(name, version, texts)}{CACHE_SUFFIX}":
+            return StoredTags(name, version)
+    raise TaggerUnavailableError(
+        f"no tags cached in {folder} for this corpus: tag it once where the tagger is installed, with the same "
+        f"data and --pos-cache-dir, then copy that folder here")
+
+
+def _save(path: Path, tagged: Sequence[Sequence[TaggedWord]], tagger: tuple[str, str]) -> None:
     """Write `tagged` to `path` atomically (temporary file in the same folder, then os.replace)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     words = [word for text_words in tagged for word in text_words]
@@ -82,6 +122,7 @@ def _save(path: Path, tagged: Sequence[Sequence[TaggedWord]]) -> None:
         "spans": np.array([(word.start, word.end) for word in words], dtype=np.int64).reshape(-1, 2),
         "tag_ids": np.array([label_id[word.tag_] for word in words], dtype=np.int32),
         "labels": np.array(labels, dtype=np.str_),
+        "tagger": np.array(tagger, dtype=np.str_),  # (backend name, model version): see stored_tagger
     }
     handle, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
     try:

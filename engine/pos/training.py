@@ -19,7 +19,7 @@ from engine.data.blocks import make_blocks
 from engine.heads.base import OutputHead
 from engine.pos.align import align_tokens
 from engine.pos.backends import load_tagger
-from engine.pos.cache import CachedTagger
+from engine.pos.cache import STORED_BACKEND, CachedTagger, stored_tagger
 from engine.pos.tagger import Tagger
 from engine.pos.vocab import SPECIAL_GROUP, PosVocabulary, build_vocabulary, group_ids
 from engine.tokenizer import SPECIAL_TOKENS, VariorumTokenizer
@@ -81,8 +81,12 @@ def tag_corpus(texts: Sequence[str], tokenizer: VariorumTokenizer, tagger: Tagge
 def prepare_pos_training(texts: Sequence[str], tokenizer: VariorumTokenizer, backend: str = "spacy",
                          cache_dir: Path | None = None, progress: bool = True,
                          tagger: Tagger | None = None) -> PosTrainingData:
-    """Tag the training documents (cached on disk) and build V_ρ and group ids from them."""
-    cached = CachedTagger(tagger if tagger is not None else load_tagger(backend), cache_dir)
+    """Tag the training documents (cached on disk) and build V_ρ and group ids from them.
+
+    Backend "cache" takes the tags another backend cached for exactly these texts (no tagger needed)."""
+    if tagger is None:
+        tagger = stored_tagger(texts, cache_dir) if backend == STORED_BACKEND else load_tagger(backend)
+    cached = CachedTagger(tagger, cache_dir)
     corpus = tag_corpus(texts, tokenizer, cached, progress)
     specials = special_ids()
     vocabulary = build_vocabulary(corpus.token_ids, corpus.tags, tokenizer.vocab_size, specials)

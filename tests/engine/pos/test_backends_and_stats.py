@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from engine.pos import CachedTagger, StanzaTagger, TaggedWord, TaggerUnavailableError, read_conllu, tagging_accuracy
+from engine.pos.cache import stored_tagger
 from engine.pos.diversity import adjectives_per_sentence, count_sentences, distinct_n_pos
 from engine.pos.stanza_backend import _import_stanza
 
@@ -101,3 +102,15 @@ def test_distinct_n_pos_and_adjectives_per_sentence() -> None:
     assert [count_sentences(t) for t in texts] == [2, 1]  # the second text is one unfinished sentence
     assert adjectives_per_sentence(texts) == pytest.approx(4 / 3)
     assert adjectives_per_sentence([[]]) == 0.0
+
+
+def test_cached_tags_train_without_the_tagger(tmp_path: Path) -> None:
+    texts = ["a bb", "ccc dd"]
+    made_elsewhere = CachedTagger(CountingTagger(), tmp_path).tag_texts(texts)
+    stored = stored_tagger(texts, tmp_path)  # what backend "cache" uses on a machine without the tagger
+    assert (stored.name, stored.model_version) == (CountingTagger().name, CountingTagger().model_version)
+    assert CachedTagger(stored, tmp_path).tag_texts(texts) == made_elsewhere
+    with pytest.raises(TaggerUnavailableError, match="no tags cached"):
+        stored_tagger([*texts, "another corpus"], tmp_path)
+    with pytest.raises(TaggerUnavailableError, match="do not cover"):
+        stored.tag_texts(["new text"])

@@ -53,17 +53,30 @@ def block_perplexity(
     return mean, math.exp(min(mean, 50))
 
 
-def held_out_blocks(bundle: Bundle, files: list[Path], fraction: float | None = None,
-                    everything: bool = False) -> tuple[int, torch.Tensor]:
-    """(documents, blocks [num_blocks, block_size + 1]) of the documents of `files` the hash split holds
-    out with `fraction` (default: the bundle's training split), or of all of them (`everything`)."""
+def held_out_documents(bundle: Bundle, files: list[Path], fraction: float | None = None,
+                       everything: bool = False) -> list[str]:
+    """The documents of `files` the hash split holds out with `fraction` (default: the bundle's training
+    split), or all of them (`everything`)."""
     if fraction is None:
         fraction = float(bundle.provenance.get("train", {}).get("valid_fraction", 0.05))
     documents = read_corpus(files)
-    held_out = documents if everything else split_documents(documents, fraction)[1]
+    return documents if everything else split_documents(documents, fraction)[1]
+
+
+def held_out_blocks(bundle: Bundle, files: list[Path], fraction: float | None = None,
+                    everything: bool = False) -> tuple[int, torch.Tensor]:
+    """(documents, blocks [num_blocks, block_size + 1]) of `held_out_documents`."""
+    held_out = held_out_documents(bundle, files, fraction, everything)
     tokenizer = bundle.tokenizer
     return len(held_out), make_blocks(tokenizer.encode_batch(held_out), tokenizer.eos_id,
                                       bundle.model.config.block_size)
+
+
+def tokens_per_word(bundle: Bundle, documents: list[str]) -> float:
+    """Tokens of the eos-separated stream per word, a word being a whitespace-separated string and each
+    document's end counting as one (so models with different tokenizers compare per word)."""
+    tokens = sum(len(ids) + 1 for ids in bundle.tokenizer.encode_batch(documents))
+    return tokens / sum(len(d.split()) + 1 for d in documents)
 
 
 @reports_user_errors("perplexity")
@@ -82,8 +95,9 @@ def main(argv: list[str] | None = None) -> int:
     bundle = load_bundle(args.bundle)
     documents, blocks = held_out_blocks(bundle, args.files, args.valid_fraction, args.all)
     loss, ppl = block_perplexity(bundle.model, blocks)
-    print(json.dumps({"documents": documents, "tokens": int(blocks[:, 1:].numel()),
-                      "loss": round(loss, 4), "perplexity": round(ppl, 2)}))
+    ratio = tokens_per_word(bundle, held_out_documents(bundle, args.files, args.valid_fraction, args.all))
+    print(json.dumps({"documents": documents, "tokens": int(blocks[:, 1:].numel()), "loss": round(loss, 4),
+                      "perplexity": round(ppl, 2), "perplexity_per_word": round(math.exp(loss * ratio), 2)}))
     return 0
 
 

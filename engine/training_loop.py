@@ -42,12 +42,10 @@ from engine.permgen.model import PermGenModel
 from engine.plots import plot_loss_curve
 from engine.precision import resolve_precision
 from engine.tokenizer import VariorumTokenizer
+from engine.training_speed import Throughput, build_optimizer, compile_wanted, mark_weights_updated
 
 M = TypeVar("M", bound="LanguageModel | PermGenModel")
 METRICS_FILE = "metrics.jsonl"
-# `--compile` unset: compile on the CPU for runs of at least this many steps (compiling costs about a
-# minute on two cores; a shorter run, a test's, loses more than it gains)
-COMPILE_MIN_STEPS = 100
 
 
 def learning_rate(step: int, config: TrainConfig) -> float:
@@ -57,28 +55,6 @@ def learning_rate(step: int, config: TrainConfig) -> float:
     span = max(1, config.max_steps - config.warmup_steps)
     progress = min(1.0, (step - config.warmup_steps) / span)
     return config.min_lr + 0.5 * (1 + math.cos(math.pi * progress)) * (config.lr - config.min_lr)
-
-
-def build_optimizer(model: torch.nn.Module, config: TrainConfig, fused: bool = True) -> torch.optim.AdamW:
-    """AdamW with weight decay on matrices only (not on biases and layer norms); `fused`: one kernel per
-    step instead of ~10 ops per parameter tensor (CUDA and CPU; the unfused loop is for comparisons)."""
-    params = [p for p in model.parameters() if p.requires_grad]
-    decay = [p for p in params if p.dim() >= 2]
-    no_decay = [p for p in params if p.dim() < 2]
-    groups = [
-        {"params": decay, "weight_decay": config.weight_decay},
-        {"params": no_decay, "weight_decay": 0.0},
-    ]
-    fused = fused and bool(params) and all(p.device.type in ("cpu", "cuda") for p in params)
-    return torch.optim.AdamW(groups, lr=config.lr, betas=(config.beta1, config.beta2), fused=fused)
-
-
-def mark_weights_updated(optimizer: torch.optim.Optimizer) -> None:
-    """Bump the version counter of every weight after a fused AdamW step: its kernel writes the weights
-    in place without doing so, and caches keyed by version (engine/packed_linear.py's packed weights,
-    used by validation on the CPU) would keep the weights of before."""
-    if any(group.get("fused") for group in optimizer.param_groups):
-        torch.autograd.graph.increment_version([p for group in optimizer.param_groups for p in group["params"]])
 
 
 class TrainingDivergedError(ValueError):
@@ -162,25 +138,6 @@ class EarlyStop:
         return self.stopped
 
 
-@dataclass
-class Throughput:
-    """Target tokens trained and the seconds their steps took (validation and saving not counted);
-    saved in every checkpoint, so a run trained in chunks reports its whole rate."""
-
-    tokens: int = 0
-    seconds: float = 0.0
-
-    def add(self, tokens: int, seconds: float) -> float:
-        """Count one step; returns its tokens/s."""
-        self.tokens += tokens
-        self.seconds += seconds
-        return tokens / max(seconds, 1e-9)
-
-    @property
-    def tokens_per_s(self) -> float:
-        return self.tokens / max(self.seconds, 1e-9)
-
-
 def training_finished(state: dict[str, Any]) -> bool:
     """Whether a checkpoint's state.json ends its run: `max_steps` reached, or stopped early."""
     done = int(state.get("step", 0)) >= int(state.get("train", {}).get("max_steps", 1))
@@ -190,7 +147,7 @@ def training_finished(state: dict[str, Any]) -> bool:
 class TrainingLoop(abc.ABC, Generic[M]):
     """The shared loop; a family sets `model`, `tokenizer` and `optimizer` (`_set_model`) and the hooks."""
 
-    compilable: ClassVar[bool] = False  # fixed batch shapes: torch.compile pays off (LM blocks)
+    compilable: ClassVar[bool] = False  # fixed batch shapes: compiled once (static shapes), also on CUDA
     distributed: ClassVar[bool] = False  # can run under torchrun (DDP)
     watched_metric: ClassVar[str]  # the validation number early stopping watches (lower is better)
 
@@ -264,21 +221,13 @@ class TrainingLoop(abc.ABC, Generic[M]):
         """bf16 autocast (matmuls in bf16, reductions in float32) when the run's precision is bf16."""
         return self.precision.autocast()
 
-    def compiles(self) -> bool:
-        """Whether the loss module runs under torch.compile: on CUDA with `--compile` for fixed-shape
-        families; on the CPU unless `--no-compile` for runs of COMPILE_MIN_STEPS or more (or with
-        `--compile`), since fusing the elementwise ops and casts there gains the most."""
-        wanted = self.train_config.compile
-        if self.device.type == "cuda":
-            return bool(wanted) and self.compilable
-        return self.train_config.max_steps >= COMPILE_MIN_STEPS if wanted is None else wanted
-
     def training_module(self) -> torch.nn.Module:
         module = self.loss_module()
         if self.world > 1:
             device_ids = None if self.device.index is None else [self.device.index]
             module = DistributedDataParallel(module, device_ids=device_ids)
-        if self.compiles():
+        config = self.train_config
+        if compile_wanted(config.compile, self.device.type, self.compilable, config.max_steps):
             module = cast(torch.nn.Module, torch.compile(module, dynamic=not self.compilable))
         return module
 

@@ -222,13 +222,15 @@ class TrainingLoop(abc.ABC, Generic[M]):
         return self.precision.autocast()
 
     def training_module(self) -> torch.nn.Module:
+        """The loss module as `train_step` runs it: wrapped in DDP under torchrun, compiled when wanted."""
         module = self.loss_module()
         if self.world > 1:
             device_ids = None if self.device.index is None else [self.device.index]
             module = DistributedDataParallel(module, device_ids=device_ids)
         config = self.train_config
         if compile_wanted(config.compile, self.device.type, self.compilable, config.max_steps):
-            module = cast(torch.nn.Module, torch.compile(module, dynamic=not self.compilable))
+            # fixed shapes compile once; PermGen's lengths vary: dynamic shapes instead of a compile per length
+            module = cast(torch.nn.Module, torch.compile(module, dynamic=None if self.compilable else True))
         return module
 
     def train_step(self, step: int, module: torch.nn.Module) -> tuple[float, int]:

@@ -19,7 +19,7 @@ def add_dataclass_flags(parser: argparse.ArgumentParser, cls: type[Any], skip: t
             continue
         flag = "--" + f.name.replace("_", "-")
         hint = hints[f.name]
-        if hint is bool:
+        if hint is bool or hint == bool | None:  # None: the run decides (e.g. TrainConfig.compile)
             group.add_argument(flag, dest=f.name, action=argparse.BooleanOptionalAction, default=None)
         elif typing.get_origin(hint) is list:
             (item,) = typing.get_args(hint)

@@ -21,6 +21,8 @@ T = TypeVar("T")
 BUNDLE_FORMAT_VERSION = 2
 # How a bundle may store its float weights (loading copies them into float32 parameters).
 BUNDLE_DTYPES = ("float32", "float16", "bfloat16")
+# How a run trains (engine/precision.py): auto = bf16 autocast where the device multiplies bf16 fast.
+PRECISIONS = ("auto", "float32", "bf16")
 
 # Upper bound on TrainConfig.lr: an AdamW update moves each weight by about lr, so lr > 10 only
 # destroys a model (and near 1e38 overflows float32 inside the optimizer).
@@ -191,7 +193,10 @@ class TrainConfig:
     # POSG: how the training text is POS-tagged
     pos_backend: str = "spacy"  # "spacy", "stanza", or "cache": tags cached by one of them (engine/pos/cache.py)
     pos_cache_dir: str = ""  # tag cache folder; "" = the user cache dir
-    compile: bool = False  # CUDA only: torch.compile the LM training forward (fixed block shapes)
+    # torch.compile the training forward: None = on the CPU only (it fuses the elementwise work and
+    # casts that dominate a small model's step there); on CUDA only language models (fixed block shapes)
+    compile: bool | None = None
+    precision: str = "auto"  # auto | float32 | bf16 (engine/precision.py)
     early_stop_patience: int = 0  # stop after this many validations without a lower loss; 0 = never
     bundle_dtype: str = "float32"  # how the bundle stores float weights: float32, float16 or bfloat16
 
@@ -213,6 +218,8 @@ class TrainConfig:
             raise ConfigError(f"grad_clip must be >= 0 (0 disables), got {self.grad_clip}")
         if self.early_stop_patience < 0:
             raise ConfigError(f"early_stop_patience must be >= 0 (0 disables), got {self.early_stop_patience}")
+        if self.precision not in PRECISIONS:
+            raise ConfigError(f"precision must be one of {list(PRECISIONS)}, got {self.precision!r}")
         if self.bundle_dtype not in BUNDLE_DTYPES:
             raise ConfigError(f"bundle_dtype must be one of {list(BUNDLE_DTYPES)}, got {self.bundle_dtype!r}")
 

@@ -41,6 +41,12 @@ def steps_line(provenance: dict[str, Any]) -> str:
     return f"{steps} (stopped early: no better validation loss in {patience} evaluations)"
 
 
+def speed_line(summary: dict[str, Any]) -> str:
+    """How the run computed and how fast it trained (step time only, validation not counted)."""
+    precision = {"bf16": "bf16 autocast (float32 weights)"}.get(summary.get("precision", ""), "float32")
+    return f"{precision}, {summary.get('tokens_per_s', 0.0):,.0f} target tokens/s"
+
+
 def hardware_description(device: torch.device, world: int) -> str:
     if device.type == "cuda":
         name = torch.cuda.get_device_name(device)
@@ -77,6 +83,7 @@ for validation (split by a hash of each document's text, fraction {train['valid_
 - Optimiser: AdamW, lr {train['lr']} (warmup {train['warmup_steps']}, cosine to {train['min_lr']}),
   weight decay {train['weight_decay']}, grad clip {train['grad_clip']}, seed {train['seed']}
 - Time: {minutes:.1f} min on {hardware_description(device, world)}
+- Precision: {speed_line(summary)}
 
 ## Metrics
 - Validation loss {summary.get('valid_loss', float('nan')):.4f} nats/token, perplexity

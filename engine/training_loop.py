@@ -1,11 +1,12 @@
 """One training loop for every model family (docs/training-and-bundles.md).
 
 `TrainingLoop` does what every run does the same way: AdamW (weight decay on matrices only,
-fused on CUDA), linear warmup + cosine schedule, gradient accumulation, bf16 autocast on CUDA,
-optional `torch.compile`, gradient clipping, validation every `eval_every` steps, early stopping,
+fused), linear warmup + cosine schedule, gradient accumulation, bf16 autocast where the device
+multiplies bf16 fast (engine/precision.py), `torch.compile` (by default on the CPU, for runs of
+COMPILE_MIN_STEPS or more), gradient clipping, validation every `eval_every` steps, early stopping,
 a checkpoint every `save_every` steps and at the end of a chunk (exact `--resume`), the metrics
-log (`metrics.jsonl`) and loss curve, a progress bar with tokens/s, and at the end the bundle in
-`<out_dir>/bundle` through the one bundle writer (engine/bundle.py).
+log (`metrics.jsonl`) and loss curve, a progress bar with the precision and tokens/s, and at the
+end the bundle in `<out_dir>/bundle` through the one bundle writer (engine/bundle.py).
 
 A family subclasses it and supplies only what is its own: the micro-batches of a step and the
 module whose forward turns one into a loss, its validation numbers, its card and provenance
@@ -20,6 +21,7 @@ import argparse
 import json
 import math
 import os
+import sys
 import time
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import asdict, dataclass
@@ -38,7 +40,9 @@ from engine.devices import resolve_device
 from engine.model import LanguageModel
 from engine.permgen.model import PermGenModel
 from engine.plots import plot_loss_curve
+from engine.precision import resolve_precision
 from engine.tokenizer import VariorumTokenizer
+from engine.training_speed import Throughput, build_optimizer, compile_wanted, mark_weights_updated
 
 M = TypeVar("M", bound="LanguageModel | PermGenModel")
 METRICS_FILE = "metrics.jsonl"
@@ -51,19 +55,6 @@ def learning_rate(step: int, config: TrainConfig) -> float:
     span = max(1, config.max_steps - config.warmup_steps)
     progress = min(1.0, (step - config.warmup_steps) / span)
     return config.min_lr + 0.5 * (1 + math.cos(math.pi * progress)) * (config.lr - config.min_lr)
-
-
-def build_optimizer(model: torch.nn.Module, config: TrainConfig) -> torch.optim.AdamW:
-    """AdamW with weight decay on matrices only (not on biases and layer norms); fused on CUDA."""
-    params = [p for p in model.parameters() if p.requires_grad]
-    decay = [p for p in params if p.dim() >= 2]
-    no_decay = [p for p in params if p.dim() < 2]
-    groups = [
-        {"params": decay, "weight_decay": config.weight_decay},
-        {"params": no_decay, "weight_decay": 0.0},
-    ]
-    fused = bool(params) and all(p.is_cuda for p in params)  # one kernel per step instead of one per tensor
-    return torch.optim.AdamW(groups, lr=config.lr, betas=(config.beta1, config.beta2), fused=fused)
 
 
 class TrainingDivergedError(ValueError):
@@ -156,7 +147,7 @@ def training_finished(state: dict[str, Any]) -> bool:
 class TrainingLoop(abc.ABC, Generic[M]):
     """The shared loop; a family sets `model`, `tokenizer` and `optimizer` (`_set_model`) and the hooks."""
 
-    compilable: ClassVar[bool] = False  # fixed batch shapes: torch.compile pays off (LM blocks)
+    compilable: ClassVar[bool] = False  # fixed batch shapes: compiled once (static shapes), also on CUDA
     distributed: ClassVar[bool] = False  # can run under torchrun (DDP)
     watched_metric: ClassVar[str]  # the validation number early stopping watches (lower is better)
 
@@ -172,6 +163,7 @@ class TrainingLoop(abc.ABC, Generic[M]):
         self.world = int(os.environ.get("WORLD_SIZE", "1"))
         self.rank = int(os.environ.get("RANK", "0"))
         self.device = resolve_device(train.device)
+        self.precision = resolve_precision(train.precision, self.device)
         if self.world > 1 and not self.distributed:
             raise ConfigError(f"{type(self).__name__} trains in one process; run it without torchrun")
         if self.world > 1 and not dist.is_initialized():
@@ -183,6 +175,7 @@ class TrainingLoop(abc.ABC, Generic[M]):
             )
         self.seconds_before = 0.0  # training time spent in earlier chunks of a resumed run
         self.early_stop = EarlyStop()
+        self.throughput = Throughput()
 
     def _set_model(self, model: M) -> None:
         model.to(self.device)
@@ -225,21 +218,22 @@ class TrainingLoop(abc.ABC, Generic[M]):
 
     # ----- the loop ----------------------------------------------------------------------
     def autocast(self) -> AbstractContextManager[Any]:
-        """bf16 autocast on CUDA (matmuls in bf16, reductions in float32); nothing on the CPU."""
-        if self.device.type == "cuda":
-            return torch.autocast("cuda", dtype=torch.bfloat16)
-        return nullcontext()
+        """bf16 autocast (matmuls in bf16, reductions in float32) when the run's precision is bf16."""
+        return self.precision.autocast()
 
-    def _wrapped(self) -> torch.nn.Module:
+    def training_module(self) -> torch.nn.Module:
+        """The loss module as `train_step` runs it: wrapped in DDP under torchrun, compiled when wanted."""
         module = self.loss_module()
         if self.world > 1:
             device_ids = None if self.device.index is None else [self.device.index]
             module = DistributedDataParallel(module, device_ids=device_ids)
-        if self.train_config.compile and self.compilable and self.device.type == "cuda":
-            module = cast(torch.nn.Module, torch.compile(module))  # fixed shapes: compiles once
+        config = self.train_config
+        if compile_wanted(config.compile, self.device.type, self.compilable, config.max_steps):
+            # fixed shapes compile once; PermGen's lengths vary: dynamic shapes instead of a compile per length
+            module = cast(torch.nn.Module, torch.compile(module, dynamic=None if self.compilable else True))
         return module
 
-    def _train_step(self, step: int, module: torch.nn.Module) -> tuple[float, int]:
+    def train_step(self, step: int, module: torch.nn.Module) -> tuple[float, int]:
         """One optimizer step on this rank's share of the batch; returns its mean loss and target tokens."""
         for group in self.optimizer.param_groups:
             group["lr"] = learning_rate(step, self.train_config)
@@ -257,6 +251,7 @@ class TrainingLoop(abc.ABC, Generic[M]):
         if self.train_config.grad_clip > 0:
             torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.train_config.grad_clip)
         self.optimizer.step()
+        mark_weights_updated(self.optimizer)
         self.optimizer.zero_grad(set_to_none=True)
         return total, tokens * self.world
 
@@ -277,7 +272,7 @@ class TrainingLoop(abc.ABC, Generic[M]):
         check_finite_weights(step, self.model)  # on every rank: DDP keeps the replicas equal
         if self.rank == 0:
             meta = {**self.checkpoint_meta(), "train": self.train_config.to_dict(), "train_seconds": seconds,
-                    "early_stop": asdict(self.early_stop)}
+                    "early_stop": asdict(self.early_stop), "throughput": asdict(self.throughput)}
             save_checkpoint(self.out / "checkpoint", self.model, self.optimizer, step, meta)
         if self.world > 1:
             dist.barrier()
@@ -295,6 +290,7 @@ class TrainingLoop(abc.ABC, Generic[M]):
         step = load_checkpoint(directory, self.model, self.optimizer)
         self.seconds_before = float(state.get("train_seconds", 0.0))
         self.early_stop = EarlyStop(**state.get("early_stop", {}))
+        self.throughput = Throughput(**state.get("throughput", {}))  # absent from older checkpoints
         self.after_resume(step)
         return step
 
@@ -309,23 +305,26 @@ class TrainingLoop(abc.ABC, Generic[M]):
         start = self._resume(allow_fresh) if resume else 0
         if self.rank == 0:
             trim_metrics_log(self.out / METRICS_FILE, start)
-        module = self._wrapped()
+        module = self.training_module()
         self.model.train()
         end = min(config.max_steps, start + chunk_steps) if chunk_steps else config.max_steps
         end = start if self.early_stop.stopped else end  # an early-stopped run is finished
-        bar = tqdm(total=config.max_steps, initial=start, disable=not self.show_progress or self.rank != 0,
-                   unit="step", dynamic_ncols=True)
+        show = self.show_progress and self.rank == 0
+        if self.precision.note and self.rank == 0:
+            print(self.precision.note, file=sys.stderr)
+        bar = tqdm(total=config.max_steps, initial=start, disable=not show, unit="step", dynamic_ncols=True,
+                   desc=self.precision.name)
         began = time.perf_counter()
         summary: dict[str, Any] = {"step": start}  # replaced by each validation's numbers
         for step in range(start, end):
             tick = time.perf_counter()
-            loss, tokens = self._train_step(step, module)
+            loss, tokens = self.train_step(step, module)
             check_finite_loss(step + 1, loss)
-            rate = tokens / max(time.perf_counter() - tick, 1e-9)
+            rate = self.throughput.add(tokens, time.perf_counter() - tick)
             bar.update(1)
             bar.set_postfix(loss=f"{loss:.3f}", tok_s=f"{rate:,.0f}")
             record: dict[str, Any] = {"step": step + 1, "train_loss": loss, "lr": learning_rate(step, config),
-                                      "tokens_per_s": rate}
+                                      "tokens_per_s": rate, "precision": self.precision.name}
             stop = False
             if (step + 1) % config.eval_every == 0 or step + 1 == end:
                 metrics = self._validate()
@@ -344,6 +343,7 @@ class TrainingLoop(abc.ABC, Generic[M]):
                 break
         bar.close()
         summary["train_seconds"] = self.seconds_before + time.perf_counter() - began
+        summary.update(precision=self.precision.name, tokens_per_s=self.throughput.tokens_per_s)
         if self.early_stop.stopped:
             summary["stopped_early"] = True
         elif end < config.max_steps:

@@ -8,7 +8,7 @@ import torch
 
 from engine.permgen.model import PermGenModel
 from engine.pos.vocab import UNSEEN_GROUP
-from engine.training_card import portable_command, portable_path, steps_line
+from engine.training_card import portable_command, portable_path, speed_line, steps_line
 
 SMALL_DATA_NOTE = {
     "abstract": "AGENDA here is only its 2,000 validation + test abstracts (the train split is missing), "
@@ -76,7 +76,7 @@ cut {data['cut_sentences']} long sentences and {data['cut_sources']} long source
 
 ## Training
 {steps_line(provenance)} steps × batch {train['batch_size']}, lr {train['lr']}, seed {train['seed']}, \
-on {device.type}, {summary.get('train_seconds', 0.0) / 60:.1f} minutes.
+on {device.type}, {summary.get('train_seconds', 0.0) / 60:.1f} minutes; {speed_line(summary)}.
 
 ## Held-out numbers (from this run)
 - NLL per target token, natural order: {summary.get('valid_nll_natural', float('nan')):.4f} \

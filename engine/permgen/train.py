@@ -148,7 +148,7 @@ class PermGenTrainer(TrainingLoop[PermGenModel]):
 
     def step(self, step: int) -> float:
         """One optimizer step (π-SGD) outside `run`; returns its loss."""
-        return self._train_step(step, self.model)[0]
+        return self.train_step(step, self.model)[0]
 
     def evaluate(self, natural: bool = True) -> float:
         """Mean per-token NLL of the held-out targets (natural order, or one fixed random order each)."""

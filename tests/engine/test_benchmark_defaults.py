@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from engine import packed_linear
-from engine.benchmarks import f2_compare, nmst_termination, packed_products, posg_compare
+from engine.benchmarks import f2_compare, nmst_termination, packed_products, posg_compare, train_speed
 from engine.benchmarks.head_compare import ROC_TRAIN_FILES, comparison_parser
 
 
@@ -57,3 +57,15 @@ def test_the_packed_products_benchmark_compares_and_puts_the_shipped_products_ba
     assert packed_linear.project is shipped
     row = capsys.readouterr().out.splitlines()[-1].split()
     assert row[:3] == ["2", "×", "5"] and float(row[-1]) > 0
+
+
+def test_train_speed_names_missing_data_and_shows_its_defaults(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("VARIORUM_DATA", str(tmp_path))
+    with pytest.raises(SystemExit, match=f"training data not found: {tmp_path}/rocstories/"):
+        train_speed.main(["--models", "lm", "--out", str(tmp_path / "out")])
+    with pytest.raises(SystemExit):
+        train_speed.main(["--help"])
+    out = capsys.readouterr().out
+    assert "training steps of each way (the first is warm-up) (default: 30)" in " ".join(out.split())

@@ -111,7 +111,8 @@ def test_permgen_gradient_accumulation_matches_the_full_batch(tmp_path: Path) ->
     weights = []
     for accum in (1, 2):
         out = tmp_path / str(accum)
-        config = _train(out, 3, train_files=[str(STORIES)], valid_fraction=0.0, grad_accum=accum)
+        config = _train(out, 3, train_files=[str(STORIES)], valid_fraction=0.0, grad_accum=accum,
+                        precision="float32")  # bf16 products round differently for a half batch's shapes
         trainer = PermGenTrainer(tiny_permgen_config(330), config, show_progress=False)
         trainer.run()
         weights.append(trainer.model.state_dict())

@@ -71,12 +71,14 @@ def load_checkpoint(directory: Path, model: torch.nn.Module, optimizer: torch.op
         raise FileNotFoundError(f"no checkpoint in {directory}")
     load_model(model, str(directory / WEIGHTS_FILE), device=str(next(model.parameters()).device))
     saved = torch.load(directory / OPTIMIZER_FILE, map_location="cpu", weights_only=True)
-    # how it steps (fused or not) is this run's choice: a checkpoint from before CPU runs fused keeps its numbers
+    # how it steps (fused or not) is this run's choice: a checkpoint from before CPU runs fused keeps its numbers.
+    # Set it before loading: torch places each state's `step` by the loaded group's policy (a fused CUDA step
+    # needs it on the GPU, an unfused one keeps it on the CPU).
     stepping: list[dict[str, Any]] = [{key: group[key] for key in ("fused", "foreach") if key in group}
                                       for group in optimizer.param_groups]
-    optimizer.load_state_dict(saved["optimizer"])
-    for group, kept in zip(optimizer.param_groups, stepping, strict=True):
+    for group, kept in zip(saved["optimizer"]["param_groups"], stepping, strict=True):
         group.update(kept)
+    optimizer.load_state_dict(saved["optimizer"])
     torch.set_rng_state(saved["rng"]["cpu"])
     if "cuda" in saved["rng"] and torch.cuda.is_available():
         torch.cuda.set_rng_state(saved["rng"]["cuda"])

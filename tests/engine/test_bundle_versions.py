@@ -88,12 +88,13 @@ def test_version_1_permgen_bundle_loads_and_computes_as_before() -> None:
     assert float(nll.double().sum()) == pytest.approx(EXPECTED["pg_token_nll_sum"], rel=1e-6)
 
 
-@pytest.mark.parametrize(("name", "family"), [("roc-stories-tiny", LanguageLoadedModel),
-                                              ("roc-stories-tiny-f2-nmst", LanguageLoadedModel),
-                                              ("permgen-story", PermGenLoadedModel)])
-def test_shipped_bundles_load_through_the_one_reader(name: str, family: type) -> None:
+@pytest.mark.parametrize(("name", "family", "version"), [
+    ("roc-stories-tiny", LanguageLoadedModel, 1), ("continue-f2-nmst", LanguageLoadedModel, 2),
+    ("continue-posg-nmst", LanguageLoadedModel, 2), ("permgen-story", PermGenLoadedModel, 2),
+    ("permgen-abstract", PermGenLoadedModel, 2)])
+def test_shipped_bundles_load_through_the_one_reader(name: str, family: type, version: int) -> None:
     path = SHIPPED / name
-    assert read_bundle_config(path)["format_version"] == 1  # shipped as written, never rewritten
+    assert read_bundle_config(path)["format_version"] == version  # shipped as written, never rewritten
     model = Engine(search_dirs=[]).load(path, device="cpu")
     assert type(model) is family
 

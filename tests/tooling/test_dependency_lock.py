@@ -237,3 +237,11 @@ def test_setup_venv_takes_torch_from_choose_torch_at_the_locked_version(setup_co
     # the one torch install is choose-torch's pick (a build, never a bare PyPI torch), alone and constrained
     assert len(torch_installs) == 1, torch_installs
     assert re.search(r"--no-deps torch===?2\.4\.1(\+cpu)?( |$)", torch_installs[0]), torch_installs
+
+
+def test_check_latest_floats_everything_but_the_torch_build() -> None:
+    script = (ROOT / ".ci" / "check-latest").read_text()
+    assert '.ci/choose-torch "$venv/bin/python"' in script  # torch's build chosen as setup-venv does
+    eager = next(line for line in script.splitlines() if "--upgrade-strategy eager" in line and "pip" in line)
+    assert '--constraint "$torch_held"' in eager and "requirements/lock.txt" not in eager
+    assert ".ci/check-latest" not in (ROOT / ".ci" / "run").read_text()  # non-blocking: CI stays on the lock

@@ -15,6 +15,13 @@ ROOT = Path(__file__).resolve().parents[2]
 SMALL_TEST_FILE = "tests/engine/test_atomic.py"
 
 
+def locked_torch() -> str:
+    """choose-torch's version: the lock's torch pin (docs/dependencies.md)."""
+    pin = re.search(r"^torch==(\S+)", (ROOT / "requirements" / "lock.txt").read_text(), re.MULTILINE)
+    assert pin, "requirements/lock.txt pins no torch"
+    return pin[1]
+
+
 def run_script(name: str, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     merged = {**os.environ, "PYTHON": sys.executable, "PYTHONPATH": str(ROOT), **(env or {})}
     return subprocess.run([str(ROOT / ".ci" / name), *args], capture_output=True, text=True, env=merged,
@@ -58,19 +65,19 @@ def choose_torch(bin_dir: Path, **env: str) -> tuple[list[str], str]:
 def test_choose_torch_takes_cuda_only_with_a_gpu(fake_nvidia_smi: Path) -> None:
     (fake_nvidia_smi.parent / "gpus").write_text("GPU 0: NVIDIA H100 (UUID: GPU-1)\n")
     args, said = choose_torch(fake_nvidia_smi)
-    assert args == ["torch===2.13.0"]  # exact: a local 2.13.0+cpu wheel cannot win
+    assert args == [f"torch==={locked_torch()}"]  # exact: a local +cpu wheel of that version cannot win
     assert "CUDA build" in said and "H100" in said
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="the CPU/CUDA choice is made on Linux only")
 def test_choose_torch_takes_the_cpu_index_without_gpu_or_local_wheel(fake_nvidia_smi: Path, tmp_path: Path) -> None:
     args, said = choose_torch(fake_nvidia_smi, PIP_FIND_LINKS=str(tmp_path), PIP_NO_INDEX="1")
-    assert args == ["torch==2.13.0+cpu", "--extra-index-url", "https://download.pytorch.org/whl/cpu"]
+    assert args == [f"torch=={locked_torch()}+cpu", "--extra-index-url", "https://download.pytorch.org/whl/cpu"]
     assert "CPU build" in said
 
 
 def test_choose_torch_keeps_the_index_override(fake_nvidia_smi: Path) -> None:
     (fake_nvidia_smi.parent / "gpus").write_text("GPU 0: NVIDIA H100 (UUID: GPU-1)\n")
     args, said = choose_torch(fake_nvidia_smi, VARIORUM_TORCH_INDEX="https://example.invalid/whl")
-    assert args == ["torch==2.13.0", "--index-url", "https://example.invalid/whl"]
+    assert args == [f"torch=={locked_torch()}", "--index-url", "https://example.invalid/whl"]
     assert "VARIORUM_TORCH_INDEX" in said

@@ -98,8 +98,13 @@ def lm_vocabulary(training: frozenset[str] | None, tokenizer: VariorumTokenizer,
 def permgen_vocabulary(training: frozenset[str] | None, tokenizer: VariorumTokenizer, device: torch.device,
                        lowercase: bool) -> RealWordVocabulary:
     """A PermGen model's real words: normalised text (engine/permgen/text.py); eos and every mark end a word."""
-    marks = [tokenizer.eos_id, *(SPECIAL_TOKENS.index(t) for t in (*SENTENCE_BEGIN, *SENTENCE_END, END_OF_PARAGRAPH))]
-    return RealWordVocabulary(training, tokenizer.piece_bytes(), marks, device, lambda text: normalize(text, lowercase))
+    return RealWordVocabulary(training, tokenizer.piece_bytes(), permgen_boundary_ids(tokenizer), device,
+                              lambda text: normalize(text, lowercase))
+
+
+def permgen_boundary_ids(tokenizer: VariorumTokenizer) -> list[int]:
+    """The ids that end a word in PermGen's output: eos (its start token), ⟨B-t⟩, ⟨E-t⟩ and ⟨EOP⟩."""
+    return [tokenizer.eos_id, *(SPECIAL_TOKENS.index(t) for t in (*SENTENCE_BEGIN, *SENTENCE_END, END_OF_PARAGRAPH))]
 
 
 def missing_words_note(bundle: Path) -> str:

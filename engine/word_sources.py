@@ -54,8 +54,11 @@ def write_bundle_words(directory: Path, vocabulary: Iterable[str]) -> Path:
 def english_words(normalised: bool = False) -> frozenset[str]:
     """The package word list's words (see the module docstring), read once per process; `normalised`:
     split as PermGen's normalised text is ("don't" → "do n't" → do, n, t; engine/permgen/text.py)."""
-    from wordfreq import get_frequency_dict
-
+    try:
+        from wordfreq import get_frequency_dict
+    except ImportError:  # a required dependency, but an environment may predate it
+        raise ValueError("real words only needs the wordfreq package (pip install 'wordfreq>=3.1,<4'); "
+                         "or let the model write any word (--any-words, or untick Real words only)") from None
     floor = 10 ** (ZIPF_FLOOR - 9)  # Zipf z ⇔ frequency 10^(z − 9)
     entries = [e for e, frequency in get_frequency_dict("en", "large").items() if frequency >= floor]
     return frozenset(w for entry in entries for w in words(normalize(entry) if normalised else entry))

@@ -81,7 +81,7 @@ class TokenSampler:
         if self.one_stage:
             scores = marginal
         else:
-            restriction = None if allowed is None else self._allowed_mass(hidden, steps, allowed)
+            restriction = None if allowed is None else head.allowed_group_mass(hidden, steps, allowed)
             group_scores = head.group_stage_scores(
                 hidden, steps, state, lambda s: apply_processors(self.group_processors, history, s), restriction)
             groups = draw_rows(group_scores, seeds, step, STAGE_GROUP, self.greedy)
@@ -97,11 +97,3 @@ class TokenSampler:
         if self.flat:
             groups = most_likely_groups(head, hidden, tokens, steps)
         return Draw(tokens, groups, marginal)
-
-    def _allowed_mass(self, hidden: torch.Tensor, steps: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
-        """log p(A | g) [N, G]: each group's probability of an allowed token."""
-        columns = []
-        for g in range(self.head.num_groups):
-            in_group = self.head.token_log_probs_in_group(hidden, torch.full_like(steps, g), steps)  # [N, V]
-            columns.append(torch.logsumexp(in_group.masked_fill(~allowed, NEG_INF), dim=-1))
-        return torch.stack(columns, dim=-1)

@@ -14,6 +14,7 @@ from engine.decoding.real_words import (
     split_piece,
     trailing_partial,
 )
+from engine.heads.base import OutputHead
 from engine.metrics.invented import WORD, words_after
 from engine.tokenizer import VariorumTokenizer
 from tests.engine.decoding.test_golden_decoding import LM_HEADS, golden_tokenizer, lm_model
@@ -147,3 +148,19 @@ def test_the_last_step_closes_the_open_word() -> None:
     # "he" is a word: eos, "llo" (hello), " ", ".", " he" and the empty piece leave every word whole
     assert spell.mask("he", closing=True).nonzero().flatten().tolist() == [0, 7, 8, 9, 10, 16]
     assert spell.mask("xq", closing=True).tolist() == spell.mask("xq").tolist()  # nothing closes it: the open mask
+
+
+@pytest.mark.parametrize("head_name", sorted(LM_HEADS))
+def test_each_heads_allowed_mass_matches_asking_every_group(head_name: str) -> None:
+    """The one-projection overrides (F², POSG, termination) equal the default that asks each group for its tokens."""
+    tokenizer = golden_tokenizer()
+    head = lm_model(tokenizer, LM_HEADS[head_name][0]).head
+    torch.manual_seed(1)
+    hidden, steps = torch.randn(3, 32), torch.tensor([1, 5, 30])
+    allowed = torch.rand(3, head.vocab_size) < 0.3
+    allowed[1] = False
+    allowed[1, :3] = True  # row 1: eos and two specials only, so most groups hold none of it
+    with torch.no_grad():
+        fast = head.allowed_group_mass(hidden, steps, allowed)
+        reference = OutputHead.allowed_group_mass(head, hidden, steps, allowed)
+    torch.testing.assert_close(fast, reference, atol=1e-4, rtol=1e-4)

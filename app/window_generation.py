@@ -110,6 +110,7 @@ class GenerationMixin(WindowBase):
         if editor is not None:
             inputs.text_before_cursor = editor.text_before_cursor()
             inputs.selection = editor.selection_text()
+            inputs.document = editor.toPlainText()
         try:
             decode = decode_config(values, capabilities)
             return build_request(self.controls.mode.mode(), inputs, n or int(values["n"]), decode, capabilities)

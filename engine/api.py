@@ -30,6 +30,7 @@ from engine.devices import gpu_unavailable_reason, resolve_device
 from engine.loaded_model import GenerationRequest, LoadedModel
 from engine.pos.tagger import Tagger, TaggerUnavailableError
 from engine.prompt_join import stream_after_prompt
+from engine.word_sources import RealWordVocabulary, lm_vocabulary
 
 RESOURCES_MODELS = Path(__file__).resolve().parent.parent / "resources" / "models"
 
@@ -108,8 +109,15 @@ class LanguageLoadedModel(LoadedModel):
         # Encoded without trailing whitespace; variants come back ready to append (engine/prompt_join.py).
         return stream_after_prompt(
             self.bundle.model, self.bundle.tokenizer, request.prompt, request.n, request.decode, should_stop,
-            self.runner,
+            self.runner, self.speller(request),
         )
+
+    @property
+    def bundle_path(self) -> Path:
+        return self.bundle.path
+
+    def _real_word_vocabulary(self, training: frozenset[str] | None) -> RealWordVocabulary:
+        return lm_vocabulary(training, self.bundle.tokenizer, self.device)
 
     def group_names(self) -> list[str]:
         """Labels of the head's sampling groups (POS tags, frequency classes, …) for colouring tokens."""

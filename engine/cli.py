@@ -34,6 +34,7 @@ FORWARDED: dict[str, tuple[str, str]] = {
     "build-recipe": ("engine.recipes", "build a bundle from recipes/<name>.json and measure it"),
     "eval": ("engine.evaluation.run", "evaluate bundles on a split: the papers' tables and plots"),
     "export-onnx": ("engine.onnx.export", "write a bundle's decoder (and encoder) as ONNX for --runtime onnx"),
+    "bundle-words": ("engine.bundle_words", "write a bundle's training words (words.txt) for real words only"),
 }
 
 
@@ -64,6 +65,9 @@ def _generate_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[t
     p.add_argument("--class-rarity-bias", type=float,
                    help="F²: -10..10, > 0 favours rarer frequency classes, 0 = as trained")
     p.add_argument("--flat-sampling", action="store_true", help="F² ablation: sample from p(x), not class then token")
+    p.add_argument("--any-words", action="store_true",
+                   help="let the model write any word, invented ones too (default: only real words: the model's "
+                        "training words, an English word list and the words of your prompt, title and keywords)")
     # PermGen paragraph tasks: a bundle from `variorum train-permgen`
     p.add_argument("--task", choices=list(TASKS),
                    help="default: what --bundle does (its first task), else continue; story / abstract / "
@@ -127,6 +131,7 @@ def run_generate(args: argparse.Namespace, console: Console) -> int:
     from engine.bundle import BundleError
     from engine.bundle_choice import missing_model_message
     from engine.generate_flags import decode_from_flags, fit_to_model
+    from engine.word_sources import missing_words_note
 
     engine = Engine()
     path = args.bundle
@@ -145,6 +150,8 @@ def run_generate(args: argparse.Namespace, console: Console) -> int:
     if model.runtime_note:  # a faster runtime fell back: say why, once
         print(f"warning: {model.runtime_note}", file=sys.stderr)
     request = dataclasses.replace(request, decode=fit_to_model(args, decode, model.capabilities))
+    if request.decode.real_words and not model.real_words().has_training_words:
+        print(f"note: {missing_words_note(path)}", file=sys.stderr)
     stop = threading.Event()
     stream = model.stream(request, should_stop=stop.is_set)
     texts = [""] * request.n

@@ -11,12 +11,15 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import torch
 
 from engine.config import check_field_types
 from engine.controls import MAX_VARIANTS, TASKS, Capabilities
 from engine.decoding import DecodeConfig, DecodeStream, TokenEvent, Variant
+from engine.decoding.real_words import WordSpeller
+from engine.word_sources import RealWordVocabulary, read_bundle_words
 
 
 @dataclass(frozen=True)
@@ -33,10 +36,12 @@ class GenerationRequest:
     num_sentences: int | None = None  # 1-10; None = the model decides (up to 10)
     sentence_order: list[int] | None = field(default=None, hash=False)  # None / [first] / full order
     beam_width: int = 1  # PermGen / paraphrase bundles: > 1 = beam search inside sentences
+    document: str = ""  # the writer's whole document: its words count as real words (decode.real_words)
 
     def __post_init__(self) -> None:
         check_field_types(self)  # a ConfigError (ValueError) naming the field: n=1.5, prompt=None, …
-        for name, text in (("prompt", self.prompt), ("title", self.title), *(("keywords", k) for k in self.keywords)):
+        for name, text in (("prompt", self.prompt), ("title", self.title), ("document", self.document),
+                           *(("keywords", k) for k in self.keywords)):
             try:
                 text.encode("utf-8")
             except UnicodeEncodeError as error:  # e.g. a command-line argument with bytes that are not UTF-8
@@ -53,6 +58,11 @@ class GenerationRequest:
 
             OrderControl(self.num_sentences, tuple(self.sentence_order or ()))
 
+    @property
+    def writer_texts(self) -> list[str]:
+        """The writer's own text: their words are real words under `decode.real_words`."""
+        return [self.prompt, self.document, self.title, *self.keywords]
+
 
 class LoadedModel(ABC):
     """A bundle loaded on a device, ready to generate."""
@@ -60,6 +70,7 @@ class LoadedModel(ABC):
     device: torch.device
     runtime = "torch"  # what runs the decoder step, e.g. "onnx (CPUExecutionProvider)" (engine/onnx/runtime.py)
     runtime_note = ""  # why a faster runtime (ONNX, the recorded GPU step) fell back, '' when none did
+    _real_words: RealWordVocabulary | None = None  # built by the first request with real words on
 
     @property
     @abstractmethod
@@ -82,6 +93,30 @@ class LoadedModel(ABC):
             if on_token is not None:
                 on_token(event)
         return stream.variants
+
+    def speller(self, request: GenerationRequest) -> WordSpeller | None:
+        """The real words of `request` (engine/word_sources.py); None when `request.decode.real_words` is off."""
+        return self.real_words().speller(request.writer_texts) if request.decode.real_words else None
+
+    def real_words(self) -> RealWordVocabulary:
+        """This model's real words: the bundle's training words (`words.txt`) and the word list (built once)."""
+        if self._real_words is None:
+            self.use_training_words(read_bundle_words(self.bundle_path))
+        assert self._real_words is not None
+        return self._real_words
+
+    def use_training_words(self, training: frozenset[str] | None) -> None:
+        """Take `training` as the bundle's training words (`variorum eval` rebuilds them from the files)."""
+        self._real_words = self._real_word_vocabulary(training)
+
+    @property
+    @abstractmethod
+    def bundle_path(self) -> Path:
+        """The loaded bundle's directory."""
+
+    @abstractmethod
+    def _real_word_vocabulary(self, training: frozenset[str] | None) -> RealWordVocabulary:
+        """The real words with these training words, in the form the model writes (engine/word_sources.py)."""
 
     @abstractmethod
     def group_names(self) -> list[str]:

@@ -16,6 +16,7 @@ from typing import Any
 
 from engine.decoding import DecodeConfig, TokenEvent, VariantStream
 from engine.decoding.backbone_runner import BackboneRunner
+from engine.decoding.real_words import WordSpeller
 from engine.model import LanguageModel
 from engine.tokenizer import VariorumTokenizer
 
@@ -54,6 +55,10 @@ class PromptJoinedStream(VariantStream):
                 for variant in self.variants:
                     variant.text = variant.text.lstrip()
 
+    def _start_partials(self) -> list[str]:
+        """After the writer's whitespace a variant starts a new word, whatever the encoded prompt ends with."""
+        return [""] * len(self.variants) if self.strip_leading_space else super()._start_partials()
+
 
 def stream_after_prompt(
     model: LanguageModel,
@@ -63,9 +68,11 @@ def stream_after_prompt(
     settings: DecodeConfig,
     should_stop: Callable[[], bool] | None = None,
     runner: BackboneRunner[Any] | None = None,
+    words: WordSpeller | None = None,
 ) -> VariantStream:
-    """N variants continuing `prompt`, encoded without its trailing whitespace (module docstring)."""
+    """N variants continuing `prompt`, encoded without its trailing whitespace (module docstring); `words`
+    spells the allowed words under `settings.real_words` (engine/decoding/real_words.py)."""
     prompt_ids: Sequence[int] = tokenizer.encode(prompt.rstrip())
-    stream = PromptJoinedStream(model, tokenizer, prompt_ids, n, settings, should_stop, runner=runner)
+    stream = PromptJoinedStream(model, tokenizer, prompt_ids, n, settings, should_stop, runner=runner, words=words)
     stream.strip_leading_space = follows_space(prompt)
     return stream

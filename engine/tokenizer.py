@@ -105,6 +105,19 @@ class VariorumTokenizer:
     def decode(self, ids: Sequence[int], skip_special: bool = True) -> str:
         return str(self._tok.decode(list(ids), skip_special_tokens=skip_special))
 
+    def piece_bytes(self) -> list[bytes | None]:
+        """Each id's bytes as it adds them to decoded text ([vocab]); None for the special tokens.
+
+        A byte-level BPE piece is spelled in GPT-2's printable stand-ins for bytes ("Ġ" = b" "); a piece
+        may hold part of a multibyte character, so its bytes need not be valid UTF-8 alone."""
+        decode_byte = {char: byte for byte, char in _byte_stand_ins().items()}
+        special = set(SPECIAL_TOKENS)
+        pieces: list[bytes | None] = []
+        for token_id in range(self.vocab_size):
+            piece = self._tok.id_to_token(token_id)
+            pieces.append(None if piece is None or piece in special else bytes(decode_byte[c] for c in piece))
+        return pieces
+
     def token_text(self, token_id: int) -> str:
         """The surface text of one token (bytes shown as decoded text)."""
         return self.decode([token_id], skip_special=False)
@@ -123,6 +136,14 @@ class VariorumTokenizer:
             raise TokenizerError(f"cannot read {path}: {error}") from error
         counts_path = directory / COUNTS_FILE
         return cls(tok, _read_counts(counts_path) if counts_path.exists() else None)
+
+
+def _byte_stand_ins() -> dict[int, str]:
+    """GPT-2's byte → printable character map that byte-level BPE pieces are written in: printable
+    Latin-1 bytes stand for themselves, the others for the characters from U+0100 on, in byte order."""
+    printable = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
+    others = [b for b in range(256) if b not in printable]
+    return {**{b: chr(b) for b in printable}, **{b: chr(256 + i) for i, b in enumerate(others)}}
 
 
 def _read_counts(path: Path) -> list[int]:

@@ -34,6 +34,7 @@ from torch.nn.parallel import DistributedDataParallel
 from tqdm import tqdm
 
 from engine.bundle import save_bundle
+from engine.bundle_words import training_words
 from engine.checkpoint import load_checkpoint, resume_state, save_checkpoint
 from engine.config import ConfigError, TrainConfig
 from engine.devices import resolve_device
@@ -43,6 +44,7 @@ from engine.plots import plot_loss_curve
 from engine.precision import resolve_precision
 from engine.tokenizer import VariorumTokenizer
 from engine.training_speed import Throughput, build_optimizer, compile_wanted, mark_weights_updated
+from engine.word_sources import write_bundle_words
 
 M = TypeVar("M", bound="LanguageModel | PermGenModel")
 METRICS_FILE = "metrics.jsonl"
@@ -360,3 +362,6 @@ class TrainingLoop(abc.ABC, Generic[M]):
                       "command": self.command}
         save_bundle(self.out / "bundle", self.model, self.tokenizer, self.render_card(provenance),
                     provenance, self.train_config.bundle_dtype)
+        words = training_words(self.out / "bundle")  # the real-words control's training words (words.txt)
+        if words is not None:
+            write_bundle_words(self.out / "bundle", words)

@@ -9,12 +9,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 python="${PYTHON:-.venv/bin/python}"
 started=$SECONDS
+# Real words only (engine/word_sources.py) reads wordfreq's large English list; the package's other
+# languages (~55 MB) stay out. langcodes, which wordfreq asks for the language, reads its own data.
+wordfreq_data="$("$python" -c 'import pathlib, wordfreq; print(pathlib.Path(wordfreq.__file__).parent / "data")')"
 # The engine imports some modules lazily (per-head and per-task code), so all of engine/ and app/
 # are collected; training-only and optional tagging packages are left out to keep the folder small.
 "$python" -m PyInstaller --noconfirm --clean --log-level WARN --onedir --name Variorum \
   --distpath dist --workpath build/pyinstaller --specpath build/pyinstaller --paths "$PWD" \
   --add-data "$PWD/resources/models:resources/models" --add-data "$PWD/resources/icons:resources/icons" \
   --add-data "$PWD/resources/licenses:resources/licenses" \
+  --add-data "$wordfreq_data/large_en.msgpack.gz:wordfreq/data" --collect-data langcodes \
   --collect-submodules engine --collect-submodules app \
   --hidden-import transformers.models.gpt2 --hidden-import transformers.models.bart \
   --exclude-module matplotlib --exclude-module spacy --exclude-module stanza --exclude-module tkinter \

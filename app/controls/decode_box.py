@@ -23,6 +23,8 @@ from app.controls.seed_box import SeedBox
 from app.controls.spec import (
     DEFAULT_SEED,
     POS_BIAS_FIELD,
+    REAL_WORDS_FIELD,
+    REAL_WORDS_HELP,
     SAMPLING,
     SliderSpec,
     default_values,
@@ -69,6 +71,10 @@ class DecodeBox(QWidget):
         form.addRow("Seed", seed_row)
         sampling = QGroupBox("Word choice")
         sampling_form = QFormLayout(sampling)
+        self.real_words = QCheckBox("Real words only")
+        self.real_words.setChecked(DECODE_DEFAULTS.real_words)
+        self.real_words.setToolTip(REAL_WORDS_HELP)
+        sampling_form.addRow(self.real_words)
         for spec in SAMPLING:
             sampling_form.addRow(spec.label, self._slider(spec))
         self.f2_box = QGroupBox("Frequency classes (F²)")
@@ -80,7 +86,7 @@ class DecodeBox(QWidget):
             self.layout_.addWidget(part)
         self.seed_fixed.toggled.connect(self.seed.setEnabled)
         self.seed.setEnabled(False)
-        for signal in (self.n.valueChanged, self.seed.valueChanged, self.seed_fixed.toggled):
+        for signal in (self.n.valueChanged, self.seed.valueChanged, self.seed_fixed.toggled, self.real_words.toggled):
             signal.connect(lambda *_: self.changed.emit())
         self.set_capabilities(Capabilities())
 
@@ -125,7 +131,8 @@ class DecodeBox(QWidget):
         values.update({name: slider.value() for name, slider in self.sliders.items()})
         if self.bias:
             values[POS_BIAS_FIELD] = {g: s.value() for g, s in self.bias.items() if s.value() != 1.0}
-        values.update({"n": self.n.value(), "seed_fixed": self.seed_fixed.isChecked(), "seed": self.seed.value()})
+        values.update({"n": self.n.value(), "seed_fixed": self.seed_fixed.isChecked(), "seed": self.seed.value(),
+                       REAL_WORDS_FIELD: self.real_words.isChecked()})
         return values
 
     def set_values(self, values: dict[str, Any]) -> None:
@@ -140,6 +147,7 @@ class DecodeBox(QWidget):
         self.n.setValue(int(values.get("n", self.n.value())))
         self.seed_fixed.setChecked(bool(values.get("seed_fixed", False)))
         self.seed.setValue(int(values.get("seed", self.seed.value())))
+        self.real_words.setChecked(bool(values.get(REAL_WORDS_FIELD, self.real_words.isChecked())))
 
 
 def _termination_text(capabilities: Capabilities) -> str:

@@ -46,6 +46,7 @@ class ModeInputs:
     order: str = "model"
     first_sentence: int = 1
     full_order: str = ""  # e.g. "3, 1, 2, 5, 4"
+    document: str = ""  # the whole document: its words count as real words
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -101,11 +102,12 @@ def build_request(
     if reason:
         raise ModeError(reason)
     if mode == "continue":
-        return GenerationRequest(prompt=inputs.text_before_cursor[-PROMPT_CHARS:], n=n, decode=decode)
+        return GenerationRequest(prompt=inputs.text_before_cursor[-PROMPT_CHARS:], n=n, decode=decode,
+                                 document=inputs.document)
     if mode == "paraphrase":
         if not inputs.selection.strip():
             raise ModeError("Select the passage to paraphrase first, then press Generate.")
-        return GenerationRequest(prompt=inputs.selection, n=n, task=mode, decode=decode)
+        return GenerationRequest(prompt=inputs.selection, n=n, task=mode, decode=decode, document=inputs.document)
     if not inputs.title.strip():
         raise ModeError(f"A {MODE_LABELS[mode].lower()} needs a title: type one in the Title field.")
     most = max_sentences(capabilities)
@@ -116,5 +118,6 @@ def build_request(
         "keywords": parse_keywords(inputs.keywords),
         "num_sentences": inputs.num_sentences,
         "sentence_order": sentence_order(inputs),
+        "document": inputs.document,
     }
     return GenerationRequest(n=n, task=mode, decode=decode, **kwargs)

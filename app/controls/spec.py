@@ -67,6 +67,9 @@ METHOD = (
 DEFAULT_SEED = 1234  # shown in the seed box until the writer fixes a seed (unfixed, every run draws one)
 POS_BIAS_FIELD = "pos_bias"  # DecodeConfig field: dict coarse group → factor in [0.1, 10]
 POS_BIAS_RANGE = (0.1, 10.0)
+REAL_WORDS_FIELD = "real_words"  # DecodeConfig field: every model, every mode (engine/decoding/real_words.py)
+REAL_WORDS_HELP = ("Every word written is a real word: one the model saw in training, one of a common English "
+                   "word list, or one you typed (names you invent count). Off lets the model invent words.")
 
 
 def visible_method_controls(capabilities: Capabilities) -> list[SliderSpec]:
@@ -85,7 +88,8 @@ def pos_bias_groups(capabilities: Capabilities) -> list[str]:
 def default_values() -> dict[str, Any]:
     """Control values of a fresh start / the Reset button."""
     values: dict[str, Any] = {spec.field: spec.default for spec in (*SAMPLING, *METHOD)}
-    values.update({"n": DECODE_DEFAULTS.variants, "seed_fixed": False, "seed": DEFAULT_SEED, POS_BIAS_FIELD: {}})
+    values.update({"n": DECODE_DEFAULTS.variants, "seed_fixed": False, "seed": DEFAULT_SEED, POS_BIAS_FIELD: {},
+                   REAL_WORDS_FIELD: DECODE_DEFAULTS.real_words})
     return values
 
 
@@ -105,4 +109,5 @@ def decode_config(values: dict[str, Any], capabilities: Capabilities) -> DecodeC
         bias = {g: float(f) for g, f in dict(values.get(POS_BIAS_FIELD, {})).items() if float(f) != 1.0}
         kwargs[POS_BIAS_FIELD] = bias
     kwargs["seed"] = int(values["seed"]) if values.get("seed_fixed") else None
+    kwargs[REAL_WORDS_FIELD] = bool(values.get(REAL_WORDS_FIELD, DECODE_DEFAULTS.real_words))
     return DecodeConfig(**kwargs)

@@ -13,6 +13,11 @@ generated (a variant that emits eos stops counting). On the CPU our decoder also
 a variant that ended (its row leaves the batch); `generate()` keeps computing such rows as padding.
 On a GPU the torch runtime is the bf16 step replayed from a CUDA graph
 (engine/decoding/graphed_step.py), timed beside eager float32 torch.
+
+On the CPU our decoder is also timed with real words only (engine/decoding/real_words.py) in the
+same alternating rounds ("words" columns; its cost is 1 − words/ours). As in the app, the speller
+and its mask cache live as long as the loaded model, so the warm-up round fills the cache of the
+partial words it meets, and each later round (a new seed) still meets new ones.
 """
 
 from __future__ import annotations
@@ -35,7 +40,9 @@ from engine.benchmarks.alternating import alternating_medians
 from engine.bundle import Bundle, load_bundle
 from engine.decoding import DecodeConfig, generate_variants
 from engine.decoding.backbone_runner import BackboneRunner
+from engine.decoding.real_words import WordSpeller
 from engine.devices import DEVICE_CHOICES, resolve_device
+from engine.word_sources import lm_vocabulary, read_bundle_words
 
 PROMPT = "Tom wanted to learn to play the guitar."
 
@@ -66,12 +73,13 @@ def _clock(device: torch.device) -> float:
 
 
 def time_ours(
-    bundle: Bundle, n: int, new_tokens: int, seed: int, runner: BackboneRunner[Any] | None = None
+    bundle: Bundle, n: int, new_tokens: int, seed: int, runner: BackboneRunner[Any] | None = None,
+    words: WordSpeller | None = None,
 ) -> tuple[float, int]:
-    settings = DecodeConfig(max_new_tokens=new_tokens, top_p=0.9, seed=seed)
+    settings = DecodeConfig(max_new_tokens=new_tokens, top_p=0.9, seed=seed, real_words=words is not None)
     device = next(bundle.model.parameters()).device
     start = _clock(device)
-    variants = generate_variants(bundle.model, bundle.tokenizer, PROMPT, n, settings, runner=runner)
+    variants = generate_variants(bundle.model, bundle.tokenizer, PROMPT, n, settings, runner=runner, words=words)
     return _clock(device) - start, sum(len(v.token_ids) for v in variants)
 
 
@@ -91,11 +99,24 @@ def time_hf(bundle: Bundle, twin: GPT2LMHeadModel, n: int, new_tokens: int, seed
     return elapsed, int((new != tokenizer.pad_id).sum())
 
 
-def compare(bundle: Bundle, twin: GPT2LMHeadModel, n: int, new_tokens: int, rounds: int) -> tuple[float, float]:
-    """Median tokens/s (ours, HF) over `rounds` alternating runs after one warm-up each."""
-    ours, theirs = alternating_medians([lambda seed: time_ours(bundle, n, new_tokens, seed),
-                                        lambda seed: time_hf(bundle, twin, n, new_tokens, seed)], rounds)
-    return ours, theirs
+def compare(
+    bundle: Bundle, twin: GPT2LMHeadModel, words: WordSpeller, n: int, new_tokens: int, rounds: int
+) -> tuple[float, float, float]:
+    """Median tokens/s (ours, ours with real words only, HF) over `rounds` alternating runs after one warm-up each."""
+    ours, spelled, theirs = alternating_medians([
+        lambda seed: time_ours(bundle, n, new_tokens, seed),
+        lambda seed: time_ours(bundle, n, new_tokens, seed, words=words),
+        lambda seed: time_hf(bundle, twin, n, new_tokens, seed),
+    ], rounds)
+    return ours, spelled, theirs
+
+
+def real_words(bundle: Bundle, device: torch.device) -> WordSpeller:
+    """The speller the app would use for PROMPT (the bundle's words.txt if it has one, the list, the prompt)."""
+    vocabulary = lm_vocabulary(read_bundle_words(bundle.path), bundle.tokenizer, device)
+    training = "with" if vocabulary.has_training_words else "without (no words.txt)"
+    print(f"real words: {len(vocabulary.base)}, {training} the bundle's training words")
+    return vocabulary.speller([PROMPT])
 
 
 def compare_runtimes(
@@ -186,10 +207,13 @@ def main(argv: list[str] | None = None) -> None:
     if device.type == "cuda":
         print_runtimes(bundle, twin, graphed_runner(bundle), "graph", args)
         return
-    print(f"{'variants × tokens':>18} {'ours tok/s':>11} {'HF tok/s':>9} {'ours/HF':>8}")
+    words = real_words(bundle, device)
+    print(f"{'variants × tokens':>18} {'ours tok/s':>11} {'words tok/s':>12} {'HF tok/s':>9} {'ours/HF':>8} "
+          f"{'words/ours':>11}")
     for n, new_tokens in args.shapes:
-        ours, theirs = compare(bundle, twin, n, new_tokens, args.rounds)
-        print(f"{f'{n} × {new_tokens}':>18} {ours:11.1f} {theirs:9.1f} {ours / theirs:8.2f}")
+        ours, spelled, theirs = compare(bundle, twin, words, n, new_tokens, args.rounds)
+        print(f"{f'{n} × {new_tokens}':>18} {ours:11.1f} {spelled:12.1f} {theirs:9.1f} {ours / theirs:8.2f} "
+              f"{spelled / ours:11.2f}")
 
 
 if __name__ == "__main__":

@@ -9,7 +9,8 @@ unfinished). The rows follow their beams through `DecodeRows.select`, so the KV 
 termination step t and the head's decoding state (ST's running product) move together.
 
 A step's scores are the model's marginal log p(x) (`DecodeRows.log_probs`); with an allowed
-mask [M, V] (`allowed(expansion)`, e.g. PermGen's V ∪ {⟨E-t⟩}) they are that distribution
+mask [V] or [M, V] (`allowed(expansion, alive)`, e.g. PermGen's V ∪ {⟨E-t⟩}, and per hypothesis the
+real-words mask of its partial word, engine/decoding/real_words.py) they are that distribution
 restricted to the mask and renormalised, so width 1 is exactly greedy decoding from the
 distribution a sampler draws from. A hypothesis's score is the sum of its steps' scores (float64);
 each token also keeps its unrestricted marginal log-prob (`log_probs`, e.g. PermGen's Eq. 8).
@@ -17,7 +18,7 @@ each token also keeps its unrestricted marginal log-prob (`log_probs`, e.g. Perm
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
 import torch
@@ -49,12 +50,13 @@ def beam_search(
     width: int,
     max_steps: int,
     finishing: Collection[int],
-    allowed: Callable[[int], torch.Tensor | None] | None = None,
+    allowed: Callable[[int, Sequence[Hypothesis]], torch.Tensor | None] | None = None,
     should_stop: Callable[[], bool] = lambda: False,
 ) -> BeamResult | None:
     """Beam search from `rows` (one row on entry); None when `should_stop` cancels it.
 
-    `allowed(k)` gives the bool mask [V] (or None) of the k-th expansion (0-based). `rows` is left
+    `allowed(k, alive)` gives the bool mask [V] or [M, V] (or None) of the k-th expansion (0-based) of the
+    alive hypotheses, in row order. `rows` is left
     holding the search's last alive rows."""
     if width < 1 or max_steps < 1:
         raise ValueError(f"beam width and the step limit must be >= 1, got {width}, {max_steps}")
@@ -63,7 +65,7 @@ def beam_search(
         if should_stop():
             return None
         marginal = rows.log_probs().double()  # [M, V]
-        mask = allowed(expansion) if allowed is not None else None
+        mask = allowed(expansion, alive) if allowed is not None else None
         scores = marginal if mask is None else torch.log_softmax(marginal.masked_fill(~mask, NEG_INF), dim=-1)
         totals = torch.tensor([h.score for h in alive], dtype=torch.float64, device=scores.device)[:, None] + scores
         best, tokens = totals.topk(min(width, totals.shape[1]), dim=-1)  # [M, width] each, Eq. 17

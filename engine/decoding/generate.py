@@ -34,6 +34,7 @@ from typing import Any
 import torch
 
 from engine.decoding.backbone_runner import BackboneRunner
+from engine.decoding.real_words import RealWordRows, WordSpeller, trailing_partial
 from engine.decoding.settings import DecodeConfig
 from engine.decoding.step import LanguageModelRows
 from engine.decoding.token_sampler import TokenSampler
@@ -118,10 +119,13 @@ class VariantStream(DecodeStream):
         should_stop: Callable[[], bool] | None = None,
         prompts: Sequence[Sequence[int]] | None = None,
         runner: BackboneRunner[Any] | None = None,
+        words: WordSpeller | None = None,
     ) -> None:
-        """`runner` computes the hidden states (engine/decoding/backbone_runner.py); default: `model` itself."""
+        """`runner` computes the hidden states (engine/decoding/backbone_runner.py); default: `model` itself.
+        `words` spells the allowed words when `settings.real_words` is on (engine/decoding/real_words.py)."""
         if not 1 <= n <= 64:
             raise ValueError(f"number of variants must be in [1, 64], got {n}")
+        self.words = checked_speller(settings, words)
         self.sampler = TokenSampler(model.head, settings)  # a bad control fails here, before any token
         self.model = model
         self.runner = runner  # the backbone's step (engine/decoding/step.py); None = the torch model
@@ -163,11 +167,14 @@ class VariantStream(DecodeStream):
         seeds = torch.tensor([v.seed for v in self.variants], device=device)  # [N] per-row noise keys
         rows = LanguageModelRows(self.model, self.row_prompts, self.settings.max_new_tokens, self.runner)
         active = torch.ones(len(row_variants), dtype=torch.bool, device=device)
+        spelled = None if self.words is None else RealWordRows(self.words, self._start_partials())
         for step in range(1, self.settings.max_new_tokens + 1):
             if self.should_stop():
                 self._finish(row_variants, active, FINISH_CANCELLED)
                 return
-            draw = self.sampler.draw(rows.hidden, rows.steps, rows.state, rows.ids, seeds, step)
+            last = step == self.settings.max_new_tokens  # the cap follows: close the open words
+            allowed = None if spelled is None else spelled.allowed(closing=[last] * len(row_variants))
+            draw = self.sampler.draw(rows.hidden, rows.steps, rows.state, rows.ids, seeds, step, allowed)
             tokens = torch.where(active, draw.tokens, torch.full_like(draw.tokens, self.tokenizer.pad_id))
             yield from self._record(row_variants, active, tokens, draw.log_probs, draw.groups)
             active &= tokens != self.tokenizer.eos_id
@@ -175,12 +182,20 @@ class VariantStream(DecodeStream):
                 return
             if step == self.settings.max_new_tokens:  # no token follows: feeding this one would be wasted
                 break
+            if spelled is not None:
+                spelled.advance(tokens.tolist())
             kept = rows.drop_ended(active)  # [M] on the CPU when a variant ended (docs/decoding_speed.md)
             if kept is not None:
                 seeds, tokens, active = seeds[kept], tokens[kept], active[kept]
                 row_variants = [row_variants[r] for r in kept.tolist()]
+                if spelled is not None:
+                    spelled.select(kept.tolist())
             rows.advance(tokens)
         self._finish(row_variants, active, FINISH_LENGTH)
+
+    def _start_partials(self) -> list[str]:
+        """Each row's partial word before its first token: the letters its context ends with."""
+        return [trailing_partial(self.tokenizer.decode(prompt)) for prompt in self.row_prompts]
 
     def _record(
         self, row_variants: list[int], active: torch.Tensor, tokens: torch.Tensor, log_probs: torch.Tensor,
@@ -222,6 +237,15 @@ class VariantStream(DecodeStream):
             self.variants[row_variants[row]].finish_reason = reason
 
 
+def checked_speller(settings: DecodeConfig, words: WordSpeller | None) -> WordSpeller | None:
+    """The speller a stream uses: `words` when `settings.real_words` is on, else None; ValueError when on
+    without one (the loaded model builds it from the bundle's words, the word list and the writer's text)."""
+    if settings.real_words and words is None:
+        raise ValueError("real_words is on but no allowed words were given (a WordSpeller, "
+                         "engine/decoding/real_words.py); LoadedModel.stream builds one")
+    return words if settings.real_words else None
+
+
 def generate_variants(
     model: LanguageModel,
     tokenizer: VariorumTokenizer,
@@ -231,9 +255,11 @@ def generate_variants(
     on_token: Callable[[TokenEvent], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
     runner: BackboneRunner[Any] | None = None,
+    words: WordSpeller | None = None,
 ) -> list[Variant]:
     """Generate `n` continuations of `prompt`, calling `on_token` for each streamed token."""
-    stream = VariantStream(model, tokenizer, tokenizer.encode(prompt), n, settings, should_stop, runner=runner)
+    stream = VariantStream(model, tokenizer, tokenizer.encode(prompt), n, settings, should_stop, runner=runner,
+                           words=words)
     for event in stream:
         if on_token is not None:
             on_token(event)

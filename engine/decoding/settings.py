@@ -57,6 +57,8 @@ class DecodeConfig:
     # (flat_sampling above is POSG's "w/o POSG-sampling" ablation, Table 7, too.)
     pos_top_k: int = 0  # k_POS: keep the k most probable POS tags; 0 = off (paper: 20 for LM, 5 for paraphrase)
     pos_bias: dict[str, float] = field(default_factory=dict, hash=False)  # "JJ"/"adjectives" → factor in [0.1, 10]
+    # --- real words only (engine/decoding/real_words.py): every head; the writer starts with it on ---
+    real_words: bool = False
 
     def __post_init__(self) -> None:
         try:

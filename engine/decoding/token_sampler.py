@@ -17,7 +17,9 @@ Two stages: the restriction is applied exactly to the two-level distribution,
 
 so the group is drawn from log p(g) + log p(A | g) (the group processors act on that) and the
 token from its group's allowed tokens (the token processors act there). Groups with no allowed
-token get −inf and are never drawn.
+token get −inf and are never drawn. The real-words control (engine/decoding/real_words.py) is such
+a mask, so it holds for every head; a termination head's eos floor (`floor_marginal`) is applied
+before the mask, so eos keeps its bound wherever the mask allows it.
 
 The recorded log-prob of a token is always the model's marginal log p(x) of one decoding step,
 before any processor or restriction.
@@ -79,7 +81,7 @@ class TokenSampler:
         if self.one_stage:
             scores = marginal
         else:
-            restriction = None if allowed is None else self._allowed_mass(hidden, steps, allowed)
+            restriction = None if allowed is None else head.allowed_group_mass(hidden, steps, allowed)
             group_scores = head.group_stage_scores(
                 hidden, steps, state, lambda s: apply_processors(self.group_processors, history, s), restriction)
             groups = draw_rows(group_scores, seeds, step, STAGE_GROUP, self.greedy)
@@ -89,15 +91,9 @@ class TokenSampler:
         scores = apply_processors(self.token_processors, history, scores)
         if self.flat:
             scores = head.floor_marginal(scores, steps)
+            if allowed is not None:  # the floor raises eos even where the mask excludes it (mid-word)
+                scores = scores.masked_fill(~allowed, NEG_INF)
         tokens = draw_rows(scores, seeds, step, STAGE_TOKEN, self.greedy)
         if self.flat:
             groups = most_likely_groups(head, hidden, tokens, steps)
         return Draw(tokens, groups, marginal)
-
-    def _allowed_mass(self, hidden: torch.Tensor, steps: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
-        """log p(A | g) [N, G]: each group's probability of an allowed token."""
-        columns = []
-        for g in range(self.head.num_groups):
-            in_group = self.head.token_log_probs_in_group(hidden, torch.full_like(steps, g), steps)  # [N, V]
-            columns.append(torch.logsumexp(in_group.masked_fill(~allowed, NEG_INF), dim=-1))
-        return torch.stack(columns, dim=-1)

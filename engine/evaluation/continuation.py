@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import torch
 
 from engine.decoding.generate import FINISH_EOS, Variant, VariantStream
+from engine.decoding.real_words import WordSpeller
 from engine.decoding.settings import DecodeConfig
 from engine.model import LanguageModel
 from engine.tokenizer import VariorumTokenizer
@@ -130,8 +131,10 @@ def continue_prefixes(
     seed: int = 0,
     on_prefix: Callable[[int], None] | None = None,
     batch_size: int = DEFAULT_BATCH,
+    words: WordSpeller | None = None,
 ) -> list[Continuation]:
-    """Continue every prefix with VariantStream (prefix i uses seed `seed + i`), in batches."""
+    """Continue every prefix with VariantStream (prefix i uses seed `seed + i`), in batches; `words`: the real
+    words when `settings.real_words` is on (engine/decoding/real_words.py)."""
     results: dict[int, Continuation] = {}
     was_training = model.training
     model.eval()
@@ -139,7 +142,7 @@ def continue_prefixes(
         for chunk in _batches(prefixes, batch_size):
             # Row j of the stream has seed (seed + chunk[0]) + j = seed + chunk[j]: chunks are consecutive.
             stream = VariantStream(model, tokenizer, [], len(chunk), settings.with_seed(seed + chunk[0]),
-                                   prompts=[list(prefixes[i]) for i in chunk])
+                                   prompts=[list(prefixes[i]) for i in chunk], words=words)
             for _ in stream:
                 pass
             scores = rescore_batch(model, stream.row_prompts, [v.token_ids for v in stream.variants],

@@ -7,6 +7,7 @@ A spec is comma-separated parts (order does not matter):
 | `greedy` / `sample` | greedy (argmax) / sampling (the default) | any |
 | `topk=K`, `topp=P`, `temp=T`, `rep=R` | top_k, top_p, temperature, repetition_penalty | any |
 | `flat` | flat_sampling (F² Table 3 / POSG Table 7 ablation: token from the marginal) | any |
+| `words` | real_words (every word a real word, engine/decoding/real_words.py) | any |
 | `ctemp=T`, `ctopk=K`, `rarity=B` | class_temperature, class_top_k, class_rarity_bias | F² |
 | `postopk=K`, `posbias=NAME:FACTOR` (repeatable) | pos_top_k, pos_bias | POSG |
 
@@ -33,7 +34,7 @@ ALIASES = {
 INT_FIELDS = ("top_k", "class_top_k", "pos_top_k")
 NUMBER_FIELDS = (*INT_FIELDS, "top_p", "temperature", "repetition_penalty", "class_temperature",
                  "class_rarity_bias")
-FLAGS = {"greedy": "greedy", "flat": "flat_sampling"}
+FLAGS = {"greedy": "greedy", "flat": "flat_sampling", "words": "real_words"}
 
 
 def _number(spec: str, key: str, value: str, field: str) -> float | int:

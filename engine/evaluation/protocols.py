@@ -3,7 +3,10 @@
 - LM table (F² Table 1, POSG Table 2): for each decoder, continuations of the split's windows →
   KLD, MS-Jaccard-1..3, Self-BLEU-1..4, Distinct-1..3, Rep, seq-rep-4, Uniq; plus PPL of the
   split's reference text (marginal log p, `engine.metrics.perplexity`); given the training word
-  set, the invented-word rate of the continuations (engine/metrics/invented.py). Also the share of
+  set, the invented-word rate of the continuations (words that are not real words: training words,
+  the word list, the words of the split's prefixes; engine/word_sources.py) and their unseen-word
+  rate (words not in the training text), each continuation read after its prefix
+  (engine/metrics/invented.py). A decoder with `words` decodes with real words only. Also the share of
   generated tokens per frequency group and the mean p(eos_t) per step.
 - AGG table (AGG Table 3): PPL and Uniq (distinct argmax next-token predictions) per frequency
   group (frequent 30% / medium 50% / rare 20% of the vocabulary by the bundle's training token
@@ -31,9 +34,10 @@ from engine.evaluation.continuation import DEFAULT_BATCH, Window, continue_prefi
 from engine.evaluation.decoders import parse_decoder
 from engine.evaluation.splits import EvalSplit
 from engine.metrics.frequency import GROUP_NAMES, frequency_groups, group_shares, group_uniq, isotropy
-from engine.metrics.invented import invented_word_rate
+from engine.metrics.invented import word_rates
 from engine.metrics.suite import continuation_metrics
 from engine.metrics.termination import mean_by_step, non_termination_curve
+from engine.word_sources import lm_vocabulary
 
 
 @dataclass(frozen=True)
@@ -43,7 +47,7 @@ class ProtocolConfig:
     prefix_len: int = 50
     continuation_len: int = 100
     max_windows: int | None = 200
-    decoders: tuple[str, ...] = ("topp=0.9",)
+    decoders: tuple[str, ...] = ("topp=0.9", "topp=0.9,words")  # real words off and on
     nmst_decoders: tuple[str, ...] = ("greedy",)
     nmst_prefix_len: int = 10
     nmst_max_length: int = 200
@@ -108,16 +112,18 @@ def evaluate_bundle(bundle: Bundle, split: EvalSplit, config: ProtocolConfig, pr
     windows = windows_for(bundle, split, config)
     groups = frequency_groups(bundle.tokenizer.counts)
     references = [w.reference for w in windows]
-    model = bundle.model
+    model, tokenizer = bundle.model, bundle.tokenizer
+    prompts = [tokenizer.decode(w.prefix) for w in windows]
+    real = lm_vocabulary(train_words, tokenizer, next(model.parameters()).device).speller(prompts)
     for spec in config.decoders:
         settings = parse_decoder(spec, config.continuation_len)
-        outs = continue_prefixes(model, bundle.tokenizer, [w.prefix for w in windows], settings, config.seed, progress,
-                                 config.batch_size)
+        outs = continue_prefixes(model, tokenizer, [w.prefix for w in windows], settings, config.seed, progress,
+                                 config.batch_size, real if settings.real_words else None)
         generated = [c.token_ids for c in outs]
         result.lm[spec] = continuation_metrics(generated, references, config.self_bleu_cap, config.seed)
         if train_words is not None:
-            texts = [bundle.tokenizer.decode(ids) for ids in generated]
-            result.lm[spec]["invented_word_rate"] = invented_word_rate(texts, train_words)
+            texts = [tokenizer.decode(ids) for ids in generated]
+            result.lm[spec].update(word_rates(texts, real.words.members, train_words, prompts))
         result.shares[spec] = group_shares(generated, groups)
         result.eos_curves[spec] = mean_by_step([c.eos_probs for c in outs])
     result.agg = agg_metrics(bundle, split)
@@ -126,7 +132,8 @@ def evaluate_bundle(bundle: Bundle, split: EvalSplit, config: ProtocolConfig, pr
     prefixes = [w.prefix[: config.nmst_prefix_len] for w in windows[: config.nmst_windows]]
     for spec in config.nmst_decoders:
         settings = parse_decoder(spec, config.nmst_max_length)
-        outs = continue_prefixes(model, bundle.tokenizer, prefixes, settings, config.seed, progress, config.batch_size)
+        outs = continue_prefixes(model, tokenizer, prefixes, settings, config.seed, progress, config.batch_size,
+                                 real if settings.real_words else None)
         curve = non_termination_curve([c.length for c in outs], config.nmst_max_length)
         result.nmst[spec] = {"r_nt": {str(length): curve[length - 1] for length in config.nmst_lengths}, "curve": curve}
     return result

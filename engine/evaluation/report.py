@@ -21,7 +21,7 @@ LM_COLUMNS = [
     ("SB-4", "self_bleu_4", 100.0),
     ("Dist-1", "distinct_1", 100.0), ("Dist-2", "distinct_2", 100.0), ("Dist-3", "distinct_3", 100.0),
     ("Rep", "rep", 100.0), ("seq-rep-4", "seq_rep_4", 100.0), ("Uniq", "uniq", 1.0),
-    ("Invented %", "invented_word_rate", 100.0),
+    ("Invented %", "invented_word_rate", 100.0), ("Unseen %", "unseen_word_rate", 100.0),
 ]
 
 
@@ -86,13 +86,14 @@ PARAGRAPH_COLUMNS = [
     ("Self-B-3", "pairwise_self_bleu_3", 100.0), ("Self-B-4", "pairwise_self_bleu_4", 100.0),
     ("Dist-2", "distinct_2", 100.0), ("Dist-3", "distinct_3", 100.0), ("Ent-1", "entropy_1", 1.0),
     ("Ent-2", "entropy_2", 1.0), ("Ent-3", "entropy_3", 1.0), ("Ent-4", "entropy_4", 1.0), ("words", "mean_words", 1.0),
-    ("Invented %", "invented_word_rate", 100.0),
+    ("Invented %", "invented_word_rate", 100.0), ("Unseen %", "unseen_word_rate", 100.0),
 ]
 PARAPHRASE_COLUMNS = [
     ("Self-WER", "self_wer_source", 100.0), ("Self-B-4", "self_bleu_4_source", 100.0),
     ("Dist-1", "distinct_1", 100.0), ("Dist-2", "distinct_2", 100.0), ("Dist-3", "distinct_3", 100.0),
     ("B-4", "bleu_4", 100.0), ("R-1", "rouge1", 100.0), ("R-2", "rouge2", 100.0), ("R-L", "rougeL", 100.0),
     ("words", "mean_words", 1.0), ("Invented %", "invented_word_rate", 100.0),
+    ("Unseen %", "unseen_word_rate", 100.0),
 ]
 SEQ2SEQ_NOTES = {
     "paraphrase": "POSG §5.3 / Table 4 columns: Self-WER and Self-BLEU-4 of all K candidates against their source "

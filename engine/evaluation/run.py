@@ -3,8 +3,12 @@
     variorum eval --bundles runs/a/bundle runs/b/bundle --split rocstories --out runs/eval/roc \\
         --decoders topp=0.9 topk=20 greedy --nmst-decoders greedy topk=4
 
-Each generated table also gets the invented-word rate (engine/metrics/invented.py) against the
-training text each bundle records (`--train-files` to give it, `--no-invented-words` to skip).
+Each generated table also gets the invented-word rate (words that are not real words: training
+words, the word list, the prompts' words; engine/word_sources.py) and the unseen-word rate (words
+not in the training text; engine/metrics/invented.py). The training words are the bundle's
+`words.txt`, else rebuilt from the training files it records (`--train-files` to give them,
+`--no-invented-words` to skip). The default decoders are nucleus sampling with real words off and
+on (`topp=0.9`, `topp=0.9,words`).
 
 Writes report.json (all numbers, the exact command, seeds, split and bundle hashes),
 report.md (tables, bundles side by side, human row) and four PNG plots, with a progress bar.
@@ -20,9 +24,11 @@ candidates per source:
 from __future__ import annotations
 
 import argparse
+import functools
 import shlex
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +59,7 @@ from engine.evaluation.splits import (
 )
 from engine.evaluation.training_words import lm_training_words, permgen_training_words
 from engine.permgen.bundle import PermGenBundle, is_permgen_bundle, load_permgen_bundle
+from engine.word_sources import read_bundle_words
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -105,6 +112,14 @@ def protocol_from_args(args: argparse.Namespace) -> ProtocolConfig:
     )
 
 
+def training_words(bundle: Path, override: list[Path] | None,
+                   rebuild: Callable[[], frozenset[str] | None]) -> frozenset[str] | None:
+    """A bundle's training words: rebuilt from `override` files when given, else its `words.txt`, else
+    rebuilt from the files it records (None when none is here)."""
+    stored = None if override else read_bundle_words(bundle)
+    return stored if stored is not None else rebuild()
+
+
 def held_out(bundle: Bundle, split: EvalSplit) -> bool | None:
     """True if the bundle's training split held every split document out (None: unknown)."""
     fraction = bundle.provenance.get("train", {}).get("valid_fraction")
@@ -153,7 +168,8 @@ def run_lm(args: argparse.Namespace, config: ProtocolConfig, split: EvalSplit) -
     with tqdm(total=total, desc="eval", unit="prefix", file=sys.stderr) as bar:
         for bundle in bundles:
             bar.set_postfix_str(display_name(bundle.path))
-            words = None if args.no_invented_words else lm_training_words(bundle.provenance, args.train_files)
+            rebuild = functools.partial(lm_training_words, bundle.provenance, args.train_files)
+            words = None if args.no_invented_words else training_words(bundle.path, args.train_files, rebuild)
             result = evaluate_bundle(bundle, split, config, bar.update, words)
             entries.append(bundle_entry(bundle, split, result.to_dict()))
     return entries, human_metrics(bundles[0], split, config)
@@ -177,8 +193,9 @@ def run_seq2seq(
             # max_new_tokens = the model's sentence length: each sentence stops at the model's own cap
             specs = [(spec, parse_decoder(spec, bundle.model.config.max_sentence_len)) for spec in config.decoders]
             c = bundle.model.config
-            words = None if args.no_invented_words else permgen_training_words(
-                bundle.provenance, c.task, c.lowercase, args.train_files)
+            rebuild = functools.partial(permgen_training_words, bundle.provenance, c.task, c.lowercase,
+                                        args.train_files)
+            words = None if args.no_invented_words else training_words(bundle.path, args.train_files, rebuild)
             result = evaluate_seq2seq(bundle, split, specs, config.candidates, config.beam_width, config.seed,
                                       config.max_sources, bar.update, words)
             entries.append(seq2seq_entry(bundle, split, {"seq2seq": result}))

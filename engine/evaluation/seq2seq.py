@@ -35,7 +35,7 @@ from engine.decoding.settings import DecodeConfig
 from engine.evaluation.splits import EvalSplit
 from engine.metrics.bleu import pairwise_self_bleu, top1_and_oracle_bleu
 from engine.metrics.diversity import distinct_n_corpus, distinct_n_per_text, entropy_n
-from engine.metrics.invented import invented_word_rate
+from engine.metrics.invented import word_rates
 from engine.metrics.paraphrase import paraphrase_bleu, paraphrase_rouge, self_bleu_vs_source, self_wer
 from engine.permgen.api import PermGenLoadedModel
 from engine.permgen.bundle import PermGenBundle
@@ -65,12 +65,11 @@ def paragraph_words(variant: Variant) -> Words:
 
 
 def paragraph_candidates(
-    bundle: PermGenBundle, split: EvalSplit, settings: DecodeConfig, k: int, beam_width: int, seed: int,
+    model: PermGenLoadedModel, split: EvalSplit, settings: DecodeConfig, k: int, beam_width: int, seed: int,
     max_sources: int | None, progress: Progress,
 ) -> tuple[list[list[Words]], list[Words]]:
     """(per source the K candidates ranked by Eq. 8, per source the target paragraph)."""
-    model = PermGenLoadedModel(bundle, next(bundle.model.parameters()).device)
-    lowercase = bundle.model.config.lowercase
+    lowercase = model.permgen.model.config.lowercase
     candidates, targets = [], []
     for i, example in enumerate(split.examples[: sources_of(split, max_sources)]):
         request = GenerationRequest(task=split.task, title=example.title, keywords=list(example.keywords), n=k,
@@ -103,12 +102,11 @@ def corpus_diversity(texts: Sequence[Words]) -> dict[str, float | None]:
 
 
 def paraphrase_candidates(
-    bundle: PermGenBundle, split: EvalSplit, settings: DecodeConfig, k: int, beam_width: int, seed: int,
+    model: PermGenLoadedModel, split: EvalSplit, settings: DecodeConfig, k: int, beam_width: int, seed: int,
     max_sources: int | None, progress: Progress,
 ) -> tuple[list[list[str]], list[str], list[str]]:
     """(per source the K paraphrases, normalised sources, normalised references)."""
-    model = PermGenLoadedModel(bundle, next(bundle.model.parameters()).device)
-    lowercase = bundle.model.config.lowercase
+    lowercase = model.permgen.model.config.lowercase
     outputs, sources, references = [], [], []
     for i, (source, reference) in enumerate(split.pairs[: sources_of(split, max_sources)]):
         request = GenerationRequest(task="paraphrase", prompt=source, n=k, decode=settings.with_seed(seed + i * k),
@@ -143,24 +141,36 @@ def evaluate_seq2seq(
     seed: int, max_sources: int | None, progress: Progress, train_words: frozenset[str] | None = None,
 ) -> dict[str, dict[str, float | None]]:
     """{decoder spec: metrics} for one PermGen bundle on a paragraph or paraphrase split (with `train_words`,
-    also the invented-word rate of every candidate's normalised words)."""
+    also the invented- and unseen-word rates of every candidate's normalised words: real words are the
+    training words, the word list and the words of the split's sources, engine/word_sources.py)."""
     task = bundle.model.config.task
     if task != split.task:
         raise ValueError(f"bundle {bundle.path} writes a {task!r}; split {split.name!r} evaluates {split.task!r}")
+    model = PermGenLoadedModel(bundle, next(bundle.model.parameters()).device)
+    model.use_training_words(train_words)
     result = {}
     for spec, settings in specs:
         if task == "paraphrase":
-            outs, sources, refs = paraphrase_candidates(bundle, split, settings, k, beam_width, seed, max_sources,
+            outs, sources, refs = paraphrase_candidates(model, split, settings, k, beam_width, seed, max_sources,
                                                         progress)
             result[spec] = paraphrase_metrics(outs, sources, refs)
             texts = [o for group in outs for o in group]
         else:
-            cands, targets = paragraph_candidates(bundle, split, settings, k, beam_width, seed, max_sources, progress)
+            cands, targets = paragraph_candidates(model, split, settings, k, beam_width, seed, max_sources, progress)
             result[spec] = paragraph_metrics(cands, targets)
             texts = [" ".join(c) for group in cands for c in group]
         if train_words is not None:
-            result[spec]["invented_word_rate"] = invented_word_rate(texts, train_words)
+            real = model.real_words().speller(source_texts(split, max_sources)).words.members
+            result[spec].update(word_rates(texts, real, train_words))
     return result
+
+
+def source_texts(split: EvalSplit, max_sources: int | None) -> list[str]:
+    """The writer's texts of the decoded sources: titles and keywords, or the passages to paraphrase."""
+    count = sources_of(split, max_sources)
+    if split.task == "paraphrase":
+        return [source for source, _ in split.pairs[:count]]
+    return [text for e in split.examples[:count] for text in (e.title, *e.keywords)]
 
 
 def human_seq2seq(split: EvalSplit, max_sources: int | None, lowercase: bool = True) -> dict[str, Any]:

@@ -126,6 +126,15 @@ class OutputHead(nn.Module, ABC):
         scores = self.group_log_probs(hidden, steps)
         return shape(scores if restriction is None else scores + restriction)
 
+    def allowed_group_mass(self, hidden: torch.Tensor, steps: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
+        """log p(A | g) [N, G]: each group's probability of the allowed tokens `allowed` [N, V] (−inf where a
+        group has none). This default asks every group for its tokens; heads override it with one projection."""
+        columns = []
+        for g in range(self.num_groups):
+            in_group = self.token_log_probs_in_group(hidden, torch.full_like(steps, g), steps)  # [N, V]
+            columns.append(torch.logsumexp(in_group.masked_fill(~allowed, float("-inf")), dim=-1))
+        return torch.stack(columns, dim=-1)
+
     def floor_marginal(self, scores: torch.Tensor, steps: torch.Tensor) -> torch.Tensor:
         """Processed marginal scores [N, V] before a one-stage draw; a head may raise a token's floor."""
         return scores

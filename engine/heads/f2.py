@@ -127,6 +127,7 @@ class F2Head(OutputHead):
         rows = token_logits.shape[0]
         peak = token_logits.new_full((rows, self.num_groups), NEG_INF)
         peak = peak.scatter_reduce(1, index, token_logits, "amax").detach()  # per-class max, [N, K]
+        peak = peak.clamp(min=torch.finfo(peak.dtype).min)  # a class of −inf logits only (masked): its sum is 0
         shifted = torch.exp(token_logits - peak.gather(1, index))  # [N, V], each ≤ 1
         total = token_logits.new_zeros(rows, self.num_groups).scatter_add(1, index, shifted)
         return peak + torch.log(total)
@@ -159,6 +160,12 @@ class F2Head(OutputHead):
         self._check_assigned()
         token_logits = _float32(self.proj(hidden))
         return F.log_softmax(token_logits.masked_fill(~self._in_class(groups), NEG_INF), dim=-1)
+
+    def allowed_group_mass(self, hidden: torch.Tensor, steps: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
+        """log p2(A | c) [N, K] from one projection: per class, log Σ_{x∈A∩V_c} e^z − log Σ_{x∈V_c} e^z."""
+        self._check_assigned()
+        token_logits = _float32(self.proj(hidden))
+        return self._class_logsumexp(token_logits.masked_fill(~allowed, NEG_INF)) - self._class_logsumexp(token_logits)
 
     def token_groups(self, tokens: torch.Tensor) -> torch.Tensor:
         """The class of each token id (any shape → same shape)."""

@@ -99,6 +99,12 @@ class POSGHead(OutputHead):
         mask = self.membership[groups]  # [N, V]
         return F.log_softmax(self.logits(hidden).masked_fill(~mask, NEG_INF), dim=-1)  # −inf outside V_ρ
 
+    def allowed_group_mass(self, hidden: torch.Tensor, steps: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
+        """log p(A | ρ) [N, G] from one projection (groups overlap: a [N, G, V] mask of the logits)."""
+        in_group = self.logits(hidden)[:, None, :].masked_fill(~self.membership[None], NEG_INF)  # [N, G, V]
+        return torch.logsumexp(in_group.masked_fill(~allowed[:, None, :], NEG_INF), dim=-1) - torch.logsumexp(
+            in_group, dim=-1)
+
     # ----- training (Eq. 4) --------------------------------------------------------------
     def token_nll_given_groups(
         self, hidden: torch.Tensor, targets: torch.Tensor, groups: torch.Tensor, steps: torch.Tensor | None = None

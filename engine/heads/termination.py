@@ -365,6 +365,18 @@ class TerminationHead(OutputHead):
             -1, torch.tensor([self.eos_id], device=hidden.device), 0.0)
         return torch.where(is_eos_group, eos_only, inner)
 
+    def allowed_group_mass(self, hidden: torch.Tensor, steps: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
+        """log p(A | g) [N, G]: an inner group's tokens without eos renormalised (as `token_log_probs_in_group`),
+        the eos group's 0 or −inf, from the inner head's own masses."""
+        if self.inner.num_groups == 1:
+            return super().allowed_group_mass(hidden, steps, allowed)
+        eos = torch.zeros_like(allowed)
+        eos[:, self.eos_id] = True
+        inner = self.inner.allowed_group_mass(hidden, steps, allowed & ~eos)  # [N, G_inner]
+        inner = inner - log1mexp(self.inner.allowed_group_mass(hidden, steps, eos))
+        eos_group = torch.where(allowed[:, self.eos_id], 0.0, NEG_INF)[:, None].to(inner.dtype)
+        return torch.cat([inner, eos_group], dim=-1)
+
     def bundle_files(self) -> dict[str, str]:
         return self.inner.bundle_files()
 

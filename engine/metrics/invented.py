@@ -6,12 +6,18 @@ Both sides must be split the same way: a language model's decoded text against i
 documents, a PermGen model's normalised words against its normalised training text (lowercased and
 PTB-tokenized alike). The rate is (generated word occurrences not in the training word set) /
 (all generated word occurrences), in [0, 1]; 0 for texts with no words.
+
+A continuation is read after its prompt (`prompts`): a word running across the seam ("…to le" +
+"arn to bake") is the word a reader sees ("learn"), so it counts whole, and the prompt's own words
+end before the seam and do not count. `variorum eval` passes as vocabulary the *real words* of
+engine/word_sources.py (training words, the word list, the writer's words) for the real-words rate
+and the training words alone for the unseen-word rate.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
 WORD = re.compile(r"[^\W\d_]+")
 
@@ -26,7 +32,22 @@ def word_set(texts: Iterable[str]) -> frozenset[str]:
     return frozenset(w for text in texts for w in words(text))
 
 
-def invented_word_rate(generated: Sequence[str], vocabulary: frozenset[str]) -> float:
-    """Share of the words of `generated` that are not in `vocabulary`."""
-    found = [w for text in generated for w in words(text)]
+def words_after(prompt: str, text: str) -> list[str]:
+    """The case-folded words of `text` read after `prompt`: those ending inside `text`, counted whole."""
+    return [m.group().casefold() for m in WORD.finditer(prompt + text) if m.end() > len(prompt)]
+
+
+def invented_word_rate(generated: Sequence[str], vocabulary: frozenset[str] | Collection[str],
+                       prompts: Sequence[str] | None = None) -> float:
+    """Share of the words of `generated` (read after `prompts[i]` when given) that are not in `vocabulary`."""
+    found = [w for i, text in enumerate(generated) for w in (words(text) if prompts is None else
+                                                              words_after(prompts[i], text))]
     return sum(w not in vocabulary for w in found) / len(found) if found else 0.0
+
+
+def word_rates(generated: Sequence[str], real_words: Collection[str], training_words: Collection[str],
+               prompts: Sequence[str] | None = None) -> dict[str, float]:
+    """The invented-word rate (words that are not real words) and the unseen-word rate (words not in the
+    training text) of `generated`, each read after its prompt when `prompts` are given."""
+    return {"invented_word_rate": invented_word_rate(generated, real_words, prompts),
+            "unseen_word_rate": invented_word_rate(generated, training_words, prompts)}

@@ -16,6 +16,7 @@ against the source (engine/permgen/paraphrase.py); sentence count / order do not
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -31,6 +32,7 @@ from engine.permgen.keywords import title_keywords
 from engine.permgen.paraphrase import ParaphraseStream
 from engine.permgen.runner import Seq2SeqRunner
 from engine.permgen.text import format_source, normalize
+from engine.word_sources import RealWordVocabulary, permgen_vocabulary
 
 
 class PermGenLoadedModel(LoadedModel):
@@ -72,10 +74,12 @@ class PermGenLoadedModel(LoadedModel):
             raise ValueError(f"a {config.task} needs a title or keywords")
         control = OrderControl(request.num_sentences, tuple(request.sentence_order or ()), config.permute)
         source = tokenizer.encode(self.source_text(request))
+        words = self.speller(request)
         if request.beam_width > 1:
             return BeamPermGenStream(model, tokenizer, source, request.n, request.decode, control, request.beam_width,
-                                     should_stop, self.runner)
-        return PermGenStream(model, tokenizer, source, request.n, request.decode, control, should_stop, self.runner)
+                                     should_stop, self.runner, words)
+        return PermGenStream(model, tokenizer, source, request.n, request.decode, control, should_stop, self.runner,
+                             words)
 
     def _paraphrase(self, request: GenerationRequest, should_stop: Callable[[], bool] | None) -> ParaphraseStream:
         if not request.prompt.strip():
@@ -83,7 +87,14 @@ class PermGenLoadedModel(LoadedModel):
         if request.num_sentences is not None or request.sentence_order:
             raise ValueError("the number and order of sentences do not apply to paraphrases")
         return ParaphraseStream(self.permgen.model, self.permgen.tokenizer, request.prompt, request.n, request.decode,
-                                request.beam_width, should_stop, self.runner)
+                                request.beam_width, should_stop, self.runner, self.speller(request))
+
+    @property
+    def bundle_path(self) -> Path:
+        return self.permgen.path
+
+    def _real_word_vocabulary(self, training: frozenset[str] | None) -> RealWordVocabulary:
+        return permgen_vocabulary(training, self.permgen.tokenizer, self.device, self.permgen.model.config.lowercase)
 
     def group_names(self) -> list[str]:
         return self.permgen.model.head.group_names()

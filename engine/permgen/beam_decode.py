@@ -21,13 +21,14 @@ ends: at most T sentences of at most cap + 1 beam steps each, then ⟨EOP⟩.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator, Iterator, Sequence
 from typing import Any
 
 import torch
 
 from engine.decoding.beam import Hypothesis, beam_search
 from engine.decoding.generate import FINISH_CANCELLED, TokenEvent
+from engine.decoding.real_words import RealWordRows, WordSpeller
 from engine.decoding.settings import DecodeConfig
 from engine.decoding.step import DecodeRows
 from engine.permgen.control import OrderControl
@@ -42,11 +43,13 @@ MAX_BEAM_WIDTH = 16
 
 
 def sentence_beam(
-    rows: DecodeRows, sentence: int, width: int, cap: int, should_stop: Callable[[], bool]
+    rows: DecodeRows, sentence: int, width: int, cap: int, should_stop: Callable[[], bool],
+    speller: WordSpeller | None = None,
 ) -> list[Hypothesis] | None:
     """Finished hypotheses of sentence `sentence` (words then ⟨E-t⟩), best first; None when cancelled.
 
-    `rows` holds one row after ⟨B-t⟩ on entry and the search's last rows on return."""
+    `rows` holds one row after ⟨B-t⟩ on entry and the search's last rows on return. With `speller`
+    (real words only) each hypothesis is also held to the real-words mask of its partial word."""
     if width < 1 or cap < 0:
         raise ValueError(f"beam width must be >= 1 and the sentence cap >= 0, got {width}, {cap}")
     end = end_id(sentence)
@@ -55,7 +58,16 @@ def sentence_beam(
     words[end] = True
     only_end = torch.zeros_like(words)
     only_end[end] = True
-    found = beam_search(rows, width, cap + 1, {end}, lambda k: words if k < cap else only_end, should_stop)
+
+    def allowed(expansion: int, alive: Sequence[Hypothesis]) -> torch.Tensor:
+        if expansion >= cap:
+            return only_end
+        if speller is None:
+            return words
+        spelled = RealWordRows(speller, [speller.partial_after("", h.tokens) for h in alive])
+        return spelled.allowed(words.expand(len(alive), -1), [expansion == cap - 1] * len(alive))  # [M, V]
+
+    found = beam_search(rows, width, cap + 1, {end}, allowed, should_stop)
     return None if found is None else found.finished
 
 
@@ -73,10 +85,11 @@ class BeamPermGenStream(PermGenStream):
         beam_width: int,
         should_stop: Callable[[], bool] | None = None,
         runner: Seq2SeqRunner[Any] | None = None,
+        words: WordSpeller | None = None,
     ) -> None:
         if not 1 <= beam_width <= MAX_BEAM_WIDTH:
             raise ValueError(f"beam width must be from 1 to {MAX_BEAM_WIDTH}, got {beam_width}")
-        super().__init__(model, tokenizer, source_ids, n, settings, control, should_stop, runner)
+        super().__init__(model, tokenizer, source_ids, n, settings, control, should_stop, runner, words)
         self.beam_width = beam_width
         for variant in self.candidates:
             variant.settings["beam_width"] = beam_width
@@ -106,7 +119,8 @@ class BeamPermGenStream(PermGenStream):
                 return True
             rows.advance(torch.tensor([mark], device=rows.hidden.device))
             before = rows.snapshot()
-            found = sentence_beam(rows, sentence_of_begin(mark), self.beam_width, self.cap, self.should_stop)
+            found = sentence_beam(rows, sentence_of_begin(mark), self.beam_width, self.cap, self.should_stop,
+                                  self.words)
             if found is None:
                 return False
             best: Hypothesis = found[0]

@@ -32,7 +32,15 @@ from typing import Any
 import torch
 
 from engine.decoding.class_sampling import most_likely_groups
-from engine.decoding.generate import FINISH_CANCELLED, INCOMPLETE_CHAR, DecodeStream, TokenEvent, Variant
+from engine.decoding.generate import (
+    FINISH_CANCELLED,
+    INCOMPLETE_CHAR,
+    DecodeStream,
+    TokenEvent,
+    Variant,
+    checked_speller,
+)
+from engine.decoding.real_words import RealWordRows, WordSpeller
 from engine.decoding.settings import DecodeConfig
 from engine.decoding.token_sampler import TokenSampler
 from engine.permgen.control import OrderControl
@@ -110,12 +118,15 @@ class PermGenStream(DecodeStream):
         control: OrderControl,
         should_stop: Callable[[], bool] | None = None,
         runner: Seq2SeqRunner[Any] | None = None,
+        words: WordSpeller | None = None,
     ) -> None:
-        """`runner` runs the backbone (engine/permgen/runner.py); None: the torch model."""
+        """`runner` runs the backbone (engine/permgen/runner.py); None: the torch model. `words` spells the
+        allowed words under `settings.real_words` (engine/decoding/real_words.py; the marks end words)."""
         if not 1 <= n <= 64:
             raise ValueError(f"number of variants must be in [1, 64], got {n}")
         if not source_ids:
             raise ValueError("the source (title and keywords) is empty")
+        self.words = checked_speller(settings, words)
         self.sampler = TokenSampler(model.head, settings)  # a bad control fails here, before any token
         self.seq2seq, self.tokenizer, self.settings, self.control = model, tokenizer, settings, control
         self.source_ids = source_ids[: model.config.max_source_len]
@@ -148,13 +159,17 @@ class PermGenStream(DecodeStream):
         history = torch.full((n, 1), START_ID, device=device)
         active = torch.ones(n, dtype=torch.bool, device=device)
         head, limit = self.seq2seq.head, self.control.limit
+        spelled = None if self.words is None else RealWordRows(self.words, [""] * n)
         firsts: list[int] = []
         for step in range(1, limit * (self.cap + 2) + 2):
             if self.should_stop():
                 self._stop(active)
                 return
-            draw = self.sampler.draw(rows.hidden, rows.steps, rows.state, history, seeds, step,
-                                     self._allowed_words(device))
+            allowed = self._allowed_words(device)
+            if spelled is not None:  # a sentence's last token before its cap closes the open word
+                allowed = spelled.allowed(allowed, [len(self.states[c].words) == self.cap - 1
+                                                    for c in self.row_candidates])
+            draw = self.sampler.draw(rows.hidden, rows.steps, rows.state, history, seeds, step, allowed)
             if step == 1:
                 firsts = first_marks(draw.marginal[0], self.control, n, self.base_seed)
             tokens = self._override_marks(draw.tokens, draw.marginal, firsts, step)
@@ -170,10 +185,14 @@ class PermGenStream(DecodeStream):
             if not bool(active.any()):
                 return
             history = torch.cat([history, tokens[:, None]], dim=1)
+            if spelled is not None:
+                spelled.advance(tokens.tolist())
             kept = rows.drop_ended(active)  # [M] on the CPU when a candidate ended
             if kept is not None:
                 seeds, tokens, active, history = seeds[kept], tokens[kept], active[kept], history[kept]
                 self.row_candidates = [self.row_candidates[r] for r in kept.tolist()]
+                if spelled is not None:
+                    spelled.select(kept.tolist())
             rows.advance(tokens)
         raise RuntimeError("PermGen decoding exceeded its step bound")  # unreachable: marks force the end
 

@@ -34,7 +34,8 @@ from typing import Any
 import torch
 
 from engine.decoding.beam import Hypothesis
-from engine.decoding.generate import FINISH_CANCELLED, DecodeStream, TokenEvent, Variant
+from engine.decoding.generate import FINISH_CANCELLED, DecodeStream, TokenEvent, Variant, checked_speller
+from engine.decoding.real_words import WordSpeller
 from engine.decoding.settings import DecodeConfig
 from engine.metrics.paraphrase import self_bleu_vs_source, self_wer
 from engine.permgen.beam_decode import MAX_BEAM_WIDTH, sentence_beam
@@ -97,8 +98,10 @@ class ParaphraseStream(DecodeStream):
         beam_width: int = 1,
         should_stop: Callable[[], bool] | None = None,
         runner: Seq2SeqRunner[Any] | None = None,
+        words: WordSpeller | None = None,
     ) -> None:
-        """`runner` runs the backbone (engine/permgen/runner.py); None: the torch model."""
+        """`runner` runs the backbone (engine/permgen/runner.py); None: the torch model. `words`: the real
+        words under `settings.real_words` (engine/decoding/real_words.py)."""
         if model.config.task != "paraphrase":
             raise ValueError(f"this model writes a {model.config.task!r}, not paraphrases")
         if not 1 <= n <= 64 or not 1 <= beam_width <= MAX_BEAM_WIDTH:
@@ -112,7 +115,8 @@ class ParaphraseStream(DecodeStream):
         self.sources = [passage[a:b] for a, b in self.spans]
         self.sources_ids = [tokenizer.encode(normalize(s, model.config.lowercase)) or [START_ID] for s in self.sources]
         self.cap = min(model.config.max_sentence_len - 2, settings.max_new_tokens)
-        PermGenStream(model, tokenizer, self.sources_ids[0], n, settings, ONE_SENTENCE)  # fails now on bad settings
+        PermGenStream(model, tokenizer, self.sources_ids[0], n, settings, ONE_SENTENCE, words=words)  # fails now
+        self.words = checked_speller(settings, words)
         base = settings.seed if settings.seed is not None else random.randrange(2**62)
         self.base_seed = base
         self.candidates = [ParaphraseVariant(index=i, seed=base + i, settings=self._settings(base + i))
@@ -154,7 +158,7 @@ class ParaphraseStream(DecodeStream):
             return [self.tokenizer.decode([t for t in h.tokens if t >= FIRST_WORD_ID]).strip() for h in picks]
         seed = (self.base_seed + j * SENTENCE_SEED_STRIDE) % 2**62
         inner = PermGenStream(self.seq2seq, self.tokenizer, self.sources_ids[j], len(self.candidates),
-                              self.settings.with_seed(seed), ONE_SENTENCE, self.should_stop, self.runner)
+                              self.settings.with_seed(seed), ONE_SENTENCE, self.should_stop, self.runner, self.words)
         started = [False] * len(self.candidates)
         for event in inner:
             if event.token_id < FIRST_WORD_ID:
@@ -174,7 +178,7 @@ class ParaphraseStream(DecodeStream):
                 rows = PermGenRows(model, source_ids[: model.config.max_source_len], 1, self.runner)
                 rows.advance(torch.tensor([begin_id(1)], device=rows.hidden.device))
                 width = max(self.beam_width, len(self.candidates))
-                return sentence_beam(rows, 1, width, self.cap, self.should_stop)
+                return sentence_beam(rows, 1, width, self.cap, self.should_stop, self.words)
         finally:
             model.train(was_training)
 

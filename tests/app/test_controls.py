@@ -69,6 +69,28 @@ def test_shown_controls_reach_the_decoder(make_window: MakeWindow, qtbot: QtBot)
     assert decode.class_top_k == 0  # F² controls are not shown for a POSG head and stay off
 
 
+def test_real_words_only_is_on_by_default_and_reaches_the_request_with_the_document(
+    make_window: MakeWindow, qtbot: QtBot
+) -> None:
+    window = make_window(FakeEngine(FakeModel(SOFTMAX)))
+    box = window.controls.decode.real_words
+    assert box.text() == "Real words only" and box.isChecked()
+    editor = window.tabs.current()
+    editor.setPlainText("Zorblax met Quil. ")
+    editor.moveCursor(QTextCursor.MoveOperation.End)
+    window.generate()
+    qtbot.waitUntil(lambda: not window.generator.running, timeout=5000)
+    request = window.engine.model.requests[-1]  # type: ignore[attr-defined]
+    assert request.decode.real_words and request.document == "Zorblax met Quil. "
+    box.setChecked(False)
+    assert window.controls.decode.values()["real_words"] is False
+    window.generate()
+    qtbot.waitUntil(lambda: not window.generator.running, timeout=5000)
+    assert not window.engine.model.requests[-1].decode.real_words  # type: ignore[attr-defined]
+    window.controls.decode.set_values(spec.default_values())  # Reset switches it back on
+    assert box.isChecked()
+
+
 def test_decode_config_from_values() -> None:
     values = spec.default_values() | {"temperature": 0.7, "top_k": 40, "seed_fixed": True, "seed": 9,
                                       "class_top_k": 3}
@@ -90,6 +112,7 @@ class PlannedRequest:
     keywords: list[str] = dataclasses.field(default_factory=list)
     num_sentences: int = 5
     sentence_order: list[int] | None = None
+    document: str = ""
 
 
 @dataclasses.dataclass(frozen=True)

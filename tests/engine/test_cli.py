@@ -31,6 +31,23 @@ def test_generate_prints_every_variant_with_seed(tiny_bundle: Path, capsys: pyte
     assert capsys.readouterr().out == out  # same seed, same text
 
 
+def test_generate_writes_real_words_unless_told_any_words(
+    tiny_bundle: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    copy = tmp_path / "tiny"
+    shutil.copytree(tiny_bundle, copy)
+    argv = ["generate", "--bundle", str(copy), "-n", "2", "--seed", "3", "--max-new-tokens", "16"]
+    assert main(argv) == 0
+    real = capsys.readouterr()
+    assert "has no words.txt" in real.err and f"variorum bundle-words --bundle {copy}" in real.err
+    assert main([*argv, "--any-words"]) == 0
+    anything = capsys.readouterr()
+    assert "words.txt" not in anything.err and anything.out != real.out  # the untrained model invents words
+    (copy / "words.txt").write_text("the\ndog\n")
+    assert main(argv) == 0
+    assert "words.txt" not in capsys.readouterr().err
+
+
 def test_generate_uses_first_bundled_model_by_default(bundle_dirs: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["generate", "-n", "1", "--max-new-tokens", "3", "--seed", "0"]) == 0
     assert "--- variant 1 · seed 0" in capsys.readouterr().out

@@ -30,4 +30,5 @@ def test_desktop_entry_starts_the_built_app_with_its_icon() -> None:
 def test_build_script_packs_the_models_and_smoke_tests_the_build() -> None:
     script = (ROOT / "packaging" / "build.sh").read_text()
     assert "resources/models:resources/models" in script
+    assert "large_en.msgpack.gz:wordfreq/data" in script  # the real-words word list (engine/word_sources.py)
     assert "dist/Variorum/Variorum --smoke-test" in script

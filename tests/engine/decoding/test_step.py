@@ -73,7 +73,7 @@ def test_the_allowed_mask_restricts_two_stage_termination_heads_exactly(
     allowed[:, 100:140] = True
     allowed[0, EOS_ID] = True  # row 0 may end, the others may not
     sampler = TokenSampler(head, DecodeConfig())
-    restriction = sampler._allowed_mass(hidden, steps, allowed)
+    restriction = head.allowed_group_mass(hidden, steps, allowed)
     scores = head.group_stage_scores(hidden, steps, None, lambda s: s, restriction)  # [3, G]
     joint = head.group_log_probs(hidden, steps)[:, :, None] + torch.stack(
         [head.token_log_probs_in_group(hidden, torch.full_like(steps, g), steps) for g in range(head.num_groups)], 1)

@@ -16,6 +16,7 @@ from engine.evaluation.run import main
 from engine.evaluation.seq2seq import paragraph_candidates, paragraph_metrics, paragraph_words, paraphrase_metrics
 from engine.evaluation.splits import load_split
 from engine.metrics.bleu import corpus_bleu, sentence_bleu
+from engine.permgen.api import PermGenLoadedModel
 from engine.permgen.bundle import load_permgen_bundle
 from engine.permgen.control import OrderControl
 from engine.permgen.data import tokenizer_texts
@@ -66,7 +67,8 @@ def test_top1_is_the_rank_one_candidate_and_oracle_the_best(
     split = load_split("rocstories_story", data_root, 0.99)
     settings = DecodeConfig(top_p=0.9, max_new_tokens=6)
     counted: list[int] = []
-    candidates, targets = paragraph_candidates(bundle, split, settings, 3, 1, 10, 2, counted.append)
+    model = PermGenLoadedModel(bundle, torch.device("cpu"))
+    candidates, targets = paragraph_candidates(model, split, settings, 3, 1, 10, 2, counted.append)
     assert counted == [1, 1] and len(candidates) == 2 and all(len(c) == 3 for c in candidates)
     for i, example in enumerate(split.examples[:2]):  # source i: the app's stream with base seed 10 + 3i
         source = bundle.tokenizer.encode(format_source(example.title, example.keywords))

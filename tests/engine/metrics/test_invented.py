@@ -9,7 +9,7 @@ import pytest
 
 from engine.cli import main as cli_main
 from engine.evaluation.training_words import lm_training_words, permgen_training_words
-from engine.metrics.invented import invented_word_rate, word_set, words
+from engine.metrics.invented import invented_word_rate, word_rates, word_set, words, words_after
 from tests.engine.evaluation.conftest import TINY_SPLIT
 from tests.engine.permgen.conftest import STORIES
 
@@ -44,12 +44,23 @@ def test_permgen_training_words_are_normalised() -> None:
     assert vocabulary is not None and all(w == w.lower() for w in vocabulary)
 
 
-def test_eval_report_has_the_rate(tiny_bundle: Path, tmp_path: Path) -> None:
+def test_eval_report_has_the_rates_with_real_words_off_and_on(tiny_bundle: Path, tmp_path: Path) -> None:
     out = tmp_path / "report"
     argv = ["eval", "--bundles", str(tiny_bundle), "--split-file", str(TINY_SPLIT), "--out", str(out),
-            "--prefix-len", "8", "--continuation-len", "8", "--max-windows", "4", "--decoders", "greedy",
-            "--nmst-windows", "1", "--nmst-max-length", "8", "--nmst-lengths", "8", "--train-files", str(TINY_SPLIT)]
+            "--prefix-len", "8", "--continuation-len", "12", "--max-windows", "4", "--decoders", "sample",
+            "sample,words", "--nmst-windows", "1", "--nmst-max-length", "8", "--nmst-lengths", "8",
+            "--train-files", str(TINY_SPLIT)]
     assert cli_main(argv) == 0
     report = json.loads((out / "report.json").read_text())
-    assert 0.0 <= report["bundles"][0]["result"]["lm"]["greedy"]["invented_word_rate"] <= 1.0
-    assert "Invented %" in (out / "report.md").read_text()
+    off, on = (report["bundles"][0]["result"]["lm"][spec] for spec in ("sample", "sample,words"))
+    assert on["invented_word_rate"] < off["invented_word_rate"]  # the untrained model invents; with words, hardly
+    assert off["invented_word_rate"] <= off["unseen_word_rate"]  # real words include every training word
+    assert "Invented %" in (out / "report.md").read_text() and "Unseen %" in (out / "report.md").read_text()
+
+
+def test_words_are_read_after_their_prompt() -> None:
+    assert words_after("to le", "arn. Then") == ["learn", "then"]
+    assert words_after("to le ", "arn") == ["arn"]
+    assert invented_word_rate(["arn it"], frozenset({"learn"}), ["le"]) == pytest.approx(1 / 2)
+    rates = word_rates(["arn it"], {"learn", "it"}, {"it"}, ["le"])
+    assert rates == {"invented_word_rate": 0.0, "unseen_word_rate": 0.5}

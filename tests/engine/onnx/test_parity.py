@@ -10,9 +10,13 @@ import torch
 
 from engine.bundle import load_bundle
 from engine.decoding import DecodeConfig, VariantStream
+from engine.decoding.real_words import AllowedWords, TokenPieces, WordSpeller
 from engine.heads.termination import TerminationHead
+from engine.metrics.invented import words
 from engine.onnx.runner import OnnxBackboneRunner
 from engine.onnx.runtime import choose_lm_runtime
+from tests.conftest import STORIES
+from tests.engine.decoding.test_real_words import assert_only_allowed_words
 from tests.engine.onnx.conftest import HEADS
 
 pytest.importorskip("onnxruntime")
@@ -136,3 +140,26 @@ def test_io_binding_path_gives_the_numpy_path_s_outputs(make_exported: Callable[
     for numpy_out, bound_out in zip(run_graph(runner.session, inputs, outputs, cpu),
                                     run_bound(runner.session, inputs, outputs, cpu), strict=True):
         assert torch.equal(numpy_out, bound_out)
+
+
+@pytest.mark.parametrize("head", ["softmax", "f2+nmst"])
+def test_real_words_only_decodes_alike_on_onnx(head: str, make_exported: Callable[[str], Path],
+                                               device: torch.device) -> None:
+    """The real-words mask acts in the sampler, after the runner: both runtimes draw the same words."""
+    path = make_exported(head)
+    onnx = onnx_runner(path, device)
+    bundle = load_bundle(path, device)
+    tokenizer = bundle.tokenizer
+    allowed = AllowedWords(words(STORIES.read_text()))
+    speller = WordSpeller(TokenPieces(tokenizer.piece_bytes(), [tokenizer.eos_id]), allowed, device)
+    settings = DecodeConfig(max_new_tokens=60, top_p=0.95, seed=3, real_words=True)
+    prompt = tokenizer.encode("Once upon a time")
+    results = []
+    for runner in (None, onnx):
+        stream = VariantStream(bundle.model, tokenizer, prompt, 3, settings, runner=runner, words=speller)
+        list(stream)
+        results.append(stream.variants)
+    assert [v.token_ids for v in results[0]] == [v.token_ids for v in results[1]]
+    for variant in results[0]:
+        assert_only_allowed_words(tokenizer.decode(variant.token_ids), "Once upon a time", variant.finish_reason,
+                                  allowed)

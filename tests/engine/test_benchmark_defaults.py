@@ -69,3 +69,15 @@ def test_train_speed_names_missing_data_and_shows_its_defaults(
         train_speed.main(["--help"])
     out = capsys.readouterr().out
     assert "training steps of each way (the first is warm-up) (default: 30)" in " ".join(out.split())
+
+
+def test_pos_bias_prompts_are_first_sentences_of_held_out_stories(tmp_path: Path) -> None:
+    from engine.benchmarks.pos_bias import ROC_FILES, held_out_prompts
+    from engine.data.corpus import is_validation
+
+    stories = [f"Story {i} begins here. It goes on." for i in range(400)]
+    (tmp_path / ROC_FILES[0]).parent.mkdir(parents=True)
+    (tmp_path / ROC_FILES[0]).write_text("".join(f'["{s}"]\n' for s in stories))
+    prompts = held_out_prompts(tmp_path, 5)
+    held_out = [s for s in stories if is_validation(s, 0.05)]
+    assert prompts == [s.split(". ")[0] + "." for s in held_out[:5]] and len(prompts) == 5

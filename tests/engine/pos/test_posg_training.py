@@ -13,6 +13,7 @@ from engine.bundle import load_bundle
 from engine.cli import main as cli_main
 from engine.data.corpus import read_corpus, split_documents
 from engine.decoding import DecodeConfig, DecodeSettingError, generate_variants
+from engine.evaluate import held_out_documents
 from engine.evaluate import main as perplexity_main
 from engine.heads.posg import POSGHead
 from engine.pos import SpacyTagger
@@ -68,7 +69,14 @@ def test_bundle_marginal_and_perplexity(trained: Path, capsys: pytest.CaptureFix
     log_probs = model.next_log_probs(ids)
     assert torch.allclose(log_probs.exp().sum(-1), torch.ones(1, 5), atol=1e-5)
     assert perplexity_main(["--bundle", str(trained / "bundle"), "--files", str(STORIES)]) == 0
-    assert math.isfinite(json.loads(capsys.readouterr().out)["perplexity"])
+    report = json.loads(capsys.readouterr().out)
+    assert math.isfinite(report["perplexity"])
+    # per word: the same mean NLL spread over words (+ one end per document) instead of tokens
+    bundle = load_bundle(trained / "bundle")
+    documents = held_out_documents(bundle, [STORIES])
+    tokens = sum(len(ids) + 1 for ids in bundle.tokenizer.encode_batch(documents))
+    words = sum(len(d.split()) + 1 for d in documents)
+    assert report["perplexity_per_word"] == pytest.approx(math.exp(report["loss"] * tokens / words), rel=1e-3)
 
 
 def test_generation_ends_is_reproducible_and_stays_in_the_sampled_tag(trained: Path) -> None:

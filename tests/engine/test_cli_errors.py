@@ -30,6 +30,7 @@ def missing_path_argv(command: str, tmp_path: Path) -> list[str]:
         "build-recipe": ["build-recipe", missing + ".json"],
         "eval": ["eval", "--bundles", missing, "--split-file", missing, "--out", out],
         "export-onnx": ["export-onnx", "--bundle", missing],
+        "bundle-words": ["bundle-words", "--bundle", missing],
     }[command]
 
 

@@ -67,16 +67,17 @@ def held_out_blocks(bundle: Bundle, files: list[Path], fraction: float | None = 
                     everything: bool = False) -> tuple[int, torch.Tensor]:
     """(documents, blocks [num_blocks, block_size + 1]) of `held_out_documents`."""
     held_out = held_out_documents(bundle, files, fraction, everything)
-    tokenizer = bundle.tokenizer
-    return len(held_out), make_blocks(tokenizer.encode_batch(held_out), tokenizer.eos_id,
-                                      bundle.model.config.block_size)
+    return len(held_out), _blocks(bundle, bundle.tokenizer.encode_batch(held_out))
 
 
-def tokens_per_word(bundle: Bundle, documents: list[str]) -> float:
+def _blocks(bundle: Bundle, encoded: list[list[int]]) -> torch.Tensor:
+    return make_blocks(encoded, bundle.tokenizer.eos_id, bundle.model.config.block_size)
+
+
+def tokens_per_word(documents: list[str], encoded: list[list[int]]) -> float:
     """Tokens of the eos-separated stream per word, a word being a whitespace-separated string and each
     document's end counting as one (so models with different tokenizers compare per word)."""
-    tokens = sum(len(ids) + 1 for ids in bundle.tokenizer.encode_batch(documents))
-    return tokens / sum(len(d.split()) + 1 for d in documents)
+    return sum(len(ids) + 1 for ids in encoded) / sum(len(d.split()) + 1 for d in documents)
 
 
 @reports_user_errors("perplexity")
@@ -93,10 +94,12 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(bundle_held_out(load_permgen_bundle(args.bundle), args.files)))
         return 0
     bundle = load_bundle(args.bundle)
-    documents, blocks = held_out_blocks(bundle, args.files, args.valid_fraction, args.all)
+    documents = held_out_documents(bundle, args.files, args.valid_fraction, args.all)
+    encoded = bundle.tokenizer.encode_batch(documents)
+    blocks = _blocks(bundle, encoded)
     loss, ppl = block_perplexity(bundle.model, blocks)
-    ratio = tokens_per_word(bundle, held_out_documents(bundle, args.files, args.valid_fraction, args.all))
-    print(json.dumps({"documents": documents, "tokens": int(blocks[:, 1:].numel()), "loss": round(loss, 4),
+    ratio = tokens_per_word(documents, encoded)
+    print(json.dumps({"documents": len(documents), "tokens": int(blocks[:, 1:].numel()), "loss": round(loss, 4),
                       "perplexity": round(ppl, 2), "perplexity_per_word": round(math.exp(loss * ratio), 2)}))
     return 0
 

@@ -1,6 +1,6 @@
 """Token classes for colouring variants: frequency class, POS tag, or the head's own sampling group.
 
-Frequency classes follow DESIGN §3 (AGG report): rank the vocabulary by training count, the top
+Frequency classes follow the AGG paper's report: rank the vocabulary by training count, the top
 30% of token types are "frequent", the next 50% "medium", the last 20% "rare"; tokens never seen
 in training are "unseen". POS colouring uses the model's sampled tag when its head is POS-guided
 (groups are PTB tags), else the tagger's tag of the word a token falls in, shown by coarse group.

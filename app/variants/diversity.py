@@ -1,6 +1,6 @@
 """Diversity across the shown variants: pairwise Self-BLEU and Distinct-2, from engine.metrics.
 
-Definitions (DESIGN §4), computed by engine.metrics (one implementation for the app and `variorum eval`):
+Definitions, computed by engine.metrics (one implementation for the app and `variorum eval`):
 - Self-BLEU = mean over variants of BLEU-4(variant, all OTHER variants as references) — never the
   variant itself (Texygen's slow path includes it, a known bug) — `engine.metrics.bleu.self_bleu`
   with the settings of sacrebleu's `sentence_score`: 13a tokenization (sacrebleu's tokenizer),

@@ -1,4 +1,4 @@
-"""Every metric of the five papers, one definition each (DESIGN §4); see each module's docstring.
+"""Every metric of the five papers, one definition each; see each module's docstring.
 
 ngrams (vectorised counting) · bleu (Self-BLEU, pairwise Self-BLEU, sentence/corpus/oracle BLEU)
 · diversity (Distinct-n, Uniq, Entropy-n) · repetition (Rep, seq-rep-n) · similarity (KLD,

@@ -9,7 +9,7 @@ fractions in [0, 1], not percentages.
 
 Self-BLEU-n (Zhu et al. 2018, Texygen): each text is the hypothesis once and **every other
 text** is a reference; the score is the mean over hypotheses. Texygen's slow path also kept the
-hypothesis among its own references (a known bug, DESIGN §4) — here a text is never its own
+hypothesis among its own references (a bug in Texygen) — here a text is never its own
 reference (`max_count_in_other_texts`), so N identical texts score 1 and N disjoint texts 0.
 Smoothing defaults to sacrebleu's "floor" with 0.1, which is NLTK's `method1` used by Texygen.
 The optional hypothesis cap picks hypotheses by a hash of their tokens, so the subset is the

@@ -1,7 +1,7 @@
 """Closeness of generated texts to the human references: unigram KLD and MS-Jaccard.
 
 - `unigram_kld`: KL(p_ref ‖ p_gen) = Σ_x p_ref(x) log(p_ref(x) / max(p_gen(x), 1e-10)), in nats,
-  over the unigram (token) distributions of the two sets (DESIGN §4). Only tokens the references
+  over the unigram (token) distributions of the two sets. Only tokens the references
   use contribute; p_gen is floored, not renormalised (so a generated set that never uses a
   reference token is penalised by log(p_ref / 1e-10), finite).
 - `ms_jaccard`: Montahaei et al. 2019 (MS-Jaccard, as in their MultisetDistances code): for

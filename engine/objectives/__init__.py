@@ -1,4 +1,4 @@
-"""Training objectives (DESIGN §3): MLE, AGG, unlikelihood baselines, and their registry.
+"""Training objectives: MLE, AGG, unlikelihood baselines, and their registry.
 
 `build_objective(train_config, …)` turns `TrainConfig.objective` into an `Objective`:
 

@@ -10,7 +10,7 @@ Two implementations of the same loss:
   z0 = H·W̃ᵀ, z1 / z2 = g ⊙ H̃·Wᵀ + (1 − g) ⊙ H̃·W̃ᵀ, and Eq. 10's
   L_i = −log p0(y_i) − 1(y_i ∉ V_r) log p1(y_i) − 1(y_i ∈ V_r) log p2(y_i).
 - `agg_loss_fused`: one logit pass through `GatedLogits`, whose backward returns the ungated
-  dH = dZ·W and the gated dW = (G ⊙ dZ)ᵀ·H (DESIGN §3), computed without materialising G:
+  dH = dZ·W and the gated dW = (G ⊙ dZ)ᵀ·H, computed without materialising G:
   the MLE matmul with its rows scaled by g1, plus a small matmul over the rare-target rows
   (`gated_weight_grad`). Eq. 10's value is exactly twice the
   NLL (all three logits have the same value); its gradient is that of one NLL term with the

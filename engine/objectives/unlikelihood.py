@@ -3,7 +3,7 @@
 **Token level** (`ul-token`, Eq. 4 of that paper): at each position t (predicting x_{t+1}),
     L_t = −log p(x_{t+1}) − α Σ_{c ∈ C_t} log(1 − p(c | x_≤t)),
     C_t = {x_1, …, x_t} ∖ {x_{t+1}}
-— the previous-context tokens of *the same sequence* (one row of the batch; DESIGN §3: the
+— the previous-context tokens of *the same sequence* (one row of the batch; the
 reference code flattened the batch, so other sequences' tokens became negatives). A token
 repeated in the context counts once (C_t is a set). p is the head's marginal distribution,
 so this works with every head; 1 − p is clamped at 1e-5 as in the reference code. The MLE

@@ -1,4 +1,4 @@
-"""POS vocabularies V_ρ for the POSG head (paper §4, DESIGN §3): which tokens each POS group holds.
+"""POS vocabularies V_ρ for the POSG head (POSG paper §4): which tokens each POS group holds.
 
 Built from the **training split only** (the authors built theirs over train+valid+test): V_ρ is the
 set of token ids seen with tag ρ in the tagged training text, so a token may belong to several V_ρ

@@ -43,7 +43,7 @@ def test_padding_does_not_change_an_example_loss(pg_model: PermGenModel) -> None
 
 
 def test_every_position_row_trains_including_row_1(pg_model: PermGenModel) -> None:
-    """The authors' padding_idx = 1 froze sentence 1 / local position 1 (DESIGN §3); ours must not."""
+    """The authors' padding_idx = 1 froze sentence 1 / local position 1; ours must not."""
     pg_model.train()
     pg_model(collate(EXAMPLES, [[1, 2, 3], [1, 2]])).backward()
     decoder = pg_model.backbone.decoder

@@ -98,4 +98,6 @@ def test_real_tiny_bundle_streams_and_stops(make_window: MakeWindow, qtbot: QtBo
     # and a 2-core machine running the rest of the suite has stalled it past 0.5 s once; 1 s is still a
     # small part of the time 1000 tokens take
     assert time.perf_counter() - start < 1.0 and not thread.is_alive()
-    assert blocker.args[0].stopped and window.variants.panes[0].state.finish_reason == "cancelled"
+    # a variant of this untrained model may end on its own (eos) before the stop reaches it; the rest are cancelled
+    reasons = [p.state.finish_reason for p in window.variants.panes]
+    assert blocker.args[0].stopped and "cancelled" in reasons and set(reasons) <= {"cancelled", "eos"}

@@ -77,6 +77,9 @@ def _generate_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[t
     p.add_argument("--num-sentences", type=int, help="story/abstract: 1-10 (default: the model decides)")
     p.add_argument("--sentence-order", help="story/abstract: first sentence 'k' or a full order '3,1,2' "
                    "(default: the model's choice, each variant starting at a different sentence)")
+    p.add_argument("--copy-limit", type=int, metavar="TOKENS",
+                   help="paraphrase: the longest run of the source's tokens (word pieces) a rewrite may repeat, "
+                        f"0 = no limit (default {DECODE_DEFAULTS.copy_limit})")
     p.add_argument("--beam", type=int, default=1, metavar="WIDTH",
                    help="story/abstract/paraphrase: beam search of this width inside sentences (1 = sample)")
 

@@ -18,7 +18,7 @@ from engine.decoding.settings import DecodeConfig
 
 # DecodeConfig fields set by a flag of the same name (None = not given: DecodeConfig's default).
 VALUE_FLAGS = ("max_new_tokens", "temperature", "top_k", "top_p", "repetition_penalty", "seed", "pos_top_k",
-               "class_temperature", "class_top_k", "class_rarity_bias")
+               "class_temperature", "class_top_k", "class_rarity_bias", "copy_limit")
 # Flags only a story / abstract model reads (a title and keywords, the number and order of sentences).
 PLAN_FLAGS = ("title", "keywords", "num_sentences", "sentence_order")
 
@@ -26,6 +26,8 @@ PLAN_FLAGS = ("title", "keywords", "num_sentences", "sentence_order")
 def decode_from_flags(args: argparse.Namespace) -> DecodeConfig:
     """The settings the flags ask for, validated before any model loads (DecodeSettingError names the flag)."""
     given = {name: getattr(args, name) for name in VALUE_FLAGS if getattr(args, name) is not None}
+    if args.copy_limit is None and args.task == "paraphrase":  # the writer's start; other tasks leave it off
+        given["copy_limit"] = DECODE_DEFAULTS.copy_limit
     return DecodeConfig(greedy=args.greedy, flat_sampling=args.flat_sampling, pos_bias=parse_pos_bias(args.pos_bias),
                         real_words=DECODE_DEFAULTS.real_words and not args.any_words, **given)
 
@@ -43,7 +45,10 @@ def fit_to_model(args: argparse.Namespace, decode: DecodeConfig, capabilities: C
 
 
 def ignored_flags(args: argparse.Namespace, capabilities: Capabilities) -> list[str]:
-    """Given request flags the model does not read: beam search (PermGen only), the sentence plan (story/abstract)."""
+    """Given request flags the model does not read: beam search (PermGen only), the sentence plan (story/abstract),
+    the copy limit (paraphrases)."""
     ignored = ["beam"] if args.beam > 1 and not capabilities.beam_search else []
+    if args.copy_limit and args.task != "paraphrase":
+        ignored.append("copy_limit")
     plans = capabilities.paragraph is not None and capabilities.paragraph.sentence_order
     return ignored + [name for name in PLAN_FLAGS if getattr(args, name) not in (None, "") and not plans]

@@ -125,6 +125,7 @@ class VariantStream(DecodeStream):
         `words` spells the allowed words when `settings.real_words` is on (engine/decoding/real_words.py)."""
         if not 1 <= n <= 64:
             raise ValueError(f"number of variants must be in [1, 64], got {n}")
+        refuse_copy_limit(settings, "a language model continues its prompt")
         self.words = checked_speller(settings, words)
         self.sampler = TokenSampler(model.head, settings)  # a bad control fails here, before any token
         self.model = model
@@ -235,6 +236,12 @@ class VariantStream(DecodeStream):
     def _finish(self, row_variants: list[int], active: torch.Tensor, reason: str) -> None:
         for row in active.nonzero()[:, 0].tolist():
             self.variants[row_variants[row]].finish_reason = reason
+
+
+def refuse_copy_limit(settings: DecodeConfig, why: str) -> None:
+    """ValueError when `settings` set a copy limit, which only a paraphrase reads (`why` says what this model does)."""
+    if settings.copy_limit:
+        raise ValueError(f"the copy limit applies to paraphrases only; {why}: leave copy_limit at 0")
 
 
 def checked_speller(settings: DecodeConfig, words: WordSpeller | None) -> WordSpeller | None:

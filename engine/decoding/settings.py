@@ -10,6 +10,7 @@ from typing import Any
 from engine.config import ConfigError, check_field_types, config_from_dict
 from engine.controls import CLASS_CONTROLS, DECODE_DEFAULTS, MAX_SEED
 from engine.decoding.class_sampling import ClassTemperature, ClassTopK, RarityBias
+from engine.decoding.copy_limit import MAX_COPY_LIMIT
 from engine.decoding.pos_sampling import pos_group_processors
 from engine.decoding.processors import (
     DecodeSettingError,
@@ -38,7 +39,7 @@ class DecodeConfig:
     the field and the valid range, before any token is generated. Ranges: max_new_tokens
     [1, MAX_NEW_TOKENS_LIMIT]; temperature and class_temperature in TEMPERATURE_RANGE; top_p in
     TOP_P_RANGE; repetition_penalty in REPETITION_PENALTY_RANGE; class_rarity_bias in [-10, 10];
-    seed a non-negative 63-bit integer or None.
+    copy_limit [0, MAX_COPY_LIMIT]; seed a non-negative 63-bit integer or None.
     """
 
     max_new_tokens: int = DECODE_DEFAULTS.max_new_tokens  # one default for engine, CLI, app (engine/controls.py)
@@ -59,6 +60,8 @@ class DecodeConfig:
     pos_bias: dict[str, float] = field(default_factory=dict, hash=False)  # "JJ"/"adjectives" → factor in [0.1, 10]
     # --- real words only (engine/decoding/real_words.py): every head; the writer starts with it on ---
     real_words: bool = False
+    # --- paraphrases only (engine/decoding/copy_limit.py): the longest run of source tokens a rewrite may repeat ---
+    copy_limit: int = 0  # 0 = no limit
 
     def __post_init__(self) -> None:
         try:
@@ -85,6 +88,9 @@ class DecodeConfig:
             raise DecodeSettingError(f"pos_top_k must be >= 0 (0 = off), got {self.pos_top_k}")
         if self.flat_sampling and (self.pos_top_k or self.pos_bias):
             raise DecodeSettingError("pos_top_k / pos_bias act on the POS stage, which flat_sampling skips; use one")
+        if not 0 <= self.copy_limit <= MAX_COPY_LIMIT:
+            raise DecodeSettingError(f"copy_limit must be in [0, {MAX_COPY_LIMIT}] (0 = no limit), "
+                                     f"got {self.copy_limit}")
         if self.seed is not None and not 0 <= self.seed <= MAX_SEED:
             raise DecodeSettingError(f"seed must be a non-negative 63-bit integer, got {self.seed}")
         self.processors()  # validates the remaining ranges

@@ -8,6 +8,7 @@ A spec is comma-separated parts (order does not matter):
 | `topk=K`, `topp=P`, `temp=T`, `rep=R` | top_k, top_p, temperature, repetition_penalty | any |
 | `flat` | flat_sampling (F² Table 3 / POSG Table 7 ablation: token from the marginal) | any |
 | `words` | real_words (every word a real word, engine/decoding/real_words.py) | any |
+| `copy=K` | copy_limit (no run of more than K source tokens, engine/decoding/copy_limit.py) | paraphrase |
 | `ctemp=T`, `ctopk=K`, `rarity=B` | class_temperature, class_top_k, class_rarity_bias | F² |
 | `postopk=K`, `posbias=NAME:FACTOR` (repeatable) | pos_top_k, pos_bias | POSG |
 
@@ -30,8 +31,9 @@ from engine.decoding.settings import DecodeConfig
 ALIASES = {
     "topk": "top_k", "topp": "top_p", "temp": "temperature", "rep": "repetition_penalty",
     "ctemp": "class_temperature", "ctopk": "class_top_k", "rarity": "class_rarity_bias", "postopk": "pos_top_k",
+    "copy": "copy_limit",
 }
-INT_FIELDS = ("top_k", "class_top_k", "pos_top_k")
+INT_FIELDS = ("top_k", "class_top_k", "pos_top_k", "copy_limit")
 NUMBER_FIELDS = (*INT_FIELDS, "top_p", "temperature", "repetition_penalty", "class_temperature",
                  "class_rarity_bias")
 FLAGS = {"greedy": "greedy", "flat": "flat_sampling", "words": "real_words"}

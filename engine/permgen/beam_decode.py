@@ -27,6 +27,7 @@ from typing import Any
 import torch
 
 from engine.decoding.beam import Hypothesis, beam_search
+from engine.decoding.copy_limit import CopyLimit
 from engine.decoding.generate import FINISH_CANCELLED, TokenEvent
 from engine.decoding.real_words import RealWordRows, WordSpeller
 from engine.decoding.settings import DecodeConfig
@@ -44,12 +45,13 @@ MAX_BEAM_WIDTH = 16
 
 def sentence_beam(
     rows: DecodeRows, sentence: int, width: int, cap: int, should_stop: Callable[[], bool],
-    speller: WordSpeller | None = None,
+    speller: WordSpeller | None = None, copy_limit: CopyLimit | None = None,
 ) -> list[Hypothesis] | None:
     """Finished hypotheses of sentence `sentence` (words then ⟨E-t⟩), best first; None when cancelled.
 
     `rows` holds one row after ⟨B-t⟩ on entry and the search's last rows on return. With `speller`
-    (real words only) each hypothesis is also held to the real-words mask of its partial word."""
+    (real words only) each hypothesis is also held to the real-words mask of its partial word; with
+    `copy_limit`, to the source runs it may not extend (engine/decoding/copy_limit.py)."""
     if width < 1 or cap < 0:
         raise ValueError(f"beam width must be >= 1 and the sentence cap >= 0, got {width}, {cap}")
     end = end_id(sentence)
@@ -62,10 +64,15 @@ def sentence_beam(
     def allowed(expansion: int, alive: Sequence[Hypothesis]) -> torch.Tensor:
         if expansion >= cap:
             return only_end
-        if speller is None:
+        if speller is None and copy_limit is None:
             return words
+        rows_allowed = words.expand(len(alive), -1)  # [M, V]
+        if copy_limit is not None:
+            rows_allowed = copy_limit.mask(rows_allowed, [h.tokens for h in alive])
+        if speller is None:
+            return rows_allowed
         spelled = RealWordRows(speller, [speller.partial_after("", h.tokens) for h in alive])
-        return spelled.allowed(words.expand(len(alive), -1), [expansion == cap - 1] * len(alive))  # [M, V]
+        return spelled.allowed(rows_allowed, [expansion == cap - 1] * len(alive))  # [M, V]
 
     found = beam_search(rows, width, cap + 1, {end}, allowed, should_stop)
     return None if found is None else found.finished

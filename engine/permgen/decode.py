@@ -32,6 +32,7 @@ from typing import Any
 import torch
 
 from engine.decoding.class_sampling import most_likely_groups
+from engine.decoding.copy_limit import CopyLimit
 from engine.decoding.generate import (
     FINISH_CANCELLED,
     INCOMPLETE_CHAR,
@@ -39,6 +40,7 @@ from engine.decoding.generate import (
     TokenEvent,
     Variant,
     checked_speller,
+    refuse_copy_limit,
 )
 from engine.decoding.real_words import RealWordRows, WordSpeller
 from engine.decoding.settings import DecodeConfig
@@ -119,19 +121,23 @@ class PermGenStream(DecodeStream):
         should_stop: Callable[[], bool] | None = None,
         runner: Seq2SeqRunner[Any] | None = None,
         words: WordSpeller | None = None,
+        copy_limit: CopyLimit | None = None,
     ) -> None:
         """`runner` runs the backbone (engine/permgen/runner.py); None: the torch model. `words` spells the
-        allowed words under `settings.real_words` (engine/decoding/real_words.py; the marks end words)."""
+        allowed words under `settings.real_words` (engine/decoding/real_words.py; the marks end words).
+        `copy_limit`: no sentence repeats a longer run of the source than it allows (paraphrases)."""
         if not 1 <= n <= 64:
             raise ValueError(f"number of variants must be in [1, 64], got {n}")
         if not source_ids:
             raise ValueError("the source (title and keywords) is empty")
+        if model.config.task != "paraphrase":
+            refuse_copy_limit(settings, f"this model writes a {model.config.task}")
         self.words = checked_speller(settings, words)
         self.sampler = TokenSampler(model.head, settings)  # a bad control fails here, before any token
         self.seq2seq, self.tokenizer, self.settings, self.control = model, tokenizer, settings, control
         self.source_ids = source_ids[: model.config.max_source_len]
         self.should_stop = should_stop or (lambda: False)
-        self.runner = runner
+        self.runner, self.copy_limit = runner, copy_limit
         self.cap = min(model.config.max_sentence_len - 2, settings.max_new_tokens)
         base = settings.seed if settings.seed is not None else random.randrange(2**62)
         self.base_seed = base
@@ -169,6 +175,8 @@ class PermGenStream(DecodeStream):
             if spelled is not None:  # a sentence's last token before its cap closes the open word
                 allowed = spelled.allowed(allowed, [len(self.states[c].words) == self.cap - 1
                                                     for c in self.row_candidates])
+            if self.copy_limit is not None:
+                allowed = self.copy_limit.mask(allowed, [self.states[c].words for c in self.row_candidates])
             draw = self.sampler.draw(rows.hidden, rows.steps, rows.state, history, seeds, step, allowed)
             if step == 1:
                 firsts = first_marks(draw.marginal[0], self.control, n, self.base_seed)

@@ -34,6 +34,7 @@ from typing import Any
 import torch
 
 from engine.decoding.beam import Hypothesis
+from engine.decoding.copy_limit import CopyLimit
 from engine.decoding.generate import FINISH_CANCELLED, DecodeStream, TokenEvent, Variant, checked_speller
 from engine.decoding.real_words import WordSpeller
 from engine.decoding.settings import DecodeConfig
@@ -147,7 +148,7 @@ class ParaphraseStream(DecodeStream):
     def _sentence(self, j: int, prefix: str) -> Generator[TokenEvent, None, list[str] | None]:
         """Stream sentence j's N alternatives; return their model texts (None when cancelled)."""
         if self.beam_width > 1:
-            found = self._beam(self.sources_ids[j])
+            found = self._beam(j)
             if found is None:
                 return None
             picks = [found[i % len(found)] for i in range(len(self.candidates))]
@@ -158,7 +159,8 @@ class ParaphraseStream(DecodeStream):
             return [self.tokenizer.decode([t for t in h.tokens if t >= FIRST_WORD_ID]).strip() for h in picks]
         seed = (self.base_seed + j * SENTENCE_SEED_STRIDE) % 2**62
         inner = PermGenStream(self.seq2seq, self.tokenizer, self.sources_ids[j], len(self.candidates),
-                              self.settings.with_seed(seed), ONE_SENTENCE, self.should_stop, self.runner, self.words)
+                              self.settings.with_seed(seed), ONE_SENTENCE, self.should_stop, self.runner, self.words,
+                              self._copy_limit(j))
         started = [False] * len(self.candidates)
         for event in inner:
             if event.token_id < FIRST_WORD_ID:
@@ -169,7 +171,13 @@ class ParaphraseStream(DecodeStream):
             return None
         return [v.sentences.get(1, "") for v in inner.candidates]
 
-    def _beam(self, source_ids: list[int]) -> list[Hypothesis] | None:
+    def _copy_limit(self, j: int) -> CopyLimit | None:
+        """Sentence j's copy limit (`settings.copy_limit` tokens of its source), None when off."""
+        limit = self.settings.copy_limit
+        return CopyLimit(self.sources_ids[j], limit) if limit else None
+
+    def _beam(self, j: int) -> list[Hypothesis] | None:
+        source_ids = self.sources_ids[j]
         model = self.seq2seq
         was_training = model.training
         model.eval()
@@ -178,7 +186,8 @@ class ParaphraseStream(DecodeStream):
                 rows = PermGenRows(model, source_ids[: model.config.max_source_len], 1, self.runner)
                 rows.advance(torch.tensor([begin_id(1)], device=rows.hidden.device))
                 width = max(self.beam_width, len(self.candidates))
-                return sentence_beam(rows, 1, width, self.cap, self.should_stop, self.words)
+                return sentence_beam(rows, 1, width, self.cap, self.should_stop, self.words,
+                                     self._copy_limit(j))
         finally:
             model.train(was_training)
 

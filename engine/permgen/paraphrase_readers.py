@@ -17,6 +17,12 @@ paraphrase as its single target "sentence" (engine/permgen/config.py explains wh
   `read_turkcorpus_references` gives each source with all its rewrites (multi-reference BLEU).
 
 Every malformed line raises `ReaderError` naming the file and its line number.
+
+Training reads every pair both ways (`both_directions`): a paraphrase of a sentence has that sentence
+as a paraphrase, so B → A is as good a lesson as A → B, and the reversed pairs double what a small
+model sees. Only the training side is reversed, after the held-out split, so no held-out pair is
+learnt backwards. (TurkCorpus rewrites are simplifications; read backwards they add detail, which
+is still a faithful rewrite.)
 """
 
 from __future__ import annotations
@@ -106,6 +112,12 @@ def read_turkcorpus(path: Path) -> list[ParagraphExample]:
     """One (source → rewrite) pair per rewrite that differs from its source."""
     return [ParagraphExample(source, (), (rewrite,)) for source, rewrites in read_turkcorpus_references(path)
             for rewrite in rewrites if rewrite != source]
+
+
+def both_directions(pairs: list[ParagraphExample]) -> list[ParagraphExample]:
+    """`pairs` followed by each pair reversed (target → source); pairs with a multi-sentence target stay one way."""
+    reversed_pairs = [ParagraphExample(p.sentences[0], (), (p.title,)) for p in pairs if len(p.sentences) == 1]
+    return pairs + reversed_pairs
 
 
 PARAPHRASE_READERS: dict[str, Callable[[Path], list[ParagraphExample]]] = {

@@ -8,7 +8,8 @@ and with `--positions absolute` it is the plain seq2seq baseline of Table 2 (BAR
 decoder positions, natural order; the sentence marks stay so that both decode the same way).
 Optimisation, checkpoints, validation and the bundle are the shared loop of engine/training_loop.py.
 
-`--task paraphrase` trains sentence → paraphrase on ParaSCI / MRPC pairs (one target sentence).
+`--task paraphrase` trains sentence → paraphrase on ParaSCI / MRPC / TurkCorpus pairs (one target sentence),
+each training pair read both ways (engine/permgen/paraphrase_readers.py `both_directions`).
 
 `--head posg` (POS-guided softmax): the training targets are tagged sentence by sentence once
 (engine/permgen/tagging.py; `--pos-backend`, `--pos-cache-dir` as for `variorum train`), V_ρ is
@@ -46,6 +47,7 @@ from engine.permgen.config import PermGenConfig
 from engine.permgen.data import DataStats, encode_examples, load_examples, split_examples, tokenizer_texts
 from engine.permgen.heldout import target_nll
 from engine.permgen.model import EncodedExample, PermGenModel, collate
+from engine.permgen.paraphrase_readers import both_directions
 from engine.permgen.permutation import PermutationSampler
 from engine.permgen.readers import ParagraphExample
 from engine.permgen.tagging import attach_groups, tag_targets
@@ -100,8 +102,10 @@ class PermGenTrainer(TrainingLoop[PermGenModel]):
         examples = load_examples([Path(p) for p in self.train_config.train_files], self.stats,
                                  self.train_config.max_docs, task)
         if valid_files:
-            return examples, load_examples([Path(p) for p in valid_files], DataStats(), task=task)
-        return split_examples(examples, self.train_config.valid_fraction)
+            train, valid = examples, load_examples([Path(p) for p in valid_files], DataStats(), task=task)
+        else:
+            train, valid = split_examples(examples, self.train_config.valid_fraction)
+        return (both_directions(train) if task == "paraphrase" else train), valid
 
     def _pos_data(self, model: ModelConfig) -> PosTrainingData | None:
         """POSG: tag the training targets (cached), build V_ρ and name the head's groups in

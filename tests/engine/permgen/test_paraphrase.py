@@ -12,9 +12,9 @@ from engine.api import Engine, GenerationRequest
 from engine.cli import main as cli_main
 from engine.config import TrainConfig
 from engine.decoding.settings import DecodeConfig
-from engine.permgen.decode import FIRST_WORD_ID
+from engine.permgen.decode import FIRST_WORD_ID, PermGenStream
 from engine.permgen.model import PermGenModel
-from engine.permgen.paraphrase import ParaphraseStream, ParaphraseVariant, score_alternative
+from engine.permgen.paraphrase import ONE_SENTENCE, ParaphraseStream, ParaphraseVariant, score_alternative
 from engine.permgen.train import PermGenTrainer
 from engine.tokenizer import VariorumTokenizer
 from tests.engine.permgen.conftest import FIXTURES, tiny_permgen_config
@@ -84,6 +84,50 @@ def test_beam_alternatives_are_the_n_best_of_one_beam(
             v.alternatives[j].kept_source for v in beam.candidates)
     best, _ = _stream(para_model, pg_tokenizer, n=1, beam=4)  # the same width-4 beam, best hypothesis only
     assert best.candidates[0].text == beam.candidates[0].text
+
+
+def _copier(model: PermGenModel, tokens: list[int], favourite: int) -> PermGenModel:
+    """`model` made to write only `tokens`, `favourite` a little likelier than the others (the decoder's output
+    is made a constant vector, so every step has the same distribution)."""
+    with torch.no_grad():
+        norm = model.backbone.decoder.layers[-1].final_layer_norm
+        norm.weight.zero_()
+        norm.bias.copy_(torch.nn.functional.one_hot(torch.tensor(0), norm.bias.numel()).float())
+        model.head.proj.weight.zero_()
+        model.head.proj.weight[tokens, 0] = 20.0
+        model.head.proj.weight[favourite, 0] = 21.0
+    return model
+
+
+def _source_runs(tokens: list[int], length: int) -> set[tuple[int, ...]]:
+    return {tuple(tokens[i:i + length]) for i in range(len(tokens) - length + 1)}
+
+
+@pytest.mark.parametrize("beam", [1, 3])
+def test_no_rewrite_repeats_a_longer_run_of_the_source_than_the_copy_limit(
+    para_model: PermGenModel, pg_tokenizer: VariorumTokenizer, beam: int
+) -> None:
+    source = "the cat said , , and sat ."
+    ids = pg_tokenizer.encode(source)
+    doubled = next(a for a, b in zip(ids, ids[1:], strict=False) if a == b)  # ", ,": one token twice in a row
+    copier = _copier(para_model, ids, doubled)  # a beam writes the likeliest token again and again
+
+    def rewrites(limit: int) -> list[list[int]]:
+        stream = ParaphraseStream(copier, pg_tokenizer, source, 3, DecodeConfig(seed=3, max_new_tokens=8,
+                                                                              copy_limit=limit), beam)
+        list(stream)
+        return [v.token_ids for v in stream.candidates]
+
+    assert any(_source_runs(r, 2) & _source_runs(ids, 2) for r in rewrites(0))  # unlimited, it copies pairs
+    for limit in (1, 2):
+        for rewrite in rewrites(limit):
+            assert rewrite and all(t in ids for t in rewrite)  # still writes, from the source's own tokens
+            assert not _source_runs(rewrite, limit + 1) & _source_runs(ids, limit + 1)
+
+
+def test_only_a_paraphrase_takes_a_copy_limit(pg_model: PermGenModel, pg_tokenizer: VariorumTokenizer) -> None:
+    with pytest.raises(ValueError, match="paraphrases only; this model writes a story"):
+        PermGenStream(pg_model, pg_tokenizer, [FIRST_WORD_ID], 1, DecodeConfig(copy_limit=2), ONE_SENTENCE)
 
 
 def test_cancelling_keeps_the_unwritten_sentences(para_model: PermGenModel, pg_tokenizer: VariorumTokenizer) -> None:

@@ -6,8 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from engine.config import TrainConfig
 from engine.permgen.data import DataStats, example_source, load_examples, target_sentences
 from engine.permgen.paraphrase_readers import (
+    both_directions,
     read_mrpc,
     read_paraphrase_pairs,
     read_parasci,
@@ -15,7 +17,9 @@ from engine.permgen.paraphrase_readers import (
 )
 from engine.permgen.passage import reassemble, separators, split_passage
 from engine.permgen.readers import ReaderError
-from tests.engine.permgen.conftest import FIXTURES, STORIES
+from engine.permgen.train import PermGenTrainer
+from engine.tokenizer import VariorumTokenizer
+from tests.engine.permgen.conftest import FIXTURES, STORIES, tiny_permgen_config
 
 PAIRS = FIXTURES / "paraphrase"
 PARASCI = PAIRS / "fixture.src.txt"
@@ -115,3 +119,21 @@ def test_passage_split_keeps_abbreviations_initials_decimals_and_layout() -> Non
     assert split_passage("  \n ") == []
     with pytest.raises(ValueError, match="2 sentences for 4 spans"):
         reassemble(text, spans, ["a", "b"])
+
+
+def test_both_directions_appends_each_pair_reversed() -> None:
+    pairs = read_parasci(PARASCI)
+    both = both_directions(pairs)
+    assert both[:5] == pairs and len(both) == 10
+    assert both[6].title == pairs[1].sentences[0] and both[6].sentences == (pairs[1].title,)
+
+
+def test_training_reverses_only_the_training_pairs(tmp_path: Path, pg_tokenizer: VariorumTokenizer) -> None:
+    pg_tokenizer.save(tmp_path / "tok")
+    config = tiny_permgen_config(1)
+    config.task = "paraphrase"
+    train = TrainConfig(train_files=[str(PARASCI)], out_dir=str(tmp_path / "run"), batch_size=2, max_steps=1,
+                        device="cpu")
+    trainer = PermGenTrainer(config, train, [str(MRPC)], tmp_path / "tok")
+    assert len(trainer.train_examples) == 2 * len(read_parasci(PARASCI))
+    assert trainer.valid_examples == read_mrpc(MRPC)  # held-out pairs are read one way only

@@ -90,6 +90,8 @@ PARAGRAPH_COLUMNS = [
 ]
 PARAPHRASE_COLUMNS = [
     ("Self-WER", "self_wer_source", 100.0), ("Self-B-4", "self_bleu_4_source", 100.0),
+    ("Pair Self-B-4", "pairwise_self_bleu_4", 100.0), ("Rewrites", "distinct_rewrites", 1.0),
+    ("Content kept %", "content_words_kept", 100.0),
     ("Dist-1", "distinct_1", 100.0), ("Dist-2", "distinct_2", 100.0), ("Dist-3", "distinct_3", 100.0),
     ("B-4", "bleu_4", 100.0), ("R-1", "rouge1", 100.0), ("R-2", "rouge2", 100.0), ("R-L", "rougeL", 100.0),
     ("words", "mean_words", 1.0), ("Invented %", "invented_word_rate", 100.0),
@@ -97,8 +99,10 @@ PARAPHRASE_COLUMNS = [
 ]
 SEQ2SEQ_NOTES = {
     "paraphrase": "POSG §5.3 / Table 4 columns: Self-WER and Self-BLEU-4 of all K candidates against their source "
-                  "(Cao & Wan), Distinct-n per text, BLEU-4 and ROUGE F1 of the first candidate against the reference; "
-                  "×100. BERTScore is not computed. Human: the references against their sources.",
+                  "(Cao & Wan), pairwise Self-BLEU-4 among a source's K candidates, distinct rewrites per source "
+                  "(candidates unlike the source and one another), the share of the source's content words kept, "
+                  "Distinct-n per text, BLEU-4 and ROUGE F1 of the first candidate against the reference(s); "
+                  "×100 except Rewrites. BERTScore is not computed. Human: the references against their sources.",
     "paragraph": "PermGen §5.4 / Tables 2 and 7: top-1 (Eq. 8 rank 1) and oracle (best of K by sentence BLEU) corpus "
                  "BLEU-4, pairwise Self-BLEU among a source's K candidates, Distinct-n and Entropy-n (nats) pooled "
                  "over all candidates; ×100 except Entropy and words. Human: the target paragraphs.",

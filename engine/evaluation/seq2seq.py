@@ -16,9 +16,12 @@ candidates), Distinct-2/3 and Entropy-1..4 over all candidates pooled (Li et al.
 et al. 2018 as PermGen Table 7). METEOR and CIDEr (PermGen Table 7) are not computed.
 
 **Paraphrases** (task paraphrase; sentence → K alternatives): quality of the first candidate
-against the reference — corpus BLEU-4 and ROUGE-1/2/L F1; distance of all K candidates from
-their source — Self-BLEU-4 (Cao & Wan 2020: corpus BLEU with the source as reference, POSG
-A.3) and Self-WER; Distinct-1..3 per text (the F²/POSG form; short sentences) and Distinct-2
+against the reference(s) — corpus BLEU-4 and ROUGE-1/2/L F1 (TurkCorpus: all 8 references);
+distance of all K candidates from their source — Self-BLEU-4 (Cao & Wan 2020: corpus BLEU with
+the source as reference, POSG A.3) and Self-WER; how different the K candidates are from one
+another — pairwise Self-BLEU-4 (as for paragraphs) and distinct rewrites per source (candidates
+that differ from the source and from one another); the share of the source's content words
+each candidate keeps; Distinct-1..3 per text (the F²/POSG form; short sentences) and Distinct-2
 over all candidates. BERTScore (POSG Table 4) needs a pretrained model we do not ship: not
 computed. A sentence the model left empty keeps its source text (what the app shows), which
 counts as an unchanged sentence.
@@ -36,7 +39,14 @@ from engine.evaluation.splits import EvalSplit
 from engine.metrics.bleu import pairwise_self_bleu, top1_and_oracle_bleu
 from engine.metrics.diversity import distinct_n_corpus, distinct_n_per_text, entropy_n
 from engine.metrics.invented import word_rates
-from engine.metrics.paraphrase import paraphrase_bleu, paraphrase_rouge, self_bleu_vs_source, self_wer
+from engine.metrics.paraphrase import (
+    content_words_kept,
+    distinct_rewrites,
+    paraphrase_bleu,
+    paraphrase_rouge,
+    self_bleu_vs_source,
+    self_wer,
+)
 from engine.permgen.api import PermGenLoadedModel
 from engine.permgen.bundle import PermGenBundle
 from engine.permgen.text import normalize
@@ -104,23 +114,24 @@ def corpus_diversity(texts: Sequence[Words]) -> dict[str, float | None]:
 def paraphrase_candidates(
     model: PermGenLoadedModel, split: EvalSplit, settings: DecodeConfig, k: int, beam_width: int, seed: int,
     max_sources: int | None, progress: Progress,
-) -> tuple[list[list[str]], list[str], list[str]]:
-    """(per source the K paraphrases, normalised sources, normalised references)."""
+) -> tuple[list[list[str]], list[str], list[list[str]]]:
+    """(per source the K paraphrases, normalised sources, per source its normalised references)."""
     lowercase = model.permgen.model.config.lowercase
     outputs, sources, references = [], [], []
     for i, (source, reference) in enumerate(split.pairs[: sources_of(split, max_sources)]):
+        refs = split.references[i] if split.references else [reference]
         request = GenerationRequest(task="paraphrase", prompt=source, n=k, decode=settings.with_seed(seed + i * k),
                                     beam_width=beam_width)
         variants = _candidates(model, request)
         outputs.append([" ".join(a.normalized for a in getattr(v, "alternatives", [])) for v in variants])
         sources.append(normalize(source, lowercase))
-        references.append(normalize(reference, lowercase))
+        references.append([normalize(r, lowercase) for r in refs])
         progress(1)
     return outputs, sources, references
 
 
 def paraphrase_metrics(outputs: Sequence[Sequence[str]], sources: Sequence[str],
-                       references: Sequence[str]) -> dict[str, float | None]:
+                       references: Sequence[Sequence[str]]) -> dict[str, float | None]:
     """POSG §5.3 for K paraphrases per source (see the module docstring)."""
     firsts = [group[0] for group in outputs]
     pooled = [o for group in outputs for o in group]
@@ -129,6 +140,10 @@ def paraphrase_metrics(outputs: Sequence[Sequence[str]], sources: Sequence[str],
     result.update(paraphrase_rouge(firsts, references))
     result["self_bleu_4_source"] = self_bleu_vs_source(pooled, repeated)
     result["self_wer_source"] = self_wer(pooled, repeated)
+    several = all(len(group) > 1 for group in outputs)
+    result["pairwise_self_bleu_4"] = pairwise_self_bleu([[o.split() for o in g] for g in outputs]) if several else None
+    result["distinct_rewrites"] = distinct_rewrites(outputs, sources)
+    result["content_words_kept"] = content_words_kept(pooled, repeated)
     words = [o.split() for o in pooled]
     result.update({f"distinct_{n}": distinct_n_per_text(words, n) for n in (1, 2, 3)})
     result["distinct_corpus_2"] = distinct_n_corpus(words, 2)

@@ -13,8 +13,13 @@ with `valid_fraction >= fraction` never saw a split document (the report checks 
 | brown | the 500 Brown files, `word/tag` → words | whole files (coherent ~2k-word texts) |
 | agenda | AGENDA val + test, the abstract field | abstracts |
 | parasci | ParaSCI-ACL test, source/target lines | paraphrase pairs (task "paraphrase") |
+| turkcorpus | TurkCorpus test: a source and its 8 human rewrites | every row, file order (task "paraphrase") |
 | rocstories_story | Plan-and-Write test (title, storyline, 5 sentences) | stories (task "story") |
 | agenda_abstract | AGENDA val + test (title, entities, abstract) | abstracts (task "abstract") |
+
+TurkCorpus's test file is a published test split that no recipe trains on (the Paraphrase recipe
+reads its tune file), so every row is kept, in file order; `references` holds all 8 rewrites of each
+source (multi-reference BLEU), `pairs` the source with its first rewrite.
 
 The two paragraph splits hold `examples` (engine/permgen/readers.py), selected like the rest with
 the hash of the target paragraph — the key PermGen's own training split uses
@@ -55,6 +60,7 @@ class EvalSplit:
     fraction: float
     pairs: list[tuple[str, str]] = field(default_factory=list)
     examples: list[ParagraphExample] = field(default_factory=list)  # paragraph splits: title, keywords, target
+    references: list[list[str]] = field(default_factory=list)  # turkcorpus: every rewrite of each pair's source
     task: str = "continue"  # the engine task the split evaluates (engine/api.py TASKS)
 
     @property
@@ -91,6 +97,10 @@ def _agenda(root: Path) -> list[Path]:
 def _parasci(root: Path) -> list[Path]:
     base = root / "paraphrase" / "parasci" / "ParaSCI-ACL"
     return [base / "test.src.txt", base / "test.tgt.txt"]
+
+
+def _turkcorpus(root: Path) -> list[Path]:
+    return [root / "paraphrase" / "turkcorpus" / "test.8turkers.organized.tsv"]
 
 
 def _plan_and_write(root: Path) -> list[Path]:
@@ -131,11 +141,12 @@ def _read_lm(files: list[Path], name: str) -> list[str]:
 
 SPLIT_FILES: dict[str, Callable[[Path], list[Path]]] = {
     "wikitext2": _wikitext, "rocstories": _rocstories, "brown": _brown, "agenda": _agenda, "parasci": _parasci,
-    "rocstories_story": _plan_and_write, "agenda_abstract": _agenda,
+    "rocstories_story": _plan_and_write, "agenda_abstract": _agenda, "turkcorpus": _turkcorpus,
 }
 PAIR_SPLITS = ("parasci",)
 EXAMPLE_SPLITS = {"rocstories_story": "story", "agenda_abstract": "abstract"}  # split → PermGen task
-SPLIT_TASKS = {**EXAMPLE_SPLITS, "parasci": "paraphrase"}  # splits for seq2seq bundles; the rest: "continue"
+# splits for seq2seq bundles; the rest: "continue"
+SPLIT_TASKS = {**EXAMPLE_SPLITS, "parasci": "paraphrase", "turkcorpus": "paraphrase"}
 
 
 def _select(texts: list[str], fraction: float, max_documents: int | None) -> list[str]:
@@ -173,6 +184,8 @@ def load_split(
         task = EXAMPLE_SPLITS[name]
         return EvalSplit(name, [], provenance, fraction, examples=_select_examples(files, task, fraction,
                                                                                    max_documents), task=task)
+    if name == "turkcorpus":
+        return _turkcorpus_split(files[0], provenance, fraction, max_documents)
     if name in PAIR_SPLITS:
         sources, targets = (p.read_text(encoding="utf-8").splitlines() for p in files)
         if len(sources) != len(targets):
@@ -182,6 +195,15 @@ def load_split(
         return EvalSplit(name, [], provenance, fraction, pairs, task=SPLIT_TASKS[name])
     documents = _select(_read_lm(files, name), fraction, max_documents)
     return EvalSplit(name, documents, provenance, fraction)
+
+
+def _turkcorpus_split(path: Path, provenance: list[dict[str, str]], fraction: float,
+                      max_documents: int | None) -> EvalSplit:
+    from engine.permgen.paraphrase_readers import read_turkcorpus_references  # PermGen's reader, only when asked
+
+    rows = read_turkcorpus_references(path)[:max_documents] if max_documents else read_turkcorpus_references(path)
+    return EvalSplit("turkcorpus", [], provenance, fraction, [(source, refs[0]) for source, refs in rows],
+                     task="paraphrase", references=[refs for _, refs in rows])
 
 
 def split_from_file(path: Path, fraction: float = 1.0, max_documents: int | None = None) -> EvalSplit:

@@ -1,9 +1,13 @@
 """Paraphrase metrics (POSG §5.3, A.3) on whitespace/13a-tokenised words.
 
 - `paraphrase_bleu`: corpus BLEU-4 of the outputs against the references, sacrebleu's
-  `corpus_bleu` (13a tokenisation, exp smoothing), in [0, 1] (papers print ×100).
+  `corpus_bleu` (13a tokenisation, exp smoothing), in [0, 1] (papers print ×100). An output may
+  have several references (a list of strings, e.g. TurkCorpus's 8 rewrites): sacrebleu's multi-
+  reference BLEU (n-gram counts clipped by the most in any one reference; the closest reference
+  length for the brevity penalty). Every output needs the same number of references.
 - `paraphrase_rouge`: mean ROUGE-1/2/L F1 of output vs reference (Google's rouge-score, with
-  its default tokenizer and no stemming).
+  its default tokenizer and no stemming); with several references, the best of them
+  (rouge-score's `score_multi`).
 - `self_bleu_vs_source`: Cao & Wan 2020's Self-BLEU, as POSG A.3 says — *not* the LM Self-BLEU:
   corpus BLEU-4 of the outputs with their *source* sentences as references (lower = further
   from the input).
@@ -12,6 +16,12 @@
   insertions, each 1) over the source's word count, on whitespace-split words, which is jiwer's
   `wer` with its default transforms (a test compares them). Empty sources score 1.0 when the output
   is non-empty and 0.0 when both are empty (jiwer rejects an empty reference).
+- `content_words_kept`: the share of a source's content words (alphabetic words that are not
+  English stop words, case ignored) that the output also contains, averaged over pairs; a
+  source with no content word counts as fully kept. A rewrite may change everything else, but
+  should keep these (names, nouns, numbers as words).
+- `distinct_rewrites`: per source, how many of its K outputs differ from the source and from one
+  another; averaged over sources (at most K).
 
 sacrebleu and rouge-score (the `metrics` extra) are imported when a score needs them, so the
 paraphrase decoder, which reports Self-WER and Self-BLEU, imports this module without them.
@@ -21,21 +31,34 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from engine.permgen.stop_words import SPACY_ENGLISH_STOP_WORDS
 
-def _check(outputs: Sequence[str], others: Sequence[str], what: str) -> None:
+References = Sequence[str] | Sequence[Sequence[str]]  # one reference per output, or a list of them
+
+
+def _check(outputs: Sequence[object], others: Sequence[object], what: str) -> None:
     if len(outputs) != len(others):
         raise ValueError(f"{len(outputs)} outputs but {len(others)} {what}")
     if not outputs:
         raise ValueError("no outputs to score")
 
 
-def _corpus_bleu(outputs: Sequence[str], references: Sequence[str]) -> float:
+def reference_sets(references: References) -> list[list[str]]:
+    """Each output's references as a list (a single string becomes a list of one)."""
+    return [[r] if isinstance(r, str) else list(r) for r in references]
+
+
+def _corpus_bleu(outputs: Sequence[str], references: References) -> float:
     import sacrebleu
 
-    return float(sacrebleu.corpus_bleu(list(outputs), [list(references)]).score) / 100
+    sets = reference_sets(references)
+    if len({len(s) for s in sets}) > 1 or not sets[0]:
+        raise ValueError("every output needs the same number (at least one) of references")
+    streams = [list(stream) for stream in zip(*sets, strict=True)]  # sacrebleu: one list per reference index
+    return float(sacrebleu.corpus_bleu(list(outputs), streams).score) / 100
 
 
-def paraphrase_bleu(outputs: Sequence[str], references: Sequence[str]) -> float:
+def paraphrase_bleu(outputs: Sequence[str], references: References) -> float:
     _check(outputs, references, "references")
     return _corpus_bleu(outputs, references)
 
@@ -45,14 +68,14 @@ def self_bleu_vs_source(outputs: Sequence[str], sources: Sequence[str]) -> float
     return _corpus_bleu(outputs, sources)
 
 
-def paraphrase_rouge(outputs: Sequence[str], references: Sequence[str]) -> dict[str, float]:
+def paraphrase_rouge(outputs: Sequence[str], references: References) -> dict[str, float]:
     _check(outputs, references, "references")
     from rouge_score import rouge_scorer
 
     scorer = rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeL"])
     totals = {"rouge1": 0.0, "rouge2": 0.0, "rougeL": 0.0}
-    for output, reference in zip(outputs, references, strict=True):
-        for key, score in scorer.score(reference, output).items():
+    for output, refs in zip(outputs, reference_sets(references), strict=True):
+        for key, score in scorer.score_multi(refs, output).items():
             totals[key] += score.fmeasure
     return {key: value / len(outputs) for key, value in totals.items()}
 
@@ -78,3 +101,23 @@ def _wer(source: str, output: str) -> float:
 def self_wer(outputs: Sequence[str], sources: Sequence[str]) -> float:
     _check(outputs, sources, "sources")
     return sum(_wer(s, o) for o, s in zip(outputs, sources, strict=True)) / len(outputs)
+
+
+def content_words(text: str) -> set[str]:
+    """The lowercased alphabetic words of `text` that are not English stop words."""
+    return {w for w in text.lower().split() if w.isalpha() and w not in SPACY_ENGLISH_STOP_WORDS}
+
+
+def content_words_kept(outputs: Sequence[str], sources: Sequence[str]) -> float:
+    _check(outputs, sources, "sources")
+    shares = []
+    for output, source in zip(outputs, sources, strict=True):
+        wanted = content_words(source)
+        shares.append(len(wanted & set(output.lower().split())) / len(wanted) if wanted else 1.0)
+    return sum(shares) / len(shares)
+
+
+def distinct_rewrites(groups: Sequence[Sequence[str]], sources: Sequence[str]) -> float:
+    _check(groups, sources, "sources")
+    return sum(len({" ".join(o.split()) for o in group} - {" ".join(s.split())})
+               for group, s in zip(groups, sources, strict=True)) / len(groups)

@@ -42,6 +42,12 @@ def data_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     pairs.mkdir(parents=True)
     for suffix in ("src", "tgt"):
         shutil.copy(FIXTURES / "paraphrase" / f"fixture.{suffix}.txt", pairs / f"test.{suffix}.txt")
+    turk = root / "paraphrase" / "turkcorpus"
+    turk.mkdir()
+    rows = [("The cat sat on the mat .", "A cat sat on a mat."), ("He went home early .", "He left for home early.")]
+    (turk / "test.8turkers.organized.tsv").write_text("".join(
+        f"{i}\t{source}\t" + "\t".join(f"{rewrite} ({k})" for k in range(8)) + "\n"
+        for i, (source, rewrite) in enumerate(rows)))
     return root
 
 
@@ -156,3 +162,20 @@ def test_wrong_bundle_for_the_split_is_a_clear_error(
         assert main(["--bundles", *bundles, *split, *base]) == 2
         assert message in capsys.readouterr().err
     assert not (tmp_path / "x").exists()
+
+
+def test_turkcorpus_report_scores_against_all_eight_rewrites(
+    pg_bundles: dict[str, Path], data_root: Path, tmp_path: Path
+) -> None:
+    argv = ["--bundles", str(pg_bundles["para"]), "--split", "turkcorpus", "--data-root", str(data_root),
+            "--out", str(tmp_path), "--decoders", "topp=0.9,copy=2", *PG_FLAGS]
+    assert main(argv) == 0
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["split"]["documents"] == 2  # every row of the test file
+    metrics = report["bundles"][0]["result"]["seq2seq"]["topp=0.9,copy=2"]
+    assert 0 <= metrics["distinct_rewrites"] <= 3 and 0 <= metrics["content_words_kept"] <= 1
+    assert 0 <= metrics["pairwise_self_bleu_4"] <= 1 and 0 <= metrics["bleu_4"] <= 1
+    assert "Content kept %" in (tmp_path / "report.md").read_text()
+    split = load_split("turkcorpus", data_root)
+    assert split.pairs[1] == ("He went home early .", "He left for home early . ( 0 )")
+    assert len(split.references[1]) == 8 and split.references[1][7] == "He left for home early . ( 7 )"

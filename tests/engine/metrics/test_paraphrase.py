@@ -8,6 +8,8 @@ import pytest
 import sacrebleu
 
 from engine.metrics.paraphrase import (
+    content_words_kept,
+    distinct_rewrites,
     paraphrase_bleu,
     paraphrase_rouge,
     self_bleu_vs_source,
@@ -51,3 +53,22 @@ def test_hand_counted_edit_distances() -> None:
     assert word_edit_distance(["a", "b", "c"], ["a", "c"]) == 1  # one deletion
     assert word_edit_distance(["a", "b"], ["b", "a"]) == 2  # no transpositions: two edits
     assert word_edit_distance([], ["x", "y"]) == 2 and word_edit_distance(["x"], []) == 1
+
+
+def test_several_references_per_output() -> None:
+    outputs = ["the cat sat on a mat today", "we study diverse generation"]
+    refs = [["the cat sat on the mat", "a cat sat on a mat today"], ["we study diverse text generation", "we study it"]]
+    streams = [[r[0] for r in refs], [r[1] for r in refs]]
+    assert paraphrase_bleu(outputs, refs) == pytest.approx(sacrebleu.corpus_bleu(outputs, streams).score / 100)
+    assert paraphrase_bleu(outputs, refs) > paraphrase_bleu(outputs, [r[0] for r in refs])  # a closer reference helps
+    assert paraphrase_rouge(["the dog"], [["the cat", "the dog"]])["rouge1"] == pytest.approx(1.0)  # the best one
+    with pytest.raises(ValueError, match="same number"):
+        paraphrase_bleu(outputs, [refs[0], refs[1][:1]])
+
+
+def test_content_words_kept_and_distinct_rewrites_by_hand() -> None:
+    source = "The old Cat sat on the mat ."  # content words: old, cat, sat, mat (the, on: stop words)
+    assert content_words_kept(["a cat sat on a rug ."], [source]) == pytest.approx(2 / 4)
+    assert content_words_kept(["it was so ."], ["it is ."]) == 1.0  # nothing to keep
+    groups = [["a b", "a  b", "c"], ["x y", "x y", "x y"]]
+    assert distinct_rewrites(groups, ["c", "x y"]) == pytest.approx((1 + 0) / 2)  # "a b" once; copies do not count

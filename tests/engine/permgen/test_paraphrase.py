@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
@@ -109,7 +110,7 @@ def test_no_rewrite_repeats_a_longer_run_of_the_source_than_the_copy_limit(
 ) -> None:
     source = "the cat said , , and sat ."
     ids = pg_tokenizer.encode(source)
-    doubled = next(a for a, b in zip(ids, ids[1:], strict=False) if a == b)  # ", ,": one token twice in a row
+    doubled = next(a for a, b in itertools.pairwise(ids) if a == b)  # ", ,": one token twice in a row
     copier = _copier(para_model, ids, doubled)  # a beam writes the likeliest token again and again
 
     def rewrites(limit: int) -> list[list[int]]:

@@ -17,6 +17,7 @@ from engine.decoding.settings import DecodeConfig
 from engine.heads.posg import POSGHead
 from engine.permgen.bundle import load_permgen_bundle
 from engine.permgen.data import DataStats, load_examples
+from engine.permgen.paraphrase_readers import both_directions
 from engine.permgen.tagging import tag_targets
 from engine.permgen.train import PermGenTrainer
 from engine.pos import SpacyTagger, TaggerUnavailableError
@@ -67,6 +68,7 @@ def test_the_bundle_carries_v_rho_built_from_the_tagged_training_targets(
     assert "**POS head.**" in (bundle / "card.md").read_text()
     task = config["permgen"]["task"]
     examples = load_examples([DATA[task][0]], DataStats(), task=task)
+    examples = both_directions(examples) if task == "paraphrase" else examples  # training reads pairs both ways
     tagged = tag_targets(examples, VariorumTokenizer.load(bundle), cache_dir=bundle.parent / "tags", progress=False,
                          tagger=spacy_tagger)
     assert head.vocabulary() == tagged.vocabulary  # the training targets' (token, tag) pairs, nothing else

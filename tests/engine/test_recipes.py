@@ -70,3 +70,11 @@ def test_shipped_recipes_are_valid_trainer_configs(path: Path) -> None:
     config_from_dict(TrainConfig, data["train"])
     if recipe["trainer"] == "train-permgen":
         config_from_dict(PermGenConfig, {**data["permgen"], "model": model})
+
+
+def test_every_shipped_recipe_compares_with_a_bundle_that_ships() -> None:
+    """A rebuilt model is measured beside what ships today, so a recipe's baseline must exist."""
+    root = Path(__file__).parents[2]
+    for path in sorted((root / "recipes").glob("*.json")):
+        baseline = json.loads(path.read_text())["recipe"]["baseline"]
+        assert baseline is None or (root / baseline / "config.json").is_file(), f"{path.name}: {baseline} is missing"

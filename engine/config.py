@@ -199,6 +199,7 @@ class TrainConfig:
     precision: str = "auto"  # auto | float32 | bf16 (engine/precision.py)
     early_stop_patience: int = 0  # stop after this many validations without a lower loss; 0 = never
     bundle_dtype: str = "float32"  # how the bundle stores float weights: float32, float16 or bfloat16
+    init_from: str = ""  # a bundle folder to fine-tune: its weights and tokenizer (engine/start_weights.py)
 
     def __post_init__(self) -> None:
         check_field_types(self)

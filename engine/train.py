@@ -23,6 +23,7 @@ import torch
 import torch.distributed as dist
 
 from engine.backbones import load_hf_gpt2_backbone
+from engine.bundle import load_bundle
 from engine.cli_args import add_dataclass_flags, dataclass_from_flags
 from engine.config import ConfigError, ModelConfig, TrainConfig, config_from_dict
 from engine.data.blocks import BatchOrder, make_blocks
@@ -33,6 +34,7 @@ from engine.model import LanguageModel
 from engine.objectives import ObjectiveContext, ObjectiveModule, build_objective
 from engine.pos.tagger import TaggerUnavailableError
 from engine.pos.training import PosTrainingData, prepare_pos_training
+from engine.start_weights import copy_start_weights, start_tokenizer_dir
 from engine.tokenizer import VariorumTokenizer
 from engine.training_card import render_card
 from engine.training_loop import MicroBatch, TrainingLoop, add_run_flags, read_config_file
@@ -57,7 +59,11 @@ class Trainer(TrainingLoop[LanguageModel]):
         super().__init__(config, command, show_progress)
         self.config = config
         self.train_docs, self.valid_docs = self._documents()
-        self.tokenizer = self._tokenizer(tokenizer_dir, model_config.vocab_size)
+        start = load_bundle(Path(config.init_from)) if config.init_from else None
+        if start is not None and init_from_hf is not None:
+            raise ConfigError("start from a bundle (init_from) or from a Hugging Face checkpoint (--init-from-hf), "
+                              "not both")
+        self.tokenizer = self._tokenizer(start_tokenizer_dir(config.init_from, tokenizer_dir), model_config.vocab_size)
         model_config.vocab_size = self.tokenizer.vocab_size
         model_config, head_state = fit_head(model_config, self.tokenizer)  # F²: classes from the token counts
         self.pos = self._pos_data(model_config)  # POSG: tagged training text, else None
@@ -70,6 +76,8 @@ class Trainer(TrainingLoop[LanguageModel]):
             )
         self._set_model(LanguageModel(backbone.config if backbone else model_config, backbone))
         load_fitted_head(self.model.head, head_state)
+        if start is not None:
+            copy_start_weights(self.model, start.model, config.init_from)
         if self.pos is not None:
             self.pos.install(self.model.head)  # V_ρ from the training split
         self.model_config = self.model.config

@@ -42,6 +42,7 @@ from engine.config import ConfigError, ModelConfig, TrainConfig, config_from_dic
 from engine.data.blocks import BatchOrder
 from engine.heads.posg import POSGHead
 from engine.heads.registry import fit_head, load_fitted_head
+from engine.permgen.bundle import load_permgen_bundle
 from engine.permgen.card import render_permgen_card
 from engine.permgen.config import PermGenConfig
 from engine.permgen.data import DataStats, encode_examples, load_examples, split_examples, tokenizer_texts
@@ -53,6 +54,7 @@ from engine.permgen.readers import ParagraphExample
 from engine.permgen.tagging import attach_groups, tag_targets
 from engine.pos.tagger import TaggerUnavailableError
 from engine.pos.training import PosTrainingData
+from engine.start_weights import copy_start_weights, start_tokenizer_dir
 from engine.tokenizer import VariorumTokenizer
 from engine.training_loop import MicroBatch, TrainingLoop, add_run_flags, read_config_file
 
@@ -73,7 +75,11 @@ class PermGenTrainer(TrainingLoop[PermGenModel]):
         self.stats = DataStats()
         self.task = config.task
         self.train_examples, self.valid_examples = self._examples(valid_files or [])
-        self.tokenizer = self._tokenizer(tokenizer_dir, config)
+        start = load_permgen_bundle(Path(train.init_from)) if train.init_from else None
+        if start is not None and (start.model.config.lowercase != config.lowercase or init_from_hf is not None):
+            raise ConfigError(f"init_from {train.init_from}: give the bundle's \"lowercase\" "
+                              f"({start.model.config.lowercase}) and no --init-from-hf")
+        self.tokenizer = self._tokenizer(start_tokenizer_dir(train.init_from, tokenizer_dir), config)
         config.model.vocab_size = self.tokenizer.vocab_size
         config.model, head_state = fit_head(config.model, self.tokenizer)  # F²: classes from token counts
         self.pos = self._pos_data(config.model)  # POSG: tagged training targets and V_ρ, else None
@@ -85,6 +91,8 @@ class PermGenTrainer(TrainingLoop[PermGenModel]):
                                     config.max_sentence_len, self.tokenizer.pad_id, config.absolute_positions)
         self._set_model(PermGenModel(config, backbone))
         load_fitted_head(self.model.head, head_state)
+        if start is not None:
+            copy_start_weights(self.model, start.model, train.init_from)
         if self.pos is not None:
             self.pos.install(self.model.head)  # V_ρ from the training targets
         self.train_data: list[EncodedExample] = self._encode(self.train_examples)

@@ -12,7 +12,7 @@ import codecs
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.persistence.atomic import write_text_atomic
+from engine.atomic import write_text_atomic
 
 UTF8 = "utf-8"
 FALLBACKS = ("cp1252", "latin-1")  # tried in order when the bytes are not UTF-8

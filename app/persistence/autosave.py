@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from app.persistence.atomic import write_text_atomic
+from engine.atomic import write_text_atomic
 
 SESSION_FILE = "session.json"
 

@@ -14,10 +14,10 @@ import pytest
 from pytestqt.qtbot import QtBot
 
 from app.paths import AppPaths
-from app.persistence.atomic import write_text_atomic
 from app.persistence.autosave import AutosaveSession, SavedDocument, recoverable_documents
 from app.persistence.settings import AppSettings, load_settings, save_settings
 from engine.api import BundleInfo, Engine
+from engine.atomic import write_text_atomic
 from tests.app.conftest import MakeWindow
 from tests.app.fakes import FakeEngine
 

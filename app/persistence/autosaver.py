@@ -89,5 +89,5 @@ def saved_document(editor: DocumentEditor) -> SavedDocument:
     document without a file (a saved file's history is in the history store, kept current per batch,
     so the autosave written while typing stays small)."""
     history = editor.history.to_json() if editor.path is None else []
-    return SavedDocument(editor.doc_id, editor.title, str(editor.path or ""), editor.toPlainText(), time.time(),
+    return SavedDocument(editor.doc_id, editor.title, str(editor.path or ""), editor.file_text(), time.time(),
                          editor.encoding, history)

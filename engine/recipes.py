@@ -32,6 +32,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from engine.atomic import write_text_atomic
 from engine.bundle import CARD_FILE
 from engine.checkpoint import read_checkpoint_state
 from engine.config import ConfigError
@@ -111,7 +112,7 @@ def evaluate_into_card(recipe: dict[str, Any], bundle: Path, device: str) -> int
         section += [f"\nDiagnostics: `variorum diagnose {shlex.join(diagnose_argv)}`\n",
                     f"```\n{printed.strip()}\n```\n"]
     card = (bundle / CARD_FILE).read_text().split(EVAL_HEADING)[0].rstrip("\n")  # a re-run replaces its section
-    (bundle / CARD_FILE).write_text(card + "\n" + "\n".join(section))
+    write_text_atomic(bundle / CARD_FILE, card + "\n" + "\n".join(section))
     return 0
 
 

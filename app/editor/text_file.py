@@ -34,6 +34,7 @@ NAMES = {"utf-8": "UTF-8", "utf-8-sig": "UTF-8 (with BOM)", "utf-16": "UTF-16", 
 LINE_BREAK = re.compile("\r\n|\r|\n|\u2029")  # each is one paragraph break in the editor
 PARAGRAPH = "\u2029"  # how the editor's raw text separates paragraphs
 HIDDEN_START = "\ufeff"  # the editor drops one leading zero-width no-break space
+MATCH_LIMIT = 1_000_000  # changed lines (old x new) above which new lines just take the common break
 
 
 @dataclass(frozen=True)
@@ -112,11 +113,31 @@ def _line_breaks(old_lines: list[str], old_breaks: list[str], new_lines: list[st
     """The break after each new line but the last: the old one after a line the writer left or only
     changed within, else the file's most common break (LF in a file without any)."""
     common = Counter(old_breaks).most_common(1)[0][0] if old_breaks else "\n"
+    old_breaks = [*old_breaks, common]  # the last line has none: one it gains is the common one
+    head = _common_prefix(old_lines, new_lines)
+    tail = _common_prefix(old_lines[head:][::-1], new_lines[head:][::-1])
+    pairs = [(i, i) for i in range(head)] + [(len(old_lines) - k, len(new_lines) - k) for k in range(1, tail + 1)]
+    old_middle, new_middle = old_lines[head:len(old_lines) - tail], new_lines[head:len(new_lines) - tail]
+    if len(old_middle) * len(new_middle) <= MATCH_LIMIT:  # diffing is quadratic on repeated lines
+        matcher = difflib.SequenceMatcher(None, old_middle, new_middle, autojunk=False)
+        for tag, old_start, old_end, new_start, new_end in matcher.get_opcodes():
+            if tag == "equal" or (tag == "replace" and old_end - old_start == new_end - new_start):
+                pairs += [(head + old_start + k, head + new_start + k) for k in range(old_end - old_start)]
     breaks = [common] * (len(new_lines) - 1)
-    matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
-    for tag, old_start, old_end, new_start, new_end in matcher.get_opcodes():
-        if tag == "equal" or (tag == "replace" and old_end - old_start == new_end - new_start):
-            for old, new in zip(range(old_start, old_end), range(new_start, new_end), strict=True):
-                if old < len(old_breaks) and new < len(breaks):
-                    breaks[new] = old_breaks[old]
+    for old, new in pairs:
+        if new < len(breaks):
+            breaks[new] = old_breaks[old]
+    for index in range(len(breaks) - 1):
+        if breaks[index] == "\r" and new_lines[index + 1] == "" and breaks[index + 1] == "\n":
+            breaks[index] = "\r\n"  # CR, an empty line, LF would read back as one CRLF
     return breaks
+
+
+def _common_prefix(first: list[str], second: list[str]) -> int:
+    """How many leading items the two lists share."""
+    count = 0
+    for a, b in zip(first, second, strict=False):
+        if a != b:
+            break
+        count += 1
+    return count

@@ -11,7 +11,7 @@ import pytest
 from pytestqt.qtbot import QtBot
 
 from app.editor.tabs import DocumentError, DocumentTabs
-from app.editor.text_file import decode_bytes, encode_text
+from app.editor.text_file import LINE_BREAK, PARAGRAPH, decode_bytes, encode_text, file_text
 from tests.app.conftest import MakeWindow, leave_as_crashed
 
 SAMPLES = {
@@ -110,3 +110,20 @@ def test_random_files_round_trip_byte_for_byte(tabs: DocumentTabs, tmp_path: Pat
         tabs.close_editor(editor)
         tried += 1
     assert tried > 200
+
+
+def test_random_edits_write_back_exactly_the_edited_paragraphs() -> None:
+    rng = random.Random(15)
+    for _ in range(3000):
+        original = "".join(rng.choice(["a", " ", "\r", "\n", "\r\n", "\u2029", "\u2028"]) for _ in range(12))
+        lines = LINE_BREAK.sub(PARAGRAPH, original).split(PARAGRAPH)
+        for _ in range(rng.randint(1, 3)):
+            at = rng.randrange(len(lines))
+            if rng.random() < 0.4:
+                lines.insert(at, rng.choice(["new", ""]))
+            elif len(lines) > 1 and rng.random() < 0.5:
+                lines.pop(at)
+            else:
+                lines[at] += "x"
+        edited = PARAGRAPH.join(lines)
+        assert LINE_BREAK.sub(PARAGRAPH, file_text(edited, original)) == edited, (original, edited)

@@ -1,6 +1,7 @@
 """A bar at the top of the window for errors, notices and offers (e.g. recovering unsaved work).
 
 Messages never block the window (no modal dialogs), so the app keeps running and tests can read them.
+Text is shown as plain text: messages quote file names and document titles, which may look like HTML.
 Each kind sets its text colour on the label itself: a style sheet's colour is not inherited by child
 widgets, so the label would keep the theme's text colour (light in the dark theme, on a light background).
 """
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QWidget
 
 STYLES = {  # kind: (background, text, border)
@@ -23,7 +25,7 @@ class MessageBar(QFrame):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.label = QLabel(wordWrap=True)
+        self.label = QLabel(wordWrap=True, textFormat=Qt.TextFormat.PlainText)
         self.label.setAccessibleName("Message")
         self.kind = ""
         self._layout = QHBoxLayout(self)

@@ -14,7 +14,7 @@ from app.editor.document import DocumentEditor
 from app.editor.history import History
 from app.editor.tabs import DocumentError
 from app.editor.text_file import UTF8, describe
-from app.persistence.autosave import FoundDocument, find_recoverable, forget_files, remove_empty_orphans
+from app.persistence.autosave import FoundDocument, find_recoverable, forget_files, kept_notice, remove_empty_orphans
 from app.persistence.autosaver import saved_document
 from app.window_base import WindowBase
 
@@ -153,12 +153,12 @@ class FilesMixin(WindowBase):
                 self.autosaver.adopt(editor, found.file)  # deleted once this session holds the text
         self._offered = []
         self._drop_blank_first_tab()
-        forget_files(safe, self.paths.autosave_dir, self.autosave_session.directory)
+        kept = kept_notice(forget_files(safe, self.paths.autosave_dir, self.autosave_session.directory))
         text = f"Recovered {len(opened)} document(s). Save them to keep them."
         if failures:
             text += f" Could not autosave {len(failures)} of them again, so their old autosave is kept: " + \
                 "; ".join(failures) + "."
-        self.messages.show_message(text, "error" if failures else "info")
+        self.messages.show_message(f"{text} {kept}".strip(), "error" if failures or kept else "info")
         return opened
 
     def _open_recovered(self, found: FoundDocument) -> DocumentEditor:
@@ -172,10 +172,13 @@ class FilesMixin(WindowBase):
         return editor
 
     def discard_recovery(self) -> None:
-        forget_files([found.file for found in self._offered], self.paths.autosave_dir,
-                     self.autosave_session.directory)
+        kept = forget_files([found.file for found in self._offered], self.paths.autosave_dir,
+                            self.autosave_session.directory)
         self._offered = []
-        self.messages.dismiss()
+        if kept:
+            self.show_error(kept_notice(kept))
+        else:
+            self.messages.dismiss()
 
     def _drop_blank_first_tab(self) -> None:
         first = self.tabs.widget(0)

@@ -130,8 +130,8 @@ def read_bundle_config(directory: Path) -> dict[str, Any]:
     version = config.get("format_version")
     readable = f"this Variorum reads versions 1 to {BUNDLE_FORMAT_VERSION}"
     if isinstance(version, int) and not isinstance(version, bool) and version > BUNDLE_FORMAT_VERSION:
-        raise BundleError(f"bundle {directory}: format version {version} is newer than {readable}; "
-                          "update Variorum to load it")
+        raise BundleError(f"bundle {directory}: format version {version} is newer than this Variorum can read "
+                          f"(it reads versions 1 to {BUNDLE_FORMAT_VERSION}); update Variorum to load it")
     if version not in range(1, BUNDLE_FORMAT_VERSION + 1) or isinstance(version, bool):
         raise BundleError(f"bundle {directory}: format version {version!r} is unknown ({readable}); "
                           "re-export the bundle with a matching Variorum")
@@ -140,7 +140,7 @@ def read_bundle_config(directory: Path) -> dict[str, Any]:
         raise BundleError(f"bundle {directory}: kind {kind!r} in {CONFIG_FILE} is not one of {list(KINDS)}")
     if not isinstance(config.get("model"), dict) or (kind == PERMGEN_KIND and not isinstance(config.get("permgen"),
                                                                                           dict)):
-        section = "'model' and 'permgen' sections" if kind == PERMGEN_KIND else "a 'model' section"
+        section = "'model' and 'permgen' sections" if kind == PERMGEN_KIND else "'model' section"
         raise BundleError(f"bundle {directory}: {CONFIG_FILE} has no {section}")
     return {**config, "kind": kind}
 

@@ -97,12 +97,13 @@ def build_parser() -> argparse.ArgumentParser:
 def _render(variants: list[Variant], texts: list[str], finished: set[int]) -> Group:
     from rich.console import Group
     from rich.panel import Panel
+    from rich.text import Text
 
     panels = []
     for i, text in enumerate(texts):
         state = f"done ({variants[i].finish_reason})" if i in finished else "writing…"
         title = f"variant {i + 1} · seed {variants[i].seed} · {state}"
-        panels.append(Panel(text or "…", title=title, title_align="left"))
+        panels.append(Panel(Text(text or "…"), title=Text(title), title_align="left"))
     return Group(*panels)
 
 
@@ -223,7 +224,8 @@ def main(argv: list[str] | None = None) -> int:
 
     from engine.cli_errors import USER_ERRORS, report_user_error
 
-    console = Console()
+    # Cards, file names and generated text are printed as written: no emoji codes (":x:"), markup or highlighting.
+    console = Console(emoji=False, markup=False, highlight=False)
     try:
         return LOCAL[args.command](args, console)
     except USER_ERRORS as error:

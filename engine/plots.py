@@ -7,6 +7,8 @@ from pathlib import Path
 
 import matplotlib
 
+from engine.atomic import atomic_file
+
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
@@ -31,5 +33,6 @@ def plot_loss_curve(metrics_path: Path, png_path: Path) -> None:
     axis.legend()
     axis.grid(alpha=0.3)
     figure.tight_layout()
-    figure.savefig(png_path, dpi=100)
+    with atomic_file(png_path) as temp:  # a kill mid-save keeps the previous curve
+        figure.savefig(temp, dpi=100, format="png")
     plt.close(figure)

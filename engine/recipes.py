@@ -15,6 +15,9 @@ on from it); once training has reached its last step, run `variorum eval` of the
 beside its baseline (and `variorum diagnose` for language models) and append those tables, with
 the commands that made them, to the bundle's card.md. Copy the bundle into resources/models
 (or a models folder) to ship it.
+
+The name is a plain folder name (no path separators, no `..`, not hidden), so a recipe never
+writes outside `runs/recipes`; only `--out-dir`, typed by the user, chooses another folder.
 """
 
 from __future__ import annotations
@@ -23,11 +26,13 @@ import argparse
 import contextlib
 import io
 import json
+import re
 import shlex
 import sys
 from pathlib import Path
 from typing import Any
 
+from engine.atomic import write_text_atomic
 from engine.bundle import CARD_FILE
 from engine.checkpoint import read_checkpoint_state
 from engine.config import ConfigError
@@ -35,6 +40,7 @@ from engine.devices import DEVICE_CHOICES, resolve_device
 from engine.training_loop import training_finished
 
 TRAINERS = ("train", "train-permgen")
+RECIPES_OUT = Path("runs") / "recipes"
 EVAL_HEADING = "\n## Evaluation against the baseline (variorum build-recipe)\n"
 
 
@@ -47,11 +53,20 @@ def read_recipe(path: Path) -> dict[str, Any]:
     recipe = data.get("recipe") if isinstance(data, dict) else None
     if not isinstance(recipe, dict) or not recipe.get("name"):
         raise ConfigError(f"recipe {path}: needs a \"recipe\" section with a \"name\"")
+    if not is_plain_name(recipe["name"]):
+        raise ConfigError(f"recipe {path}: \"name\" must be a plain folder name (letters, digits, '-', '_', '.'; "
+                          f"no path separators or '..'), got {recipe['name']!r}")
     if recipe.get("trainer") not in TRAINERS:
         raise ConfigError(f"recipe {path}: \"trainer\" must be one of {list(TRAINERS)}, got {recipe.get('trainer')!r}")
     if not isinstance(recipe.get("eval", []), list) or not isinstance(recipe.get("diagnose_files", []), list):
         raise ConfigError(f"recipe {path}: \"eval\" and \"diagnose_files\" must be lists of strings")
     return recipe
+
+
+def is_plain_name(name: object) -> bool:
+    """Whether `name` names one folder inside runs/recipes: never a path, `..`, or a hidden folder."""
+    return (isinstance(name, str) and re.fullmatch(r"[A-Za-z0-9_.-]+", name) is not None
+            and not name.startswith(".") and len(name) <= 100)
 
 
 def _trainer_main(trainer: str) -> Any:
@@ -97,7 +112,7 @@ def evaluate_into_card(recipe: dict[str, Any], bundle: Path, device: str) -> int
         section += [f"\nDiagnostics: `variorum diagnose {shlex.join(diagnose_argv)}`\n",
                     f"```\n{printed.strip()}\n```\n"]
     card = (bundle / CARD_FILE).read_text().split(EVAL_HEADING)[0].rstrip("\n")  # a re-run replaces its section
-    (bundle / CARD_FILE).write_text(card + "\n" + "\n".join(section))
+    write_text_atomic(bundle / CARD_FILE, card + "\n" + "\n".join(section))
     return 0
 
 
@@ -125,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as error:
         print(f"variorum build-recipe: error: {error}", file=sys.stderr)
         return 2
-    out = args.out_dir or Path("runs") / "recipes" / recipe["name"]
+    out = args.out_dir or RECIPES_OUT / recipe["name"]
     train_argv = ["--config", str(args.recipe), "--device", device, "--out-dir", str(out)]
     train_argv += ["--resume"] * args.resume + (["--chunk-steps", str(args.chunk_steps)] if args.chunk_steps else [])
     train_argv += ["--compile"] * (args.compile and recipe["trainer"] == "train")

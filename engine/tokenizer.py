@@ -16,6 +16,8 @@ from pathlib import Path
 import numpy as np
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
 
+from engine.atomic import atomic_directory, recover_directory
+
 EOS = "<|eos|>"
 PAD = "<|pad|>"
 MAX_SENTENCES = 10
@@ -123,9 +125,16 @@ class VariorumTokenizer:
         return self.decode([token_id], skip_special=False)
 
     def save(self, directory: Path) -> None:
+        """Write the two files into `directory` (a bundle's staging folder: already written atomically)."""
         directory.mkdir(parents=True, exist_ok=True)
         self._tok.save(str(directory / TOKENIZER_FILE))
         (directory / COUNTS_FILE).write_text(json.dumps([int(c) for c in self.counts]))
+
+    def save_folder(self, directory: Path) -> None:
+        """Write `directory` as a folder of its own, atomically: a kill leaves the old folder or the
+        complete new one, never a vocabulary without its counts."""
+        with atomic_directory(directory) as staging:
+            self.save(staging)
 
     @classmethod
     def load(cls, directory: Path) -> VariorumTokenizer:
@@ -136,6 +145,12 @@ class VariorumTokenizer:
             raise TokenizerError(f"cannot read {path}: {error}") from error
         counts_path = directory / COUNTS_FILE
         return cls(tok, _read_counts(counts_path) if counts_path.exists() else None)
+
+
+def saved_tokenizer(directory: Path) -> bool:
+    """Whether `directory` holds a complete saved tokenizer (after finishing any swap a kill interrupted)."""
+    recover_directory(directory)
+    return (directory / TOKENIZER_FILE).is_file() and (directory / COUNTS_FILE).is_file()
 
 
 def _byte_stand_ins() -> dict[int, str]:

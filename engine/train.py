@@ -35,7 +35,7 @@ from engine.objectives import ObjectiveContext, ObjectiveModule, build_objective
 from engine.pos.tagger import TaggerUnavailableError
 from engine.pos.training import PosTrainingData, prepare_pos_training
 from engine.start_weights import copy_start_weights, start_tokenizer_dir
-from engine.tokenizer import VariorumTokenizer
+from engine.tokenizer import VariorumTokenizer, saved_tokenizer
 from engine.training_card import render_card
 from engine.training_loop import MicroBatch, TrainingLoop, add_run_flags, read_config_file
 
@@ -102,9 +102,11 @@ class Trainer(TrainingLoop[LanguageModel]):
 
     def _tokenizer(self, tokenizer_dir: Path | None, vocab_size: int) -> VariorumTokenizer:
         own = self.out / "tokenizer"
-        source = tokenizer_dir or (own if (own / "tokenizer.json").is_file() else None)
+        # A folder without its counts (from a Variorum that wrote it in place, killed mid-save) is trained
+        # again: it would give F² and AGG all-zero counts.
+        source = tokenizer_dir or (own if self.rank == 0 and saved_tokenizer(own) else None)
         if source is None and self.rank == 0:
-            VariorumTokenizer.train(self.train_docs, vocab_size=vocab_size).save(own)
+            VariorumTokenizer.train(self.train_docs, vocab_size=vocab_size).save_folder(own)
         if self.world > 1:
             dist.barrier()
         return VariorumTokenizer.load(source or own)

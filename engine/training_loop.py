@@ -33,6 +33,7 @@ import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 from tqdm import tqdm
 
+from engine.atomic import write_text_atomic
 from engine.bundle import save_bundle
 from engine.bundle_words import training_words
 from engine.checkpoint import load_checkpoint, resume_state, save_checkpoint
@@ -84,10 +85,22 @@ def check_finite_weights(step: int, model: torch.nn.Module) -> None:
 
 def trim_metrics_log(path: Path, start: int) -> None:
     """Keep the records of steps <= start: a run killed after its last checkpoint redoes the later
-    steps, and a fresh run starts a fresh log."""
+    steps, and a fresh run starts a fresh log. A line a kill cut short is dropped; the log is
+    rewritten atomically, so a kill meanwhile keeps the old one."""
     if path.is_file():
-        kept = [line for line in path.read_text().splitlines() if line and json.loads(line)["step"] <= start]
-        path.write_text("".join(line + "\n" for line in kept))
+        lines = path.read_text(errors="replace").splitlines()
+        kept = [line for line in lines if (step := _logged_step(line)) is not None and step <= start]
+        write_text_atomic(path, "".join(line + "\n" for line in kept))
+
+
+def _logged_step(line: str) -> int | None:
+    """The step of one metrics.jsonl record, or None for a line a kill cut short."""
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return None
+    step = record.get("step") if isinstance(record, dict) else None
+    return step if isinstance(step, int) else None
 
 
 def add_run_flags(parser: argparse.ArgumentParser) -> None:

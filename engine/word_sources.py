@@ -25,6 +25,7 @@ from pathlib import Path
 
 import torch
 
+from engine.atomic import write_text_atomic
 from engine.decoding.real_words import AllowedWords, TokenPieces, WordSpeller
 from engine.metrics.invented import words
 from engine.permgen.text import normalize
@@ -46,7 +47,7 @@ def read_bundle_words(directory: Path) -> frozenset[str] | None:
 def write_bundle_words(directory: Path, vocabulary: Iterable[str]) -> Path:
     """Write `vocabulary` (case-folded, sorted, one per line) as `directory/words.txt`."""
     path = Path(directory) / WORDS_FILE
-    path.write_text("".join(f"{w}\n" for w in sorted({w.casefold() for w in vocabulary})), encoding="utf-8")
+    write_text_atomic(path, "".join(f"{w}\n" for w in sorted({w.casefold() for w in vocabulary})))
     return path
 
 

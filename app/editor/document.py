@@ -10,7 +10,7 @@ from PySide6.QtGui import QTextCursor, QTextDocument
 from PySide6.QtWidgets import QPlainTextEdit, QWidget
 
 from app.editor.history import History
-from app.editor.text_file import UTF8, describe, write_text_file
+from app.editor.text_file import UTF8, describe, file_text, write_text_file
 
 WORD = re.compile(r"\b[\w'’-]+\b")
 FILE_TYPES = (".txt", ".md")
@@ -26,6 +26,7 @@ class DocumentEditor(QPlainTextEdit):
         self.untitled_number = untitled_number
         self.history = History()
         self.encoding = UTF8  # what the file was read in; saving writes it back the same way
+        self.original = ""  # the text as the file holds it (line breaks, a leading U+FEFF), as last read or saved
         self.setAccessibleName("Document text")
         self.setUndoRedoEnabled(True)
 
@@ -37,12 +38,24 @@ class DocumentEditor(QPlainTextEdit):
     def modified(self) -> bool:
         return self.document().isModified()
 
+    def load_text(self, text: str, encoding: str) -> None:
+        """Show `text` (as a file holds it, in `encoding`) as this document's unmodified content."""
+        self.original, self.encoding = text, encoding
+        self.setPlainText(text)
+        self.document().setModified(False)
+
+    def file_text(self) -> str:
+        """The text as its file should hold it: `toPlainText` turns every line break into LF and
+        non-breaking spaces into spaces; this keeps both (app/editor/text_file.py)."""
+        return file_text(self.document().toRawText(), self.original)
+
     def save_file(self, path: Path) -> str:
         """Write the text in this document's encoding (UTF-8 when it no longer fits); return the old
         encoding's name when the file had to change to UTF-8, else ""."""
-        used = write_text_file(path, self.toPlainText(), self.encoding)
+        text = self.file_text()
+        used = write_text_file(path, text, self.encoding)
         changed = describe(self.encoding) if used != self.encoding else ""
-        self.path, self.encoding = path, used
+        self.path, self.encoding, self.original = path, used, text
         self.document().setModified(False)
         return changed
 

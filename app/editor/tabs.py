@@ -9,7 +9,7 @@ from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QTabWidget, QWidget
 
 from app.editor.document import FILE_TYPES, DocumentEditor
-from app.editor.text_file import UTF8, read_text_file
+from app.editor.text_file import UTF8, is_read_only, read_text_file
 
 
 class DocumentError(ValueError):
@@ -46,11 +46,9 @@ class DocumentTabs(QTabWidget):
     def new_document(self, text: str = "", path: Path | None = None, encoding: str = UTF8) -> DocumentEditor:
         self._untitled += 1
         editor = DocumentEditor(self._untitled, path)
-        editor.encoding = encoding
         if self._editor_font is not None:
             editor.setFont(self._editor_font)
-        editor.setPlainText(text)
-        editor.document().setModified(False)
+        editor.load_text(text, encoding)
         editor.textChanged.connect(lambda: self._on_changed(editor))
         editor.cursorPositionChanged.connect(lambda: self.cursor_moved.emit(editor))
         editor.document().modificationChanged.connect(lambda _: self.refresh_title(editor))
@@ -81,6 +79,9 @@ class DocumentTabs(QTabWidget):
             raise DocumentError("This document has no file yet; use Save As.")
         if target.suffix.lower() not in FILE_TYPES:
             target = target.with_suffix(".txt")
+        if is_read_only(target):
+            raise DocumentError(f"{target} is read-only, so it was not replaced; use Save As to save a copy "
+                                "elsewhere, or make the file writable and save again.")
         try:
             changed = editor.save_file(target.resolve())
         except OSError as error:

@@ -1,9 +1,12 @@
 """Autosave files and crash recovery, without Qt.
 
-Each running app owns a session folder `autosave/<session>/` holding `session.json` (its pid) and
-one `<doc_id>.json` per open document with unsaved changes. A clean exit deletes the folder. A
-folder whose pid is no longer running belongs to an app that crashed or was killed: its documents
-are offered for recovery at the next start. Every file is written atomically.
+Each running app owns a session folder `autosave/<session>/` (mode 0700) holding `session.lock`,
+which the app keeps locked (`flock`) while it runs, `session.json` (its pid) and one `<doc_id>.json`
+(mode 0600: unsaved text is private) per open document with unsaved changes. A clean exit deletes
+the folder. A folder whose lock nobody holds belongs to an app that crashed or was killed (the
+kernel drops the lock with the process), even when its recorded pid now belongs to another
+process: its documents are offered for recovery at the next start. A folder without a lock file
+(written by an older Variorum) falls back to the pid. Every file is written atomically.
 
 An autosave file is deleted only once its text is safe elsewhere (recovered into this session's
 autosave) or the writer explicitly discarded it; a file that cannot be read is left in place and
@@ -12,6 +15,7 @@ named, and unknown keys in a file are ignored.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -21,9 +25,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from app.persistence.atomic import write_text_atomic
+from engine.atomic import write_text_atomic
 
 SESSION_FILE = "session.json"
+LOCK_FILE = "session.lock"
+PRIVATE_FILE_MODE = 0o600  # autosaves hold text the writer has not saved anywhere yet
+PRIVATE_DIR_MODE = 0o700
 
 
 @dataclass(frozen=True)
@@ -100,30 +107,40 @@ class AutosaveSession:
         self.root = root
         self.directory = root / f"{int(time.time())}-{uuid.uuid4().hex[:8]}"
         self.notice = ""
-        self._started = False
+        self._lock: int | None = None  # the open, locked session.lock while this app runs
         try:
             self._start()
         except OSError as error:
             self.notice = f"Autosave is off for now: cannot write to {root} ({error.strerror or error})."
 
     def _start(self) -> None:
-        if not self._started:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            write_text_atomic(self.directory / SESSION_FILE,
-                              json.dumps({"pid": os.getpid(), "started": time.time()}))
-            self._started = True
+        if self._lock is None:
+            self.directory.mkdir(mode=PRIVATE_DIR_MODE, parents=True, exist_ok=True)
+            lock = os.open(self.directory / LOCK_FILE, os.O_RDWR | os.O_CREAT, PRIVATE_FILE_MODE)
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                write_text_atomic(self.directory / SESSION_FILE,
+                                  json.dumps({"pid": os.getpid(), "started": time.time()}), mode=PRIVATE_FILE_MODE)
+            except OSError:
+                os.close(lock)
+                raise
+            self._lock = lock
 
     def write(self, document: SavedDocument) -> None:
         """Write one document's autosave (raises OSError when the disk refuses)."""
         self._start()
-        write_text_atomic(self.directory / f"{document.doc_id}.json", json.dumps(asdict(document)))
+        write_text_atomic(self.file(document.doc_id), json.dumps(asdict(document)), mode=PRIVATE_FILE_MODE)
 
-    def remove(self, doc_id: str) -> None:
-        (self.directory / f"{doc_id}.json").unlink(missing_ok=True)
+    def file(self, doc_id: str) -> Path:
+        """Where this session autosaves the document `doc_id`."""
+        return self.directory / f"{doc_id}.json"
 
     def close(self) -> None:
         """Clean exit: nothing left to recover."""
         shutil.rmtree(self.directory, ignore_errors=True)
+        if self._lock is not None:
+            os.close(self._lock)  # closing the descriptor releases the lock
+            self._lock = None
 
 
 def _session_pid(directory: Path) -> int:
@@ -133,13 +150,33 @@ def _session_pid(directory: Path) -> int:
         return -1  # unreadable lock: treat the session as dead so its text is still offered
 
 
+def session_alive(directory: Path) -> bool:
+    """Whether the app that owns this session folder still runs: its lock is held (pid reuse cannot
+    fool this); a folder from before session locks goes by its recorded pid."""
+    try:
+        lock = os.open(directory / LOCK_FILE, os.O_RDONLY)
+    except FileNotFoundError:
+        return pid_alive(_session_pid(directory))
+    except OSError:
+        return False  # an unreadable lock: offer the text rather than hide it
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(lock)  # also releases the lock this check took
+    return False
+
+
 def orphaned_sessions(root: Path, own: Path | None = None) -> list[Path]:
     """Session folders left by apps that are no longer running."""
     try:
         folders = [d for d in root.iterdir() if d.is_dir() and d != own] if root.is_dir() else []
     except OSError:
         return []
-    return sorted(d for d in folders if not pid_alive(_session_pid(d)))
+    return sorted(d for d in folders if not session_alive(d))
 
 
 def read_saved(file: Path) -> SavedDocument:
@@ -167,18 +204,34 @@ def recoverable_documents(root: Path, own: Path | None = None) -> list[SavedDocu
     return [found.document for found in find_recoverable(root, own).documents]
 
 
-def forget_files(files: list[Path], root: Path, own: Path | None = None) -> None:
-    """Delete these autosave files (recovered or discarded), then every crashed session left with none."""
+def forget_files(files: list[Path], root: Path, own: Path | None = None) -> list[tuple[Path, str]]:
+    """Delete these autosave files (recovered or discarded), then every crashed session left with none.
+
+    Returns the files that could not be deleted (a read-only data folder) with the reason; they stay
+    where they are and are offered again at the next start."""
+    kept = []
     for file in files:
-        file.unlink(missing_ok=True)
+        try:
+            file.unlink(missing_ok=True)
+        except OSError as error:
+            kept.append((file, error.strerror or str(error)))
     remove_empty_orphans(root, own)
+    return kept
+
+
+def kept_notice(kept: list[tuple[Path, str]]) -> str:
+    """What the writer reads when old autosaves could not be deleted ("" when all were)."""
+    if not kept:
+        return ""
+    return (f"Could not delete {len(kept)} old autosave file(s) in {kept[0][0].parent} ({kept[0][1]}); "
+            "they are kept and will be offered again at the next start.")
 
 
 def remove_empty_orphans(root: Path, own: Path | None = None) -> None:
-    """Delete crashed sessions' folders that hold nothing but their session file."""
+    """Delete crashed sessions' folders that hold nothing but their session and lock files."""
     for session in orphaned_sessions(root, own):
         try:
-            if all(p.name == SESSION_FILE for p in session.iterdir()):
+            if all(p.name in (SESSION_FILE, LOCK_FILE) for p in session.iterdir()):
                 shutil.rmtree(session, ignore_errors=True)
         except OSError:
             continue

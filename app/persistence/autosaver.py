@@ -48,10 +48,19 @@ class Autosaver(QObject):
         self._older[editor.doc_id] = older
         self.touch(editor)
 
-    def _release(self, doc_id: str) -> None:
-        older = self._older.pop(doc_id, None)
+    def _release(self, editor: DocumentEditor) -> None:
+        older = self._older.pop(editor.doc_id, None)
         if older is not None:
-            older.unlink(missing_ok=True)
+            self._delete(older, editor)
+
+    def _delete(self, file: Path, editor: DocumentEditor) -> None:
+        """Delete an autosave no longer needed; one that cannot be deleted (a read-only data folder) is
+        named and kept, and offered again at the next start: nothing is lost."""
+        try:
+            file.unlink(missing_ok=True)
+        except OSError as error:
+            self._on_error(f"Could not delete the autosave of {editor.title} ({error.strerror or error}): "
+                           f"{file} is kept and will be offered again at the next start.")
 
     def flush(self) -> None:
         self._timer.stop()
@@ -61,17 +70,18 @@ class Autosaver(QObject):
                 if editor.modified:
                     self.session.write(saved_document(editor))
                 else:
-                    self.session.remove(editor.doc_id)
-                self._release(editor.doc_id)
+                    self._delete(self.session.file(editor.doc_id), editor)
+                self._release(editor)
             except OSError as error:
                 self._on_error(f"Autosave failed for {editor.title}: {error}")
             except RuntimeError:
                 continue  # the editor was closed and deleted meanwhile
 
     def forget(self, editor: DocumentEditor) -> None:
+        """Saved or closed: its autosaves are no longer needed."""
         self._dirty.pop(editor.doc_id, None)
-        self.session.remove(editor.doc_id)
-        self._release(editor.doc_id)
+        self._delete(self.session.file(editor.doc_id), editor)
+        self._release(editor)
 
 
 def saved_document(editor: DocumentEditor) -> SavedDocument:
@@ -79,5 +89,5 @@ def saved_document(editor: DocumentEditor) -> SavedDocument:
     document without a file (a saved file's history is in the history store, kept current per batch,
     so the autosave written while typing stays small)."""
     history = editor.history.to_json() if editor.path is None else []
-    return SavedDocument(editor.doc_id, editor.title, str(editor.path or ""), editor.toPlainText(), time.time(),
+    return SavedDocument(editor.doc_id, editor.title, str(editor.path or ""), editor.file_text(), time.time(),
                          editor.encoding, history)

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 from app.editor.history import History
-from app.persistence.atomic import write_text_atomic
+from engine.atomic import write_text_atomic
 
 
 class HistoryStore:

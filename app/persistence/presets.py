@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from app.controls.values import clean_control_values
-from app.persistence.atomic import write_text_atomic
 from app.persistence.settings import keep_backup
+from engine.atomic import write_text_atomic
 
 
 class PresetError(ValueError):

@@ -140,7 +140,7 @@ class PermGenTrainer(TrainingLoop[PermGenModel]):
             return VariorumTokenizer.load(tokenizer_dir)
         texts = tokenizer_texts(self.train_examples, config.lowercase, config.task)
         tokenizer = VariorumTokenizer.train(texts, vocab_size=config.model.vocab_size)
-        tokenizer.save(self.out / "tokenizer")
+        tokenizer.save_folder(self.out / "tokenizer")
         return tokenizer
 
     # ----- the loop's hooks --------------------------------------------------------------

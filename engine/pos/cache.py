@@ -14,8 +14,6 @@ tagger (a GPU box without spaCy, say) can train on tags made elsewhere: backend 
 from __future__ import annotations
 
 import hashlib
-import os
-import tempfile
 import zipfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,6 +21,7 @@ from pathlib import Path
 import numpy as np
 from platformdirs import user_cache_dir
 
+from engine.atomic import atomic_file
 from engine.pos.tagger import TaggedWord, Tagger, TaggerUnavailableError
 
 CACHE_SUFFIX = ".pos.npz"
@@ -112,8 +111,7 @@ def stored_tagger(texts: Sequence[str], cache_dir: Path | None = None) -> Stored
 
 
 def _save(path: Path, tagged: Sequence[Sequence[TaggedWord]], tagger: tuple[str, str]) -> None:
-    """Write `tagged` to `path` atomically (temporary file in the same folder, then os.replace)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Write `tagged` to `path` atomically (engine/atomic.py)."""
     words = [word for text_words in tagged for word in text_words]
     labels = sorted({word.tag_ for word in words})
     label_id = {label: i for i, label in enumerate(labels)}
@@ -124,16 +122,8 @@ def _save(path: Path, tagged: Sequence[Sequence[TaggedWord]], tagger: tuple[str,
         "labels": np.array(labels, dtype=np.str_),
         "tagger": np.array(tagger, dtype=np.str_),  # (backend name, model version): see stored_tagger
     }
-    handle, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as tmp:
-            np.savez(tmp, **arrays)  # type: ignore[arg-type]
-            tmp.flush()
-            os.fsync(tmp.fileno())
-        os.replace(tmp_name, path)
-    except BaseException:
-        Path(tmp_name).unlink(missing_ok=True)
-        raise
+    with atomic_file(path) as temp, temp.open("wb") as handle:
+        np.savez(handle, **arrays)  # type: ignore[arg-type]
 
 
 def _load(path: Path, texts: Sequence[str]) -> list[list[TaggedWord]] | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -14,9 +15,17 @@ from pytestqt.qtbot import QtBot
 
 from app.main_window import MainWindow
 from app.paths import AppPaths
+from app.persistence.autosave import LOCK_FILE, SESSION_FILE
 from tests.app.fakes import FakeEngine
 
 MakeWindow = Callable[..., MainWindow]
+DEAD_PID = 2**22 + 12345  # no such process
+
+
+def leave_as_crashed(session: Path) -> None:
+    """Make a live window's autosave folder look like one a crashed app left: no lock, a dead pid."""
+    (session / LOCK_FILE).unlink()
+    (session / SESSION_FILE).write_text(json.dumps({"pid": DEAD_PID}))
 
 
 @pytest.fixture

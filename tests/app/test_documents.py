@@ -3,7 +3,6 @@ range from box to engine, font size on every tab, file modes and encodings kept 
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 from pathlib import Path
@@ -14,11 +13,10 @@ from pytestqt.qtbot import QtBot
 
 from app.controls import spec
 from app.paths import AppPaths
-from app.persistence.autosave import SESSION_FILE
 from engine.api import DecodeConfig, Engine
 from engine.controls import MAX_SEED, Capabilities
 from engine.decoding.settings import DecodeSettingError
-from tests.app.conftest import MakeWindow
+from tests.app.conftest import MakeWindow, leave_as_crashed
 
 
 def _generate(window, qtbot: QtBot) -> None:  # type: ignore[no-untyped-def]
@@ -68,7 +66,7 @@ def test_history_of_an_unsaved_document_rides_in_its_autosave(make_window: MakeW
     window.tabs.current().insertPlainText("Draft")
     _generate(window, qtbot)
     window.autosaver.flush()
-    (window.autosave_session.directory / SESSION_FILE).write_text(json.dumps({"pid": 2**22 + 12345}))  # "crashed"
+    leave_as_crashed(window.autosave_session.directory)
     again = make_window(load_model=False, wait_model=False)
     (editor,) = again.recover_documents()
     assert editor.toPlainText() == "Draft" and len(editor.history) == 1
@@ -215,7 +213,7 @@ def test_recovered_file_gets_its_history_from_the_store(make_window: MakeWindow,
     _generate(window, qtbot)
     window.tabs.current().insertPlainText(", then changed")
     window.autosaver.flush()
-    (window.autosave_session.directory / SESSION_FILE).write_text(json.dumps({"pid": 2**22 + 12345}))  # "crashed"
+    leave_as_crashed(window.autosave_session.directory)
     again = make_window(load_model=False, wait_model=False)
     (editor,) = again.recover_documents()
     assert editor.toPlainText() == "Saved once, then changed" and len(editor.history) == 1

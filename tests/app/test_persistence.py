@@ -14,11 +14,11 @@ import pytest
 from pytestqt.qtbot import QtBot
 
 from app.paths import AppPaths
-from app.persistence.atomic import write_text_atomic
 from app.persistence.autosave import AutosaveSession, SavedDocument, recoverable_documents
 from app.persistence.settings import AppSettings, load_settings, save_settings
 from engine.api import BundleInfo, Engine
-from tests.app.conftest import MakeWindow
+from engine.atomic import write_text_atomic
+from tests.app.conftest import MakeWindow, leave_as_crashed
 from tests.app.fakes import FakeEngine
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -71,7 +71,7 @@ def test_orphan_from_dead_pid_is_recoverable_live_one_is_not(tmp_path: Path) -> 
     live.write(SavedDocument("a", "Untitled 1", "", "mine", 1.0))
     dead = AutosaveSession(tmp_path)
     dead.write(SavedDocument("b", "notes.txt", "/x/notes.txt", "theirs", 2.0))
-    (dead.directory / "session.json").write_text(json.dumps({"pid": 2**22 + 12345}))  # no such process
+    leave_as_crashed(dead.directory)
     found = recoverable_documents(tmp_path)
     assert [(d.text, d.path) for d in found] == [("theirs", "/x/notes.txt")]
 

@@ -15,10 +15,10 @@ import pytest
 from pytestqt.qtbot import QtBot
 
 from app.paths import AppPaths
-from app.persistence.atomic import write_text_atomic
 from app.persistence.autosave import SESSION_FILE
 from app.persistence.settings import AppSettings, load_settings
 from engine.api import Engine
+from engine.atomic import write_text_atomic
 from tests.app.conftest import MakeWindow
 
 DEAD_PID = 2**22 + 12345  # no such process

@@ -1,16 +1,20 @@
-"""Atomic directory writes: a failed or killed save keeps a complete folder and leaves no staging behind."""
+"""Atomic writes: a failed or killed save keeps a complete file or folder, leaves no temp behind, and
+gives every file of a folder the same permissions."""
 
 from __future__ import annotations
 
 import os
 import signal
+import stat
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import torch
 
-from engine.atomic import atomic_directory, recover_directory
+from engine.atomic import atomic_directory, atomic_file, recover_directory, write_bytes_atomic, write_text_atomic
+from engine.checkpoint import save_checkpoint
 
 
 def test_success_replaces_and_failure_keeps_the_previous_directory(tmp_path: Path) -> None:
@@ -74,3 +78,29 @@ def test_recover_restores_a_folder_set_aside_by_a_killed_swap(tmp_path: Path) ->
     recover_directory(target)
     assert (target / "state.json").read_text() == "old"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["checkpoint"]
+
+
+def test_bundle_and_checkpoint_files_get_one_set_of_permissions(tmp_path: Path, tiny_model: torch.nn.Module) -> None:
+    old_umask = os.umask(0o022)
+    try:
+        save_checkpoint(tmp_path / "checkpoint", tiny_model, torch.optim.AdamW(tiny_model.parameters()), 1, {})
+        with atomic_directory(tmp_path / "bundle") as staging:
+            os.close(os.open(staging / "private.bin", os.O_CREAT | os.O_WRONLY, 0o600))
+            (staging / "heads").mkdir(mode=0o700)
+    finally:
+        os.umask(old_umask)
+    modes = {p.relative_to(tmp_path).as_posix(): stat.S_IMODE(p.stat().st_mode) for p in tmp_path.rglob("*")}
+    assert modes == {"checkpoint": 0o755, "checkpoint/model.safetensors": 0o644, "checkpoint/optimizer.pt": 0o644,
+                     "checkpoint/state.json": 0o644, "bundle": 0o755, "bundle/private.bin": 0o644,
+                     "bundle/heads": 0o755}
+
+
+def test_a_file_write_that_fails_keeps_the_old_file_and_leaves_no_temp(tmp_path: Path) -> None:
+    target = tmp_path / "metrics.jsonl"
+    write_text_atomic(target, "old\n", mode=0o600)
+    with pytest.raises(ValueError, match="half way"), atomic_file(target) as temp:
+        temp.write_text("new, half written")
+        raise ValueError("half way")
+    assert target.read_text() == "old\n" and [p.name for p in tmp_path.iterdir()] == ["metrics.jsonl"]
+    write_bytes_atomic(target, b"new\n")
+    assert target.read_bytes() == b"new\n" and stat.S_IMODE(target.stat().st_mode) == 0o600  # its mode is kept

@@ -63,6 +63,13 @@ def test_bundles_lists_usable_and_broken(bundle_dirs: Path, capsys: pytest.Captu
     assert "broken  [?]" in out and "UNUSABLE: unreadable config.json" in out
 
 
+def test_bundles_prints_a_card_as_written(bundle_dirs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    card = bundle_dirs / "tiny" / "card.md"
+    card.write_text("# Tiny\n\nMarks :x: and :smile: and [bold]brackets[/bold] stay as typed.\n")
+    assert main(["bundles"]) == 0
+    assert "Marks :x: and :smile: and [bold]brackets[/bold] stay as typed." in capsys.readouterr().out
+
+
 def test_no_bundle_found_is_a_clear_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -59,6 +59,23 @@ def test_bad_recipes_are_clear_errors(tmp_path: Path) -> None:
         read_recipe(tmp_path / "b.json")
 
 
+@pytest.mark.parametrize("name", ["../../../victim", "/nonexistent/victim", "a/b", "..", ".", ".hidden", "a\\b", "",
+                                  "ok\x00", 7])
+def test_a_recipe_name_must_be_a_plain_folder_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture[str], name: object) -> None:
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "mine.txt").write_text("keep")
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    recipe = work / "r.json"
+    recipe.write_text(json.dumps({"recipe": {"name": name, "trainer": "train"}, "train": {"max_steps": 1}}))
+    assert cli_main(["build-recipe", str(recipe)]) == 2
+    assert "\"name\" must be a plain folder name" in capsys.readouterr().err or name == ""
+    assert (victim / "mine.txt").read_text() == "keep" and list(work.iterdir()) == [recipe]
+
+
 @pytest.mark.parametrize("path", sorted(RECIPES.glob("*.json")), ids=lambda p: p.name)
 def test_shipped_recipes_are_valid_trainer_configs(path: Path) -> None:
     from engine.config import ModelConfig, TrainConfig, config_from_dict

@@ -24,6 +24,7 @@ from engine.data.corpus import read_corpus, split_documents
 from engine.decoding.backbone_runner import BackboneRunner
 from engine.model import LanguageModel
 from engine.permgen.bundle import is_permgen_bundle, load_permgen_bundle
+from engine.torch_modes import eval_mode
 
 
 @torch.no_grad()
@@ -34,19 +35,17 @@ def block_perplexity(
 
     With a `runner` (e.g. an ONNX decoder, engine/onnx) the hidden states come from it and the
     model's own head scores them, so a runner is measured exactly as the torch model is."""
-    was_training = model.training
-    model.eval()
     device = next(model.parameters()).device
     total, count = 0.0, 0
-    for start in range(0, len(blocks), batch_size):
-        block = blocks[start : start + batch_size].to(device)
-        inputs, targets = block[:, :-1], block[:, 1:]
-        if runner is None:
-            total += float(model(inputs, targets)) * targets.numel()
-        else:  # hidden [B, T, D] from position 0 of an empty cache
-            total += float(model.token_nll(runner.decode(inputs, runner.new_cache(len(block))), targets).sum())
-        count += targets.numel()
-    model.train(was_training)
+    with eval_mode(model):
+        for start in range(0, len(blocks), batch_size):
+            block = blocks[start : start + batch_size].to(device)
+            inputs, targets = block[:, :-1], block[:, 1:]
+            if runner is None:
+                total += float(model(inputs, targets)) * targets.numel()
+            else:  # hidden [B, T, D] from position 0 of an empty cache
+                total += float(model.token_nll(runner.decode(inputs, runner.new_cache(len(block))), targets).sum())
+            count += targets.numel()
     if count == 0:
         raise ValueError("no tokens to evaluate")
     mean = total / count

@@ -29,8 +29,8 @@ from engine.cli_errors import reports_user_errors
 from engine.data.blocks import make_blocks
 from engine.data.corpus import read_corpus, split_documents
 from engine.diagnostics.embedding import (
+    agg_group_ids,
     embedding_report,
-    frequency_groups,
     normalized_singular_values,
     output_embedding,
 )
@@ -51,7 +51,7 @@ def held_out_blocks(bundle: Bundle, files: list[Path], use_all: bool, fraction: 
 def diagnose(bundle: Bundle, blocks: Any) -> dict[str, Any]:
     """Embedding geometry and per-group PPL / Uniq of one bundle on blocks [n, T + 1]."""
     weight, which = output_embedding(bundle.model)
-    groups = frequency_groups(bundle.tokenizer.counts)
+    groups = agg_group_ids(bundle.tokenizer.counts)
     report: dict[str, Any] = {"bundle": str(bundle.path), "matrix": which,
                               "group_sizes": {k: len(v) for k, v in groups.items()}}
     report.update(embedding_report(weight, groups))

@@ -59,7 +59,10 @@ def held_out_documents(bundle: Bundle, files: list[Path], fraction: float | None
     if fraction is None:
         fraction = float(bundle.provenance.get("train", {}).get("valid_fraction", 0.05))
     documents = read_corpus(files)
-    return documents if everything else split_documents(documents, fraction)[1]
+    chosen = documents if everything else split_documents(documents, fraction)[1]
+    if not chosen:
+        raise ValueError("the held-out split of these files is empty; pass --all or other --files")
+    return chosen
 
 
 def held_out_blocks(bundle: Bundle, files: list[Path], fraction: float | None = None,

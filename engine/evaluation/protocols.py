@@ -2,7 +2,7 @@
 
 - LM table (F² Table 1, POSG Table 2): for each decoder, continuations of the split's windows →
   KLD, MS-Jaccard-1..3, Self-BLEU-1..4, Distinct-1..3, Rep, seq-rep-4, Uniq; plus PPL of the
-  split's reference text (marginal log p, `engine.metrics.perplexity`); given the training word
+  split's reference text (marginal log p, `engine.diagnostics.predictions`); given the training word
   set, the invented-word rate of the continuations (words that are not real words: training words,
   the word list, the words of the split's prefixes; engine/word_sources.py) and their unseen-word
   rate (words not in the training text), each continuation read after its prefix

@@ -7,7 +7,7 @@
 
 Held-out documents are each bundle's own validation split (its `valid_fraction`). Prompts are
 their first `prefix` tokens (the paper's 10-token contexts); decoding uses
-engine.benchmarks.nmst_decoders, i.e. the paper's decoders on the marginal distribution (Variorum's
+engine.decoding.nmst_decoders, i.e. the paper's decoders on the marginal distribution (Variorum's
 own stream and beam search), with `cap` as the safety net. Writes into --out:
 
 - report.json / report.md: validation perplexity and r_nt(L) = share of continuations with no
@@ -32,9 +32,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import torch
 
-from engine.benchmarks.nmst_decoders import decode_prompts, parse_decoder
 from engine.bundle import Bundle, load_bundle
 from engine.data.blocks import make_blocks
+from engine.decoding.nmst_decoders import decode_prompts, parse_decoder
 from engine.evaluate import block_perplexity, held_out_documents
 from engine.evaluation.splits import default_data_root
 from engine.metrics.termination import non_termination_ratio

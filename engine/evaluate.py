@@ -24,6 +24,7 @@ from engine.data.corpus import read_corpus, split_documents
 from engine.decoding.backbone_runner import BackboneRunner
 from engine.model import LanguageModel
 from engine.permgen.bundle import is_permgen_bundle, load_permgen_bundle
+from engine.torch_modes import eval_mode
 
 
 @torch.no_grad()
@@ -34,19 +35,17 @@ def block_perplexity(
 
     With a `runner` (e.g. an ONNX decoder, engine/onnx) the hidden states come from it and the
     model's own head scores them, so a runner is measured exactly as the torch model is."""
-    was_training = model.training
-    model.eval()
     device = next(model.parameters()).device
     total, count = 0.0, 0
-    for start in range(0, len(blocks), batch_size):
-        block = blocks[start : start + batch_size].to(device)
-        inputs, targets = block[:, :-1], block[:, 1:]
-        if runner is None:
-            total += float(model(inputs, targets)) * targets.numel()
-        else:  # hidden [B, T, D] from position 0 of an empty cache
-            total += float(model.token_nll(runner.decode(inputs, runner.new_cache(len(block))), targets).sum())
-        count += targets.numel()
-    model.train(was_training)
+    with eval_mode(model):
+        for start in range(0, len(blocks), batch_size):
+            block = blocks[start : start + batch_size].to(device)
+            inputs, targets = block[:, :-1], block[:, 1:]
+            if runner is None:
+                total += float(model(inputs, targets)) * targets.numel()
+            else:  # hidden [B, T, D] from position 0 of an empty cache
+                total += float(model.token_nll(runner.decode(inputs, runner.new_cache(len(block))), targets).sum())
+            count += targets.numel()
     if count == 0:
         raise ValueError("no tokens to evaluate")
     mean = total / count
@@ -60,7 +59,10 @@ def held_out_documents(bundle: Bundle, files: list[Path], fraction: float | None
     if fraction is None:
         fraction = float(bundle.provenance.get("train", {}).get("valid_fraction", 0.05))
     documents = read_corpus(files)
-    return documents if everything else split_documents(documents, fraction)[1]
+    chosen = documents if everything else split_documents(documents, fraction)[1]
+    if not chosen:
+        raise ValueError("the held-out split of these files is empty; pass --all or other --files")
+    return chosen
 
 
 def held_out_blocks(bundle: Bundle, files: list[Path], fraction: float | None = None,

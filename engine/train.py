@@ -36,6 +36,7 @@ from engine.pos.tagger import TaggerUnavailableError
 from engine.pos.training import PosTrainingData, prepare_pos_training
 from engine.start_weights import copy_start_weights, start_tokenizer_dir
 from engine.tokenizer import VariorumTokenizer, saved_tokenizer
+from engine.torch_modes import eval_mode
 from engine.training_card import render_card
 from engine.training_loop import MicroBatch, TrainingLoop, add_run_flags, read_config_file
 
@@ -168,15 +169,13 @@ class Trainer(TrainingLoop[LanguageModel]):
     def evaluate(self) -> float:
         """Mean validation loss over the first `eval_batches` batches (same on every rank)."""
         blocks = self.valid_blocks if len(self.valid_blocks) else self.train_blocks
-        was_training = self.model.training
-        self.model.eval()
         losses = []
         size = max(1, self.config.batch_size // self.world)
-        for start in range(0, min(len(blocks), size * self.config.eval_batches), size):
-            block = blocks[start : start + size].to(self.device)
-            with self.autocast():
-                losses.append(float(self.model(block[:, :-1], block[:, 1:])))
-        self.model.train(was_training)
+        with eval_mode(self.model):
+            for start in range(0, min(len(blocks), size * self.config.eval_batches), size):
+                block = blocks[start : start + size].to(self.device)
+                with self.autocast():
+                    losses.append(float(self.model(block[:, :-1], block[:, 1:])))
         return sum(losses) / len(losses)
 
     def validation(self) -> dict[str, float]:

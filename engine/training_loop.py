@@ -44,6 +44,7 @@ from engine.permgen.model import PermGenModel
 from engine.plots import plot_loss_curve
 from engine.precision import resolve_precision
 from engine.tokenizer import VariorumTokenizer
+from engine.torch_modes import eval_mode
 from engine.training_speed import Throughput, build_optimizer, compile_wanted, mark_weights_updated
 from engine.word_sources import write_bundle_words
 
@@ -271,12 +272,8 @@ class TrainingLoop(abc.ABC, Generic[M]):
         return total, tokens * self.world
 
     def _validate(self) -> dict[str, float]:
-        self.model.eval()
-        try:
-            with torch.no_grad():
-                return self.validation()
-        finally:
-            self.model.train()
+        with eval_mode(self.model), torch.no_grad():
+            return self.validation()
 
     def _log(self, record: dict[str, Any]) -> None:
         if self.rank == 0:

@@ -1,9 +1,10 @@
 """Token classes for colouring variants: frequency class, POS tag, or the head's own sampling group.
 
-Frequency classes follow the AGG paper's report: rank the vocabulary by training count, the top
-30% of token types are "frequent", the next 50% "medium", the last 20% "rare"; tokens never seen
-in training are "unseen". POS colouring uses the model's sampled tag when its head is POS-guided
-(groups are PTB tags), else the tagger's tag of the word a token falls in, shown by coarse group.
+Frequency classes are the AGG paper's groups as the engine defines them for its reports
+(engine/metrics/frequency.py: the top 30% of token types by training count are "frequent", the
+next 50% "medium", the rest "rare"); tokens never seen in training are "unseen". POS colouring
+uses the model's sampled tag when its head is POS-guided (groups are PTB tags), else the
+tagger's tag of the word a token falls in, shown by coarse group.
 """
 
 from __future__ import annotations
@@ -11,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from app.variants.state import TokenSpan
+from engine.metrics.frequency import GROUP_NAMES, agg_group_per_token
 
 COLOUR_MODES = {"none": "No colours", "frequency": "Frequency class", "pos": "POS tag", "group": "Model group"}
-FREQUENCY_SHARES = (("frequent", 0.3), ("medium", 0.5), ("rare", 0.2))
 PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
            "#9c755f", "#bab0ac", "#86bcb6", "#d37295")
 FREQUENCY_COLOURS = {"frequent": "#4e79a7", "medium": "#59a14f", "rare": "#f28e2b", "unseen": "#e15759"}
@@ -21,15 +22,10 @@ FREQUENCY_COLOURS = {"frequent": "#4e79a7", "medium": "#59a14f", "rare": "#f28e2
 
 def frequency_classes(counts: Sequence[int]) -> list[str]:
     """Class name of every token id from its training count (rule in the module docstring)."""
-    order = sorted(range(len(counts)), key=lambda i: -counts[i])
-    classes = ["unseen"] * len(counts)
-    start = 0
-    for k, (name, share) in enumerate(FREQUENCY_SHARES):
-        end = len(order) if k == len(FREQUENCY_SHARES) - 1 else start + round(share * len(order))
-        for token in order[start:end]:
-            classes[token] = name if counts[token] > 0 else "unseen"
-        start = end
-    return classes
+    if not any(counts):  # a tokenizer without training counts: nothing to rank
+        return ["unseen"] * len(counts)
+    groups = agg_group_per_token(counts)
+    return [GROUP_NAMES[group] if count > 0 else "unseen" for group, count in zip(groups, counts, strict=True)]
 
 
 def colour_for(label: str) -> str:

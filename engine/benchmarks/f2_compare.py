@@ -27,7 +27,7 @@ from engine.benchmarks.head_compare import continue_windows, run_comparison
 from engine.bundle import Bundle
 from engine.decoding import DecodeConfig
 from engine.evaluation.continuation import make_windows
-from engine.heads.frequency_classes import FREQUENCY_GROUPS, frequency_groups, group_shares
+from engine.heads.frequency_classes import FREQUENCY_GROUPS, group_shares, mass_group_per_token
 from engine.metrics.suite import continuation_metrics
 
 DECODERS = {  # name → (head, flat sampling)
@@ -44,7 +44,7 @@ def evaluate(bundles: dict[str, Bundle], valid_docs: list[str], args: argparse.N
     windows = make_windows(tokenizer.encode_batch(valid_docs), tokenizer.eos_id, args.prefix_len,
                            args.continuation_len, args.windows)
     references = [w.reference for w in windows]
-    groups = frequency_groups(tokenizer.counts)
+    groups = mass_group_per_token(tokenizer.counts)
     rows: dict[str, Any] = {}
     for name, (head, flat) in DECODERS.items():
         bundle = bundles[head]

@@ -7,7 +7,7 @@
 
 Held-out documents are each bundle's own validation split (its `valid_fraction`). Prompts are
 their first `prefix` tokens (the paper's 10-token contexts); decoding uses
-engine.benchmarks.nmst_decoders, i.e. the paper's decoders on the marginal distribution (Variorum's
+engine.decoding.nmst_decoders, i.e. the paper's decoders on the marginal distribution (Variorum's
 own stream and beam search), with `cap` as the safety net. Writes into --out:
 
 - report.json / report.md: validation perplexity and r_nt(L) = share of continuations with no
@@ -32,11 +32,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import torch
 
-from engine.benchmarks.nmst_decoders import decode_prompts, parse_decoder
 from engine.bundle import Bundle, load_bundle
 from engine.data.blocks import make_blocks
-from engine.data.corpus import read_corpus, split_documents
-from engine.evaluate import block_perplexity
+from engine.decoding.nmst_decoders import decode_prompts, parse_decoder
+from engine.evaluate import block_perplexity, held_out_documents
 from engine.evaluation.splits import default_data_root
 from engine.metrics.termination import non_termination_ratio
 from engine.model import EOS_ID
@@ -55,11 +54,6 @@ HOW_TO_TRAIN = "\n".join([
 TABLE4 = ["greedy", "top-2", "top-4", "nucleus-0.2", "nucleus-0.4", "beam-2", "beam-4"]
 
 
-def held_out(bundle: Bundle, files: list[Path]) -> list[str]:
-    fraction = float(bundle.provenance.get("train", {}).get("valid_fraction", 0.05))
-    return split_documents(read_corpus(files), fraction)[1]
-
-
 def length_summary(lengths: list[int | None], cap: int) -> dict[str, float]:
     """Mean / median of |y| (a capped sequence counts as cap) and the share stopped by the cap."""
     values = [n if n is not None else cap for n in lengths]
@@ -75,7 +69,7 @@ def eos_curve(bundle: Bundle, text: str) -> tuple[list[float], list[str]]:
 
 
 def evaluate_bundle(name: str, bundle: Bundle, args: argparse.Namespace) -> dict[str, Any]:
-    documents = held_out(bundle, args.files)
+    documents = held_out_documents(bundle, args.files)
     tokenizer = bundle.tokenizer
     encoded = [ids for ids in tokenizer.encode_batch(documents) if len(ids) > args.prefix]
     encoded = encoded[: args.prompts]

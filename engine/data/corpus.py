@@ -59,19 +59,25 @@ def read_jsonl(path: Path) -> list[str]:
     return documents
 
 
-def read_story_cloze(path: Path) -> list[str]:
-    """Story Cloze rows → five-sentence stories (context + the right ending)."""
+def story_cloze_sentences(path: Path) -> list[list[str]]:
+    """Story Cloze rows → each story's five sentences (the four of the context, then the right ending)."""
     lines = read_text_lines(path)
-    documents = []
+    if not lines or not lines[0].startswith(STORY_CLOZE_HEADER):
+        raise CorpusError(f"{path}:1: expected the Story Cloze header 'InputStoryid\\tInputSentence1…'")
+    stories = []
     for number, line in enumerate(lines[1:], start=2):
         if not line.strip():
             continue
         cells = line.split("\t")
         if len(cells) != 8 or cells[7].strip() not in ("1", "2"):
-            raise CorpusError(f"{path}:{number}: expected 8 tab-separated cells ending in 1 or 2")
-        ending = cells[5] if cells[7].strip() == "1" else cells[6]
-        documents.append(" ".join([*cells[1:5], ending]))
-    return documents
+            raise CorpusError(f"{path}:{number}: expected 8 tab-separated cells ending in the right ending (1 or 2)")
+        stories.append([*cells[1:5], cells[5] if cells[7].strip() == "1" else cells[6]])
+    return stories
+
+
+def read_story_cloze(path: Path) -> list[str]:
+    """Story Cloze rows → five-sentence stories (context + the right ending) as one document each."""
+    return [" ".join(story) for story in story_cloze_sentences(path)]
 
 
 def read_documents(path: Path) -> list[str]:

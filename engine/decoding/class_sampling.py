@@ -23,7 +23,7 @@ import math
 
 import torch
 
-from engine.decoding.processors import NEG_INF, DecodeSettingError, ScoreProcessor
+from engine.decoding.processors import DecodeSettingError, ScoreProcessor, Temperature, TopK
 from engine.heads.base import OutputHead
 
 RARITY_BIAS_LIMIT = 10.0  # |β| ≤ 10: at the limit the rarest class gains a factor e^10 ≈ 22000
@@ -46,30 +46,16 @@ class RarityBias(ScoreProcessor):
         return scores + self.bias * rarity
 
 
-class ClassTemperature(ScoreProcessor):
+class ClassTemperature(Temperature):
     """Divide class scores by T: T < 1 sharpens p(class), T > 1 flattens it."""
 
-    def __init__(self, temperature: float) -> None:
-        if not (math.isfinite(temperature) and temperature > 0):
-            raise DecodeSettingError(f"class_temperature must be > 0, got {temperature}")
-        self.temperature = temperature
-
-    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
-        return scores / self.temperature
+    setting = "class_temperature"
 
 
-class ClassTopK(ScoreProcessor):
+class ClassTopK(TopK):
     """Keep the k most probable classes; the others get −inf (ties at the k-th are kept)."""
 
-    def __init__(self, k: int) -> None:
-        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-            raise DecodeSettingError(f"class_top_k must be an integer >= 1 (0 = off in settings), got {k!r}")
-        self.k = k
-
-    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
-        k = min(self.k, scores.shape[-1])
-        kth = torch.topk(scores, k, dim=-1).values[..., -1:]  # [N, 1]
-        return scores.masked_fill(scores < kth, NEG_INF)
+    setting = "class_top_k"
 
 
 def check_group_controls(active: list[str], head: OutputHead) -> None:

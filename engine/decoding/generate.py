@@ -41,6 +41,7 @@ from engine.decoding.token_sampler import TokenSampler
 from engine.heads.termination import prompt_start_step
 from engine.model import LanguageModel
 from engine.tokenizer import VariorumTokenizer
+from engine.torch_modes import eval_mode
 
 INCOMPLETE_CHAR = "\ufffd"  # byte-level BPE text ends mid-character until the next token
 
@@ -154,13 +155,8 @@ class VariantStream(DecodeStream):
         self.text_tokens = [0] * n  # per variant: how many of its tokens `text` already shows in full
 
     def __iter__(self) -> Iterator[TokenEvent]:
-        was_training = self.model.training
-        self.model.eval()
-        try:
-            with torch.inference_mode():
-                yield from self._run()
-        finally:
-            self.model.train(was_training)
+        with eval_mode(self.model), torch.inference_mode():
+            yield from self._run()
 
     def _run(self) -> Iterator[TokenEvent]:
         device = next(self.model.parameters()).device

@@ -51,10 +51,7 @@ class GroupBias(ScoreProcessor):
 class PosTopK(TopK):
     """k_POS: keep the k most probable POS groups (ties at the k-th are kept, as `TopK`)."""
 
-    def __init__(self, k: int) -> None:
-        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-            raise DecodeSettingError(f"pos_top_k (k_POS) must be an integer >= 1, got {k!r}")
-        super().__init__(k)
+    setting = "pos_top_k (k_POS)"
 
 
 def check_pos_bias(bias: Mapping[str, float]) -> None:

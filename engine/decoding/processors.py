@@ -33,9 +33,11 @@ class ScoreProcessor(ABC):
 class Temperature(ScoreProcessor):
     """Divide scores by T: T < 1 sharpens, T > 1 flattens."""
 
+    setting = "temperature"  # the DecodeConfig field an error names (subclasses act on other stages)
+
     def __init__(self, temperature: float) -> None:
         if not (math.isfinite(temperature) and temperature > 0):
-            raise DecodeSettingError(f"temperature must be > 0, got {temperature}")
+            raise DecodeSettingError(f"{self.setting} must be > 0, got {temperature}")
         self.temperature = temperature
 
     def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
@@ -45,9 +47,11 @@ class Temperature(ScoreProcessor):
 class TopK(ScoreProcessor):
     """Keep the k best-scoring tokens (ties at the k-th score are all kept)."""
 
+    setting = "top_k"  # the DecodeConfig field an error names (subclasses act on other stages)
+
     def __init__(self, k: int) -> None:
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-            raise DecodeSettingError(f"top_k must be an integer >= 1, got {k!r}")
+            raise DecodeSettingError(f"{self.setting} must be an integer >= 1, got {k!r}")
         self.k = k
 
     def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:

@@ -5,8 +5,8 @@
 
 from engine.diagnostics.embedding import (
     GROUP_NAMES,
+    agg_group_ids,
     embedding_report,
-    frequency_groups,
     group_cosine,
     isotropy,
     normalized_singular_values,
@@ -16,8 +16,8 @@ from engine.diagnostics.predictions import group_prediction_stats
 
 __all__ = [
     "GROUP_NAMES",
+    "agg_group_ids",
     "embedding_report",
-    "frequency_groups",
     "group_cosine",
     "group_prediction_stats",
     "isotropy",

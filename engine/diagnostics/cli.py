@@ -26,32 +26,20 @@ import matplotlib.pyplot as plt
 
 from engine.bundle import Bundle, load_bundle
 from engine.cli_errors import reports_user_errors
-from engine.data.blocks import make_blocks
-from engine.data.corpus import read_corpus, split_documents
 from engine.diagnostics.embedding import (
+    agg_group_ids,
     embedding_report,
-    frequency_groups,
     normalized_singular_values,
     output_embedding,
 )
 from engine.diagnostics.predictions import group_prediction_stats
-
-
-def held_out_blocks(bundle: Bundle, files: list[Path], use_all: bool, fraction: float | None) -> Any:
-    if fraction is None:
-        fraction = float(bundle.provenance.get("train", {}).get("valid_fraction", 0.05))
-    documents = read_corpus(files)
-    chosen = documents if use_all else split_documents(documents, fraction)[1]
-    if not chosen:
-        raise ValueError("the held-out split of these files is empty; pass --all or other --files")
-    tokenizer = bundle.tokenizer
-    return make_blocks(tokenizer.encode_batch(chosen), tokenizer.eos_id, bundle.model.config.block_size)
+from engine.evaluate import held_out_blocks
 
 
 def diagnose(bundle: Bundle, blocks: Any) -> dict[str, Any]:
     """Embedding geometry and per-group PPL / Uniq of one bundle on blocks [n, T + 1]."""
     weight, which = output_embedding(bundle.model)
-    groups = frequency_groups(bundle.tokenizer.counts)
+    groups = agg_group_ids(bundle.tokenizer.counts)
     report: dict[str, Any] = {"bundle": str(bundle.path), "matrix": which,
                               "group_sizes": {k: len(v) for k, v in groups.items()}}
     report.update(embedding_report(weight, groups))
@@ -86,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     curves: dict[str, list[float]] = {}
     for path in args.bundle:
         bundle = load_bundle(path)
-        blocks = held_out_blocks(bundle, args.files, args.all, args.valid_fraction)
+        _, blocks = held_out_blocks(bundle, args.files, args.valid_fraction, args.all)
         if args.max_blocks > 0:
             blocks = blocks[: args.max_blocks]
         print(json.dumps(diagnose(bundle, blocks), indent=2))

@@ -5,7 +5,7 @@
   returns them (one sign each), as the published implementations do; Z is computed in log
   space (logsumexp), so large norms cannot overflow. 1 for an isotropic set such as the rows
   of an orthogonal matrix, → 0 when the vectors collapse into a narrow cone.
-- `frequency_groups`: frequent 30% / medium 50% / rare 20% of the vocabulary by training
+- `agg_group_ids`: frequent 30% / medium 50% / rare 20% of the vocabulary by training
   count (ties: lower id first; a group's size is floor(0.3·V), floor(0.8·V) − floor(0.3·V),
   and the rest).
 - `group_cosine`: mean cosine similarity over all pairs (i in A, j in B), self-pairs excluded
@@ -35,7 +35,7 @@ def isotropy(weight: torch.Tensor) -> float:
     return float(torch.exp(log_z.min() - log_z.max()))
 
 
-def frequency_groups(counts: np.ndarray | torch.Tensor) -> dict[str, torch.Tensor]:
+def agg_group_ids(counts: np.ndarray | torch.Tensor) -> dict[str, torch.Tensor]:
     """Token ids of the frequent / medium / rare groups from training counts [V]."""
     counts_t = torch.as_tensor(np.asarray(counts), dtype=torch.long)
     if counts_t.ndim != 1 or counts_t.numel() < 3:

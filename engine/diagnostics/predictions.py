@@ -13,6 +13,7 @@ import math
 import torch
 
 from engine.model import LanguageModel
+from engine.torch_modes import eval_mode
 
 
 @torch.no_grad()
@@ -22,8 +23,6 @@ def group_prediction_stats(
     """{'ppl': {group: value, 'total': value}, 'uniq': {...}, 'tokens': {...}} over blocks [n, T + 1]."""
     if len(blocks) == 0:
         raise ValueError("no blocks to evaluate")
-    was_training = model.training
-    model.eval()
     device = next(model.parameters()).device
     vocab = model.config.vocab_size
     group_of = torch.full((vocab,), -1, dtype=torch.long)
@@ -34,16 +33,16 @@ def group_prediction_stats(
     nll_sum = torch.zeros(len(groups), dtype=torch.float64)
     count = torch.zeros(len(groups), dtype=torch.long)
     predicted = torch.zeros(vocab, dtype=torch.bool)
-    for start in range(0, len(blocks), batch_size):
-        block = blocks[start : start + batch_size].to(device)
-        log_probs = model.next_log_probs(block[:, :-1])  # [b, T, V]
-        targets = block[:, 1:]
-        nll = -log_probs.gather(2, targets[..., None]).squeeze(-1).double().cpu()  # [b, T]
-        target_group = group_of[targets.cpu()]
-        nll_sum.index_add_(0, target_group.reshape(-1), nll.reshape(-1))
-        count += torch.bincount(target_group.reshape(-1), minlength=len(groups))
-        predicted[log_probs.argmax(-1).reshape(-1).cpu()] = True
-    model.train(was_training)
+    with eval_mode(model):
+        for start in range(0, len(blocks), batch_size):
+            block = blocks[start : start + batch_size].to(device)
+            log_probs = model.next_log_probs(block[:, :-1])  # [b, T, V]
+            targets = block[:, 1:]
+            nll = -log_probs.gather(2, targets[..., None]).squeeze(-1).double().cpu()  # [b, T]
+            target_group = group_of[targets.cpu()]
+            nll_sum.index_add_(0, target_group.reshape(-1), nll.reshape(-1))
+            count += torch.bincount(target_group.reshape(-1), minlength=len(groups))
+            predicted[log_probs.argmax(-1).reshape(-1).cpu()] = True
     names = list(groups)
     total_nll = float(nll_sum.sum()) / max(1, int(count.sum()))
     ppl = {n: math.exp(min(float(nll_sum[i]) / int(count[i]), 50)) if count[i] else float("nan")

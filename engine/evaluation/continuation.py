@@ -28,6 +28,7 @@ from engine.decoding.real_words import WordSpeller
 from engine.decoding.settings import DecodeConfig
 from engine.model import LanguageModel
 from engine.tokenizer import VariorumTokenizer
+from engine.torch_modes import eval_mode
 
 
 @dataclass(frozen=True)
@@ -136,9 +137,7 @@ def continue_prefixes(
     """Continue every prefix with VariantStream (prefix i uses seed `seed + i`), in batches; `words`: the real
     words when `settings.real_words` is on (engine/decoding/real_words.py)."""
     results: dict[int, Continuation] = {}
-    was_training = model.training
-    model.eval()
-    try:
+    with eval_mode(model):
         for chunk in _batches(prefixes, batch_size):
             # Row j of the stream has seed (seed + chunk[0]) + j = seed + chunk[j]: chunks are consecutive.
             stream = VariantStream(model, tokenizer, [], len(chunk), settings.with_seed(seed + chunk[0]),
@@ -151,6 +150,4 @@ def continue_prefixes(
                 results[i] = _continuation(variant, score, tokenizer.eos_id)
             if on_prefix is not None:
                 on_prefix(len(chunk))
-    finally:
-        model.train(was_training)
     return [results[i] for i in range(len(prefixes))]

@@ -2,7 +2,7 @@
 
 - LM table (F² Table 1, POSG Table 2): for each decoder, continuations of the split's windows →
   KLD, MS-Jaccard-1..3, Self-BLEU-1..4, Distinct-1..3, Rep, seq-rep-4, Uniq; plus PPL of the
-  split's reference text (marginal log p, `engine.metrics.perplexity`); given the training word
+  split's reference text (marginal log p, `engine.diagnostics.predictions`); given the training word
   set, the invented-word rate of the continuations (words that are not real words: training words,
   the word list, the words of the split's prefixes; engine/word_sources.py) and their unseen-word
   rate (words not in the training text), each continuation read after its prefix
@@ -27,13 +27,12 @@ from typing import Any
 
 from engine.bundle import Bundle
 from engine.data.blocks import make_blocks
-from engine.diagnostics.embedding import frequency_groups as _diagnostic_groups
-from engine.diagnostics.embedding import output_embedding
+from engine.diagnostics.embedding import agg_group_ids, output_embedding
 from engine.diagnostics.predictions import group_prediction_stats
 from engine.evaluation.continuation import DEFAULT_BATCH, Window, continue_prefixes, make_windows
 from engine.evaluation.decoders import parse_decoder
 from engine.evaluation.splits import EvalSplit
-from engine.metrics.frequency import GROUP_NAMES, frequency_groups, group_shares, group_uniq, isotropy
+from engine.metrics.frequency import GROUP_NAMES, agg_group_per_token, group_shares, group_uniq, isotropy
 from engine.metrics.invented import word_rates
 from engine.metrics.suite import continuation_metrics
 from engine.metrics.termination import mean_by_step, non_termination_curve
@@ -110,7 +109,7 @@ def evaluate_bundle(bundle: Bundle, split: EvalSplit, config: ProtocolConfig, pr
     """Run the three protocols for one bundle (with `train_words`, also the invented-word rate)."""
     result = BundleResult()
     windows = windows_for(bundle, split, config)
-    groups = frequency_groups(bundle.tokenizer.counts)
+    groups = agg_group_per_token(bundle.tokenizer.counts)
     references = [w.reference for w in windows]
     model, tokenizer = bundle.model, bundle.tokenizer
     prompts = [tokenizer.decode(w.prefix) for w in windows]
@@ -151,7 +150,7 @@ def agg_metrics(bundle: Bundle, split: EvalSplit) -> dict[str, Any]:
     """
     tokenizer, model = bundle.tokenizer, bundle.model
     blocks = make_blocks(tokenizer.encode_batch(split.documents), tokenizer.eos_id, model.config.block_size)
-    groups = _diagnostic_groups(tokenizer.counts)
+    groups = agg_group_ids(tokenizer.counts)
     stats = group_prediction_stats(model, blocks, groups)
     names = [*GROUP_NAMES, "total"]
     weight, _ = output_embedding(model)
@@ -167,7 +166,7 @@ def human_metrics(bundle: Bundle, split: EvalSplit, config: ProtocolConfig) -> d
     """The human rows, measured in the first bundle's tokenization (as the papers do with one BPE)."""
     windows = windows_for(bundle, split, config)
     references = [w.reference for w in windows]
-    groups = frequency_groups(bundle.tokenizer.counts)
+    groups = agg_group_per_token(bundle.tokenizer.counts)
     blocks = make_blocks(bundle.tokenizer.encode_batch(split.documents), bundle.tokenizer.eos_id,
                          bundle.model.config.block_size)
     targets = [blocks[:, 1:].reshape(-1).tolist()]

@@ -25,9 +25,9 @@ Ablations of §4.4.1 with a given K: `fixed-eq-token` (equal numbers of tokens p
 whole frequency-sorted vocabulary) and `fixed-eq-freq` (the equal-mass boundaries of Algorithm 1
 for that one K). Cost: O(|V| log |V|) for the sort, then O(|V|) per candidate K.
 
-Also here: the frequency groups of the F² paper's §4.3 report (frequent = top 40% of training
-mass, very rare = bottom 10%; the paper does not give the middle cut, we use medium 40–70% and
-rare 70–90%), and `group_shares` to compare generated and reference text.
+Also here: `mass_group_per_token`, the frequency groups of the F² paper's §4.3 report (frequent =
+top 40% of training mass, very rare = bottom 10%; the paper does not give the middle cut, we use
+medium 40–70% and rare 70–90%), and `group_shares` to compare generated and reference text.
 """
 
 from __future__ import annotations
@@ -192,7 +192,7 @@ def build_frequency_classes(
     return FrequencyClasses(method, order, ends, mass, score)
 
 
-def frequency_groups(counts: Sequence[int] | np.ndarray, cuts: Iterable[float] = GROUP_CUTS) -> np.ndarray:
+def mass_group_per_token(counts: Sequence[int] | np.ndarray, cuts: Iterable[float] = GROUP_CUTS) -> np.ndarray:
     """Group of every token id → [V] (0 = frequent … 3 = very rare), by training mass before it.
 
     A token is in group g when the training mass of the tokens more frequent than it lies in

@@ -2,7 +2,7 @@
 
 One definition each: the groups and I(W) are those of `engine.diagnostics.embedding` (AGG
 helper), re-exported here so every report uses the same boundaries and eigenvectors.
-- `frequency_groups`: that module's frequent 30% / medium 50% / rare 20% of the vocabulary by
+- `agg_group_per_token`: that module's frequent 30% / medium 50% / rare 20% of the vocabulary by
   training count (ties: lower id first; sizes floor(0.3·V), floor(0.8·V) − floor(0.3·V), rest),
   as a group index per token id [V] (0, 1, 2).
 - `group_shares`: share of all tokens of a set of texts that fall in each group (sums to 1).
@@ -17,16 +17,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from engine.diagnostics.embedding import GROUP_NAMES, isotropy
-from engine.diagnostics.embedding import frequency_groups as _diagnostic_groups
+from engine.diagnostics.embedding import GROUP_NAMES, agg_group_ids, isotropy
 
-__all__ = ["GROUP_NAMES", "frequency_groups", "group_shares", "group_uniq", "isotropy"]
+__all__ = ["GROUP_NAMES", "agg_group_per_token", "group_shares", "group_uniq", "isotropy"]
 
 
-def frequency_groups(counts: Sequence[int] | np.ndarray) -> np.ndarray:
+def agg_group_per_token(counts: Sequence[int] | np.ndarray) -> np.ndarray:
     """Group index (0 frequent, 1 medium, 2 rare) of every token id → [V]."""
     groups = np.empty(len(counts), dtype=np.int64)
-    for index, ids in enumerate(_diagnostic_groups(np.asarray(counts)).values()):
+    for index, ids in enumerate(agg_group_ids(np.asarray(counts)).values()):
         groups[ids.numpy()] = index
     return groups
 

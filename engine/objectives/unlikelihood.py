@@ -33,6 +33,7 @@ from engine.config import ConfigError
 from engine.model import IGNORE_INDEX, LanguageModel
 from engine.objectives.base import MleObjective, Objective, positions
 from engine.tokenizer import EOS, SPECIAL_TOKENS
+from engine.torch_modes import eval_mode
 
 ONE_MINUS_FLOOR_TOKEN = 1e-5  # reference code's clamp for token-level UL
 ONE_MINUS_FLOOR_SEQ = 1e-20  # reference code's clamp for sequence-level UL
@@ -179,10 +180,8 @@ class SequenceUnlikelihood(Objective):
 
     def sequence_loss(self, model: LanguageModel, prefix: torch.Tensor) -> torch.Tensor:
         """Sequence-level UL of greedy continuations of `prefix` [B, P] (scalar)."""
-        was_training = model.training
-        model.eval()
-        rollout = greedy_rollout(model, prefix, self.continuation)  # [B, C]
-        model.train(was_training)
+        with eval_mode(model):
+            rollout = greedy_rollout(model, prefix, self.continuation)  # [B, C]
         sequence = torch.cat((prefix, rollout), dim=1)  # [B, P + C]
         hidden, _ = model.hidden_states(sequence[:, :-1])
         batch, _, dim = hidden.shape

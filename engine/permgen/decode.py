@@ -52,6 +52,7 @@ from engine.permgen.rows import PermGenRows
 from engine.permgen.runner import Seq2SeqRunner
 from engine.permgen.text import display_paragraph
 from engine.tokenizer import SPECIAL_TOKENS, VariorumTokenizer
+from engine.torch_modes import eval_mode
 
 FINISH_EOP = "eop"
 FIRST_WORD_ID = len(SPECIAL_TOKENS)  # ids below are special tokens, never sentence words
@@ -148,13 +149,10 @@ class PermGenStream(DecodeStream):
         self.row_candidates = list(range(n))  # the candidate each decoding row writes
 
     def __iter__(self) -> Iterator[TokenEvent]:
-        was_training = self.seq2seq.training
-        self.seq2seq.eval()
         try:
-            with torch.inference_mode():
+            with eval_mode(self.seq2seq), torch.inference_mode():
                 yield from self._run()
         finally:
-            self.seq2seq.train(was_training)
             self._finish_texts()
 
     def _run(self) -> Iterator[TokenEvent]:

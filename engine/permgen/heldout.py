@@ -19,6 +19,7 @@ from engine.permgen.data import DataStats, encode_examples, load_examples, split
 from engine.permgen.model import EncodedExample, PermGenModel, collate
 from engine.permgen.permutation import PermutationSampler
 from engine.permgen.runner import Seq2SeqRunner
+from engine.torch_modes import eval_mode
 
 
 @torch.no_grad()
@@ -28,23 +29,21 @@ def target_nll(model: PermGenModel, data: list[EncodedExample], batch_size: int,
 
     `runner` (engine/permgen/runner.py, e.g. ONNX Runtime's) computes the decoder states instead of
     the model's own backbone, one example at a time: exported graphs take unpadded inputs only."""
-    was_training = model.training
-    model.eval()
     device = next(model.parameters()).device
     sampler = PermutationSampler(seed, identity=natural)
     total, count = 0.0, 0
     end = min(len(data), max_examples) if max_examples else len(data)
     size = batch_size if runner is None else 1
-    for start in range(0, end, size):
-        chunk = data[start : min(start + size, end)]
-        # no groups: the marginal NLL, also for tagged training examples
-        batch = collate(chunk, sampler.orders(start, [len(e.sentences) for e in chunk])).to(device)
-        hidden = None
-        if runner is not None:
-            hidden = runner.decode(batch.decoder_input, batch.sentence, batch.local, runner.start(batch.source, 1))
-        total += float(model.token_nll(batch, hidden).sum())
-        count += int((batch.targets >= 0).sum())
-    model.train(was_training)
+    with eval_mode(model):
+        for start in range(0, end, size):
+            chunk = data[start : min(start + size, end)]
+            # no groups: the marginal NLL, also for tagged training examples
+            batch = collate(chunk, sampler.orders(start, [len(e.sentences) for e in chunk])).to(device)
+            hidden = None
+            if runner is not None:
+                hidden = runner.decode(batch.decoder_input, batch.sentence, batch.local, runner.start(batch.source, 1))
+            total += float(model.token_nll(batch, hidden).sum())
+            count += int((batch.targets >= 0).sum())
     return total / max(count, 1)
 
 

@@ -49,6 +49,7 @@ from engine.permgen.rows import PermGenRows
 from engine.permgen.runner import Seq2SeqRunner
 from engine.permgen.text import detokenize, normalize
 from engine.tokenizer import VariorumTokenizer
+from engine.torch_modes import eval_mode
 
 SENTENCE_SEED_STRIDE = 1_000_003
 FINISH_DONE = "done"
@@ -179,17 +180,11 @@ class ParaphraseStream(DecodeStream):
     def _beam(self, j: int) -> list[Hypothesis] | None:
         source_ids = self.sources_ids[j]
         model = self.seq2seq
-        was_training = model.training
-        model.eval()
-        try:
-            with torch.inference_mode():
-                rows = PermGenRows(model, source_ids[: model.config.max_source_len], 1, self.runner)
-                rows.advance(torch.tensor([begin_id(1)], device=rows.hidden.device))
-                width = max(self.beam_width, len(self.candidates))
-                return sentence_beam(rows, 1, width, self.cap, self.should_stop, self.words,
-                                     self._copy_limit(j))
-        finally:
-            model.train(was_training)
+        with eval_mode(model), torch.inference_mode():
+            rows = PermGenRows(model, source_ids[: model.config.max_source_len], 1, self.runner)
+            rows.advance(torch.tensor([begin_id(1)], device=rows.hidden.device))
+            width = max(self.beam_width, len(self.candidates))
+            return sentence_beam(rows, 1, width, self.cap, self.should_stop, self.words, self._copy_limit(j))
 
     def _emit_words(self, i: int, prefix: str, words: list[tuple[int, float]]) -> Iterator[TokenEvent]:
         for k, (token, log_prob) in enumerate(words):

@@ -27,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from engine.data.corpus import CorpusError, story_cloze_sentences
 from engine.permgen.keywords import storyline
 from engine.permgen.text import normalize
 
@@ -94,17 +95,11 @@ def read_diffusion_lm(path: Path) -> list[ParagraphExample]:
 
 
 def read_story_cloze(path: Path) -> list[ParagraphExample]:
-    rows = _lines(path)
-    if not rows or not rows[0][1].startswith("InputStoryid\t"):
-        raise ReaderError(f"{path}:1: expected the Story Cloze header 'InputStoryid\\tInputSentence1…'")
-    examples = []
-    for number, line in rows[1:]:
-        fields = line.split("\t")
-        if len(fields) != 8 or fields[7].strip() not in ("1", "2"):
-            raise _fail(path, number, "expected 8 TAB-separated fields ending in the right ending (1 or 2)")
-        ending = fields[5] if fields[7].strip() == "1" else fields[6]
-        examples.append(_with_storyline([*fields[1:5], ending]))
-    return examples
+    try:
+        stories = story_cloze_sentences(path)
+    except CorpusError as error:  # this module's readers raise ReaderError, with the same file:line message
+        raise ReaderError(str(error)) from None
+    return [_with_storyline(story) for story in stories]
 
 
 def read_abstracts(path: Path) -> list[ParagraphExample]:

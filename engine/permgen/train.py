@@ -165,11 +165,9 @@ class PermGenTrainer(TrainingLoop[PermGenModel]):
     def evaluate(self, natural: bool = True) -> float:
         """Mean per-token NLL of the held-out targets (natural order, or one fixed random order each)."""
         data = self.valid_data or self.train_data[: self.train_config.batch_size]
-        size, was_training = self.train_config.batch_size, self.model.training
-        nll = target_nll(self.model, data, size, natural, self.train_config.seed + 1,
-                         size * self.train_config.eval_batches)
-        self.model.train(was_training)  # target_nll leaves the model in eval mode
-        return nll
+        size = self.train_config.batch_size
+        return target_nll(self.model, data, size, natural, self.train_config.seed + 1,
+                          size * self.train_config.eval_batches)
 
     def validation(self) -> dict[str, float]:
         natural, permuted = self.evaluate(True), self.evaluate(False)

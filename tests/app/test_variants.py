@@ -58,8 +58,8 @@ def test_colour_by_frequency_and_group_with_hover(make_window: MakeWindow, qtbot
     _generate(window, qtbot)
     pane = window.variants.panes[0]
     window.variants.colour_mode.setCurrentIndex(window.variants.colour_mode.findData("frequency"))
-    # fake counts fall with the token id: ids 0-3 are the top 30% of 12 → frequent
-    assert pane.labels == ["frequent"] * 4
+    # fake counts fall with the token id: ids 0-2 are the top 30% of 12 (the engine's floor(3.6)) → frequent
+    assert pane.labels == ["frequent"] * 3 + ["medium"]
     assert pane.tooltip_at(1) == f"“the” · frequent · p = {math.exp(-1):.3g}"
     window.variants.colour_mode.setCurrentIndex(window.variants.colour_mode.findData("group"))
     assert pane.labels == ["even", "odd", "even", "odd"]
@@ -100,6 +100,9 @@ def test_frequency_classes_and_span_tags() -> None:
     assert classes[0] == classes[2] == classes[3] == "frequent"
     assert [classes[i] for i in (4, 5, 6, 7, 8)] == ["medium"] * 5
     assert classes[9] == "rare" and classes[1] == "unseen"
+    # 7 types: the engine's report groups cut at floor(0.3·7) = 2 and floor(0.8·7) = 5 (rounding would give 6)
+    assert frequency_classes([9, 8, 7, 6, 5, 4, 3]) == ["frequent"] * 2 + ["medium"] * 3 + ["rare"] * 2
+    assert frequency_classes([0, 0, 0]) == ["unseen"] * 3
     spans = [TokenSpan(0, 3, [1], 0.0, 0), TokenSpan(3, 4, [2], 0.0, 0), TokenSpan(4, 7, [3], 0.0, 0)]
     assert span_tags(spans, [(0, 3, "DT"), (4, 7, "NN")]) == ["DT", "", "NN"]
 

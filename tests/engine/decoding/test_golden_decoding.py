@@ -107,7 +107,7 @@ def lm_case(head: str, setting: str) -> list[dict[str, Any]]:
 
 def termination_case(head: str, decoder: str) -> list[dict[str, Any]]:
     """The NMST benchmark's decoders (greedy and beam on the marginal) for two prompts."""
-    from engine.benchmarks.nmst_decoders import decode_prompts, parse_decoder
+    from engine.decoding.nmst_decoders import decode_prompts, parse_decoder
 
     tokenizer = golden_tokenizer()
     model = lm_model(tokenizer, LM_HEADS[head][0])

@@ -2,7 +2,7 @@
 the incremental state (KV cache, step t, ST's running product) matches whole-sequence scoring.
 
 The paper's greedy / top-k / nucleus are VariantStream settings and its beam the one beam search
-(engine/benchmarks/nmst_decoders.py names them as in Table 4)."""
+(engine/decoding/nmst_decoders.py names them as in Table 4)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ import torch
 from torch import nn
 
 from engine.backbones.kv_cache import KVCache
-from engine.benchmarks.nmst_decoders import Decoder, beam_continuations, decode_prompts, parse_decoder
 from engine.decoding.generate import FINISH_EOS, VariantStream, generate_variants
+from engine.decoding.nmst_decoders import Decoder, beam_continuations, decode_prompts, parse_decoder
 from engine.decoding.processors import DecodeSettingError
 from engine.decoding.settings import DecodeConfig
 from engine.decoding.step import DecodeRows

@@ -13,7 +13,7 @@ import torch
 from engine.bundle import load_bundle
 from engine.cli import main as cli_main
 from engine.diagnostics import (
-    frequency_groups,
+    agg_group_ids,
     group_cosine,
     group_prediction_stats,
     isotropy,
@@ -42,14 +42,14 @@ def test_isotropy_survives_huge_norms() -> None:
     assert isotropy(1e4 * torch.eye(4)) == pytest.approx(1.0)
 
 
-def test_frequency_groups_by_hand() -> None:
+def test_agg_group_ids_by_hand() -> None:
     counts = np.array([5, 0, 9, 9, 1, 7, 3, 2, 0, 4])  # V = 10 → 3 / 5 / 2
-    groups = frequency_groups(counts)
+    groups = agg_group_ids(counts)
     assert groups["frequent"].tolist() == [2, 3, 5]  # ties by id
     assert groups["medium"].tolist() == [0, 9, 6, 7, 4]
     assert groups["rare"].tolist() == [1, 8]
     with pytest.raises(ValueError, match="token_counts"):
-        frequency_groups(np.zeros(10, dtype=np.int64))
+        agg_group_ids(np.zeros(10, dtype=np.int64))
 
 
 def test_group_cosine_by_hand() -> None:
@@ -67,7 +67,7 @@ def test_normalized_singular_values() -> None:
 def test_group_stats_match_a_direct_computation(tiny_model: LanguageModel) -> None:
     torch.manual_seed(0)
     blocks = torch.randint(0, 320, (5, 9))
-    groups = frequency_groups(np.arange(320)[::-1].copy())  # id 0 most frequent
+    groups = agg_group_ids(np.arange(320)[::-1].copy())  # id 0 most frequent
     stats = group_prediction_stats(tiny_model, blocks, groups, batch_size=2)
     log_probs = tiny_model.next_log_probs(blocks[:, :-1])
     nll = -log_probs.gather(2, blocks[:, 1:, None]).squeeze(-1)

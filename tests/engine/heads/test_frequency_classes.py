@@ -14,8 +14,8 @@ from engine.heads.frequency_classes import (
     build_frequency_classes,
     efficiency,
     fit_f2_config,
-    frequency_groups,
     group_shares,
+    mass_group_per_token,
 )
 
 
@@ -160,9 +160,9 @@ def test_mefmax_on_a_50k_zipfian_vocabulary_is_fast() -> None:
     assert classes.sizes.sum() == 50_000 and (np.diff(classes.ends) > 0).all()
 
 
-def test_frequency_groups_by_training_mass() -> None:
+def test_mass_group_per_token() -> None:
     # mass before each token: 0, .5, .7, .85, .95 → frequent, medium, rare, rare, very rare; zero → very rare
-    groups = frequency_groups([50, 20, 15, 10, 5, 0])
+    groups = mass_group_per_token([50, 20, 15, 10, 5, 0])
     assert groups.tolist() == [0, 1, 2, 2, 3, 3]
     shares = group_shares([0, 0, 1, 4, 5], groups)
     assert shares == {"frequent": 0.4, "medium": 0.2, "rare": 0.0, "very rare": 0.4}

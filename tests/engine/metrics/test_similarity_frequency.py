@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from engine.metrics.frequency import frequency_groups, group_shares, group_uniq, isotropy
+from engine.metrics.frequency import agg_group_per_token, group_shares, group_uniq, isotropy
 from engine.metrics.similarity import KLD_FLOOR, ms_jaccard, ms_jaccard_orders, unigram_kld
 from engine.metrics.termination import mean_by_step, non_termination_curve, non_termination_ratio
 
@@ -34,9 +34,9 @@ def test_ms_jaccard_hand_values() -> None:
     assert ms_jaccard([[1, 2, 1, 2]], [[1, 2, 2, 1]], 2)[2] == pytest.approx(math.sqrt(0.5))
 
 
-def test_frequency_groups_shares_and_uniq() -> None:
+def test_agg_group_per_token_shares_and_uniq() -> None:
     counts = np.array([50, 0, 10, 40, 30, 20, 5, 1, 2, 3])  # sorted ids: 0 3 4 | 5 2 6 9 8 | 7 1
-    groups = frequency_groups(counts)
+    groups = agg_group_per_token(counts)
     assert groups.tolist() == [0, 2, 1, 0, 0, 1, 1, 2, 1, 1]
     shares = group_shares([[0, 0, 5], [7]], groups)
     assert shares == pytest.approx([0.5, 0.25, 0.25]) and sum(shares) == pytest.approx(1.0)

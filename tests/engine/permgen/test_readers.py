@@ -67,7 +67,7 @@ def test_abstracts_reader_keeps_case_and_extracts_a_storyline(tmp_path: Path) ->
         ("bad.titlesepkeysepstory.txt", "a <EOT> k <EOL> text before </s> one .\n", ":1: missing"),
         ("bad.json", '["One. Two."]\n[1, 2]\n', ":2: expected a one-element list"),
         ("bad.json", "{not json\n", ":1: not JSON"),
-        ("cloze_test_bad.tsv", "InputStoryid\tx\nid\ta\tb\n", ":2: expected 8"),
+        ("cloze_test_bad.tsv", "InputStoryid\tInputSentence1\nid\ta\tb\n", ":2: expected 8"),
         ("cloze_test_bad.tsv", "wrong header\n", ":1: expected the Story Cloze header"),
         ("preprocessed.bad.tsv", "t\ta ; b\tx\ty\tuses <method_5> .\tz\n", ":1: placeholder <method_5>"),
         ("preprocessed.bad.tsv", "only\tthree\tfields\n", ":1: expected 6"),

@@ -18,7 +18,7 @@ sequence it stops is reported as unfinished (length None), never as ended, which
 
 Sampled decoders draw with the decoder's seeded per-row noise (engine/decoding/sampler.py), so a
 row depends only on its seed. Top-k and nucleus samples therefore differ from those of earlier
-versions of this benchmark, which drew with `torch.multinomial`; greedy and beam are unchanged.
+versions of the NMST benchmark, which drew with `torch.multinomial`; greedy and beam are unchanged.
 """
 
 from __future__ import annotations

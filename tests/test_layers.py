@@ -45,7 +45,6 @@ FAMILY_EXCEPTIONS = {
 # packages is acyclic.
 CYCLE_EXCEPTIONS = {
     ("app.controls", "app.persistence"): "the controls panel lists presets, which store the controls' values",
-    ("app.editor", "app.persistence"): "saving a text file uses persistence's atomic write, which stores documents",
     ("engine.bundle", "engine.permgen"): "(family rule above) PermGen's bundle builds on Bundle",
     ("engine.bundle_words", "engine.evaluation"): "a bundle's words.txt is the training word set the eval also reads",
     ("engine.data", "engine.permgen"): "(family rule above) PermGen's readers read with engine/data",

@@ -36,7 +36,6 @@ FAMILY_EXCEPTIONS = {
     ("engine.data.readers", "engine.permgen.readers"): "the LM reads Plan-and-Write stories with PermGen's reader",
     ("engine.data.readers", "engine.permgen.text"): "Plan-and-Write stories are detokenized with PermGen's text helper",
     ("engine.loaded_model", "engine.permgen.control"): "GenerationRequest checks a PermGen request's sentence plan",
-    ("engine.metrics.paraphrase", "engine.permgen.stop_words"): "paraphrase metrics use the stop words kept in PermGen",
     ("engine.training_loop", "engine.permgen.model"): "the loop's model type is LanguageModel | PermGenModel",
     ("engine.word_sources", "engine.permgen.text"): "real-word lists are normalised with PermGen's text helper",
 }
@@ -50,7 +49,6 @@ CYCLE_EXCEPTIONS = {
     ("engine.data", "engine.permgen"): "(family rule above) PermGen's readers read with engine/data",
     ("engine.loaded_model", "engine.permgen"): "(family rule above) PermGen's loaded model builds on LoadedModel",
     ("engine.metrics", "engine.diagnostics"): "metrics/frequency.py re-exports AGG's groups and I(W) of diagnostics",
-    ("engine.metrics", "engine.permgen"): "(family rule above) PermGen's paraphrase stream scores with metrics",
     ("engine.onnx", "engine.evaluate"): "the int8 check scores with evaluate.py; onnx/ is tools and runtime in one",
     ("engine.onnx", "engine.permgen"): "ONNX export and the int8 check pick the family by bundle kind",
     ("engine.pos", "engine.heads"): "POS training data is built for the POSG head, whose groups are POS tags",

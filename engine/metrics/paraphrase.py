@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from engine.permgen.stop_words import SPACY_ENGLISH_STOP_WORDS
+from engine.data.stop_words import SPACY_ENGLISH_STOP_WORDS
 
 References = Sequence[str] | Sequence[Sequence[str]]  # one reference per output, or a list of them
 

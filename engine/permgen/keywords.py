@@ -15,7 +15,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-from engine.permgen.stop_words import SPACY_ENGLISH_STOP_WORDS
+from engine.data.stop_words import SPACY_ENGLISH_STOP_WORDS
 
 _WORD = re.compile(r"[a-z][a-z'-]*")
 STOPWORDS = SPACY_ENGLISH_STOP_WORDS | {"n't", "'s", "'m", "'re", "'ll", "'ve", "'d"}

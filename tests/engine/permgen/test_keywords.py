@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from engine.data.stop_words import SPACY_ENGLISH_STOP_WORDS
 from engine.permgen.keywords import title_keywords
-from engine.permgen.stop_words import SPACY_ENGLISH_STOP_WORDS
 
 
 def test_the_stop_words_are_spacys() -> None:

@@ -1,4 +1,4 @@
-"""English stop words for keyword extraction (engine/permgen/keywords.py), without importing spaCy.
+"""English stop words, without importing spaCy: PermGen's keywords and the paraphrase content words.
 
 The list is spaCy's English stop words (spaCy 3.8, `spacy.lang.en.stop_words.STOP_WORDS`; MIT
 License, Copyright (C) 2016-2024 ExplosionAI GmbH, 2016 spaCy GmbH, 2015 Matthew Honnibal; the

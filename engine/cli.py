@@ -79,7 +79,7 @@ def _generate_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[t
                    "(default: the model's choice, each variant starting at a different sentence)")
     p.add_argument("--copy-limit", type=int, metavar="TOKENS",
                    help="paraphrase: the longest run of the source's tokens (word pieces) a rewrite may repeat, "
-                        f"0 = no limit (default {DECODE_DEFAULTS.copy_limit})")
+                        "0 = no limit (the default)")
     p.add_argument("--beam", type=int, default=1, metavar="WIDTH",
                    help="story/abstract/paraphrase: beam search of this width inside sentences (1 = sample)")
 

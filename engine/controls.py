@@ -37,7 +37,6 @@ class DecodeDefaults:
     top_p: float = 0.9
     pos_top_k: int = 20  # only where the model honours it (`Capabilities.controls`) and flat sampling is off
     real_words: bool = True  # every word written is a real word (engine/decoding/real_words.py); --any-words: off
-    copy_limit: int = 3  # paraphrases: repeat at most this many source tokens in a row (engine/decoding/copy_limit.py)
 
 
 DECODE_DEFAULTS = DecodeDefaults()

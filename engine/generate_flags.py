@@ -26,8 +26,6 @@ PLAN_FLAGS = ("title", "keywords", "num_sentences", "sentence_order")
 def decode_from_flags(args: argparse.Namespace) -> DecodeConfig:
     """The settings the flags ask for, validated before any model loads (DecodeSettingError names the flag)."""
     given = {name: getattr(args, name) for name in VALUE_FLAGS if getattr(args, name) is not None}
-    if args.copy_limit is None and args.task == "paraphrase":  # the writer's start; other tasks leave it off
-        given["copy_limit"] = DECODE_DEFAULTS.copy_limit
     return DecodeConfig(greedy=args.greedy, flat_sampling=args.flat_sampling, pos_bias=parse_pos_bias(args.pos_bias),
                         real_words=DECODE_DEFAULTS.real_words and not args.any_words, **given)
 

@@ -199,3 +199,15 @@ def test_a_language_model_refuses_beam_search(tiny_bundle: Path) -> None:
     model = Engine(search_dirs=[]).load(tiny_bundle, device="cpu")
     with pytest.raises(ValueError, match="beam search is for"):
         model.stream(GenerationRequest(prompt="Once", beam_width=2))
+
+
+def test_the_copy_limit_is_for_paraphrases_only(tiny_bundle: Path, para_bundle: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    code = cli_main(["generate", "--bundle", str(tiny_bundle), "--prompt", "Once", "--copy-limit", "2",
+                     "--device", "cpu"])
+    assert code != 0 and "--copy-limit" in capsys.readouterr().err
+    model = Engine(search_dirs=[]).load(tiny_bundle, device="cpu")
+    with pytest.raises(ValueError, match="paraphrases only"):
+        model.stream(GenerationRequest(prompt="Once", decode=DecodeConfig(copy_limit=2)))
+    assert cli_main(["generate", "--bundle", str(para_bundle), "--task", "paraphrase", "--prompt", PASSAGE,
+                     "--copy-limit", "2", "--seed", "0", "--max-new-tokens", "4", "--device", "cpu"]) == 0

@@ -59,6 +59,9 @@ class DecodeConfig:
     pos_bias: dict[str, float] = field(default_factory=dict, hash=False)  # "JJ"/"adjectives" → factor in [0.1, 10]
     # --- real words only (engine/decoding/real_words.py): every head; the writer starts with it on ---
     real_words: bool = False
+    # --- end at a sentence (engine/decoding/sentence_end.py): a variant the length limit stops is cut back
+    # to its last complete sentence; language models (PermGen's sentences end with their marks) ---
+    end_at_sentence: bool = False
 
     def __post_init__(self) -> None:
         try:

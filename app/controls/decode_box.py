@@ -118,13 +118,13 @@ class DecodeBox(QWidget):
         method = visible_method_controls(capabilities)
         forms = {"f2": QFormLayout(self.f2_box), "posg": QFormLayout(self.posg_box)}
         for spec in method:
-            slider = self._slider(spec)
-            forms[spec.group].addRow(spec.label, slider)
+            shown = self._slider(spec)
+            forms[spec.group].addRow(spec.label, shown)
             if spec.zones:
-                forms[spec.group].addRow("", slider.zone)
+                forms[spec.group].addRow("", shown.zone)
         groups = pos_bias_groups(capabilities)
         if any(s.group == "posg" for s in method) or groups:
-            forms["posg"].addRow(QLabel("<i>Top-p above then picks the word within the chosen kind.</i>",
+            forms["posg"].addRow(QLabel("<i>“Trim unlikely words” above then picks the word within the chosen kind.</i>",
                                         wordWrap=True))
         if groups:
             forms["posg"].addRow(QLabel("<i>More or fewer of each kind of word (×0.1–×10):</i>", wordWrap=True))

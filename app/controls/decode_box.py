@@ -124,7 +124,7 @@ class DecodeBox(QWidget):
                 forms[spec.group].addRow("", shown.zone)
         groups = pos_bias_groups(capabilities)
         if any(s.group == "posg" for s in method) or groups:
-            forms["posg"].addRow(QLabel("<i>“Trim unlikely words” above then picks the word within the chosen kind.</i>",
+            forms["posg"].addRow(QLabel("<i>“Trim unlikely words” then picks the word within the chosen kind.</i>",
                                         wordWrap=True))
         if groups:
             forms["posg"].addRow(QLabel("<i>More or fewer of each kind of word (×0.1–×10):</i>", wordWrap=True))

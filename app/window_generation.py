@@ -232,7 +232,9 @@ class GenerationMixin(WindowBase):
         self.controls.decode.set_values(values)
         inputs = batch.settings.get(INPUTS_KEY)
         if isinstance(inputs, dict):
-            self.controls.mode.set_inputs(str(batch.settings.get("task", batch.mode)), inputs)
+            mode = str(batch.settings.get("task", batch.mode))
+            self.controls.mode.set_inputs(mode, inputs)
+            self.load_model_for_mode(mode)
         self.statusBar().showMessage(f"Controls set to the settings of {batch.label()}", 5000)
 
     def refresh_history(self) -> None:

@@ -7,7 +7,6 @@ from PySide6.QtCore import QPoint
 from PySide6.QtWidgets import QScrollArea, QWidget
 from pytestqt.qtbot import QtBot
 
-from app.main_window import DEFAULT_SIZE
 from engine.controls import Capabilities, ClassGroups, HeadCapabilities, Termination
 from tests.app.conftest import MakeWindow
 from tests.app.fakes import POSG, FakeEngine, FakeModel
@@ -26,7 +25,7 @@ def test_the_controls_column_fits_at_1280x800_and_scrolls_rather_than_clips(make
                                                                              qtbot: QtBot) -> None:
     for caps in (F2_NMST, POSG):
         window = make_window(FakeEngine(FakeModel(caps)))
-        assert (window.width(), window.height()) == DEFAULT_SIZE
+        assert (window.width(), window.height()) == (1280, 800)  # the default size
         qtbot.wait(20)
         scroll = _controls_scroll(window)
         inner = scroll.widget()
@@ -52,11 +51,11 @@ def test_a_notice_does_not_move_the_controls(make_window: MakeWindow, qtbot: QtB
     window = make_window()
     qtbot.wait(20)
     generate = window.controls.generate
-    before = generate.mapTo(window, QPoint(0, 0)), window.splitter.geometry()
+    before = generate.mapTo(window, QPoint(0, 0)), window.tabs.mapTo(window, QPoint(0, 0))
     window.show_error("A story needs a title: type one in the Title field.")
     qtbot.wait(20)
     assert window.messages.isVisible() and window.messages.height() > 0
-    assert (generate.mapTo(window, QPoint(0, 0)), window.splitter.geometry()) == before
+    assert (generate.mapTo(window, QPoint(0, 0)), window.tabs.mapTo(window, QPoint(0, 0))) == before
     window.messages.dismiss()
     qtbot.wait(20)
-    assert (generate.mapTo(window, QPoint(0, 0)), window.splitter.geometry()) == before
+    assert (generate.mapTo(window, QPoint(0, 0)), window.tabs.mapTo(window, QPoint(0, 0))) == before

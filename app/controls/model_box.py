@@ -73,7 +73,10 @@ class ModelBox(QGroupBox):
         form.addRow("Device", self.device)
         form.addRow("Runtime", self.runtime)
         if self.gpu_reason:
-            form.addRow(QLabel(f"<small>GPU unavailable: {self.gpu_reason}</small>", wordWrap=True))
+            no_gpu = QLabel("<small>No usable graphics card here: the model runs on the processor.</small>",
+                            wordWrap=True)
+            no_gpu.setToolTip(f"GPU unavailable: {self.gpu_reason}")
+            form.addRow(no_gpu)
         form.addRow(self.summary)
         form.addRow(self.progress)
         form.addRow(self.status)

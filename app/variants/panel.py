@@ -39,7 +39,7 @@ class VariantsPanel(QWidget):
         super().__init__(parent)
         self.panes: list[VariantPane] = []
         self._spare: list[VariantPane] = []  # hidden panes kept for reuse
-        self.diversity = QLabel(readout([]))
+        self.diversity = QLabel(readout([]), wordWrap=True)  # wraps rather than slide under the colour picker
         self.diversity.setToolTip(DIVERSITY_HELP)
         self.colour_mode = QComboBox()
         self.colour_mode.setAccessibleName("Colour tokens by")

@@ -9,10 +9,19 @@ ENDINGS = {  # the engine's finish reasons (engine/decoding, engine/permgen)
     "eos": "ended",
     "eop": "ended",
     "done": "ended",
-    "length": "hit the length limit",
-    FINISH_SENTENCE: "ended at a sentence",
+    "length": "cut off at limit",  # the length limit, maybe mid-sentence
+    FINISH_SENTENCE: "ended near limit",  # cut back to its last full sentence at the length limit
     "cancelled": "stopped",
 }
+
+
+DETAILS = {"length": "stopped by the length limit", FINISH_SENTENCE: "cut back to its last full sentence at the "
+           "length limit", "cancelled": "stopped by the writer"}
+
+
+def ending_details(reason: str) -> str:
+    """A finish reason explained for the details tooltip."""
+    return DETAILS.get(reason, "the model ended it")
 
 
 def is_empty_result(state: VariantState) -> bool:
@@ -21,7 +30,7 @@ def is_empty_result(state: VariantState) -> bool:
 
 
 def ending_words(state: VariantState) -> str:
-    """A few plain words for the pane header: writing…, ended, hit the length limit, stopped, …"""
+    """A few plain words for the pane header: writing…, ended, cut off at limit, stopped, …"""
     if not state.finish_reason:
         return "writing…"
     if is_empty_result(state):

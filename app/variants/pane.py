@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.variants.colouring import LABEL_TEXT, background_for
-from app.variants.endings import ending_words, is_empty_result
+from app.variants.endings import ending_details, ending_words, is_empty_result
 from app.variants.flow import FlowLayout
 from app.variants.spans import TokenSpan
 from app.variants.state import VariantState
@@ -139,7 +139,7 @@ class VariantPane(QFrame):
         flag = f" · <b>≈ {twins}</b>" if twins else ""
         self.header.setText(f"<b>{self.number}</b> · {ending}{flag}")
         self.header.setToolTip(self.details())
-        self.text.setPlaceholderText(EMPTY_RESULT if is_empty_result(s) else "Writing…")
+        self.text.setPlaceholderText(EMPTY_RESULT if is_empty_result(s) else "" if s.finish_reason else "Writing…")
         self._sync_buttons()
 
     def details(self) -> str:
@@ -148,7 +148,7 @@ class VariantPane(QFrame):
         lines = [f"Seed: {'–' if s.seed is None else s.seed}",
                  f"Log-probability (log p): {s.log_prob:.1f} over {s.tokens} tokens"]
         if s.finish_reason:
-            lines.append(f"Finish reason: {s.finish_reason}")
+            lines.append(f"Finish reason: {s.finish_reason} ({ending_details(s.finish_reason)})")
         if len(s.order) > 1:
             lines.append("Sentences written in the order " + " → ".join(map(str, s.order)) +
                          "; shown in reading order.")

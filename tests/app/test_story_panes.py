@@ -48,7 +48,8 @@ def test_a_real_story_pane_is_byte_for_byte_what_insert_and_copy_give(make_windo
     window = make_window(StoryEngine([RESOURCES_MODELS]))
     window.controls.mode.set_mode("story")
     window.controls.mode.title_edit.setText("The lost key")
-    window.controls.decode.set_values({"n": 2, "seed_fixed": True, "seed": 5})
+    window.controls.mode.sentences.setValue(3)
+    window.controls.decode.set_values({"n": 2, "seed_fixed": True, "seed": 5, "max_new_tokens": 15})
     shown: list[str] = []
     window.generator.tokens.connect(lambda _: shown.append(window.variants.panes[0].text.toPlainText()))
     assert window.generate()

@@ -35,6 +35,7 @@ def take(bundle: Path, out: Path, width: int = 1280, height: int = 800) -> None:
         wait_until(lambda: not window.generator.running)
         window.variants.colour_mode.setCurrentIndex(window.variants.colour_mode.findData("frequency"))
         wait_until(lambda: True)
+        window.statusBar().clearMessage()  # its speed reflects the machine that took the picture, not the app
         out.parent.mkdir(parents=True, exist_ok=True)
         if not window.grab().save(str(out)):
             sys.exit(f"could not write {out}")

@@ -10,7 +10,7 @@ ENDINGS = {  # the engine's finish reasons (engine/decoding, engine/permgen)
     "eop": "ended",
     "done": "ended",
     "length": "cut off at limit",  # the length limit, maybe mid-sentence
-    FINISH_SENTENCE: "ended near limit",  # cut back to its last full sentence at the length limit
+    FINISH_SENTENCE: "ended at limit",  # cut back to its last full sentence at the length limit
     "cancelled": "stopped",
 }
 

@@ -24,7 +24,7 @@ def test_each_ending_is_said_in_plain_words(qtbot: QtBot) -> None:
     reasons = ["eos", "eop", "length", "sentence", "cancelled"]
     panel.show_states([VariantState(text="Tom ran.", finish_reason=r) for r in reasons])
     words = [pane.header.text().split(" · ")[1] for pane in panel.panes]
-    assert words == ["ended", "ended", "cut off at limit", "ended near limit", "stopped"]
+    assert words == ["ended", "ended", "cut off at limit", "ended at limit", "stopped"]
     assert all("eop" not in pane.header.text() for pane in panel.panes)
     assert "Finish reason: eop" in panel.panes[1].header.toolTip()
 

@@ -39,6 +39,9 @@ from app.worker import BackgroundCall, GenerationController
 from engine.api import Engine, LoadedModel
 from engine.prompt_join import fit_after
 
+DEFAULT_SIZE = (1280, 800)  # fits a 1280×800 screen; every control is reachable at this size
+SPLITTER_SIZES = (420, 520, 340)  # editor | variants | controls, at the default width
+
 
 class MainWindow(FilesMixin, GenerationMixin):
     """Everything a writer sees. `engine` is injectable so UI tests can use a fake one."""
@@ -64,8 +67,9 @@ class MainWindow(FilesMixin, GenerationMixin):
         if app is not None:  # QApplication.quit() skips closeEvent
             app.aboutToQuit.connect(self.shutdown_workers)
         self.setWindowTitle("Variorum")
-        self.resize(1400, 860)
+        self.resize(*DEFAULT_SIZE)
         self._build()
+        self._restore_geometry()
         self._build_menus()
         self._connect()
         self.new_document()
@@ -80,7 +84,8 @@ class MainWindow(FilesMixin, GenerationMixin):
 
     # --- layout ------------------------------------------------------------------------------------
     def _build(self) -> None:
-        self.messages = MessageBar()
+        central = QWidget()
+        self.messages = MessageBar(central)  # floats over the top edge: a notice never moves the controls
         self.tabs = DocumentTabs()
         self.find_bar = FindBar(self.tabs.current)
         editor_side = QWidget()
@@ -109,18 +114,16 @@ class MainWindow(FilesMixin, GenerationMixin):
         self.side_tabs.addTab(self.variants, "Variants")
         self.side_tabs.addTab(history, "History")
         self.controls = ControlsPanel(self.presets)
-        splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter = QSplitter(Qt.Orientation.Horizontal)
         for widget, stretch in ((editor_side, 4), (self.side_tabs, 5), (self.controls, 2)):
-            splitter.addWidget(widget)
-            splitter.setStretchFactor(splitter.count() - 1, stretch)
-        self.controls.setMinimumWidth(400)
-        splitter.setSizes([440, 540, 420])
-        central = QWidget()
+            self.splitter.addWidget(widget)
+            self.splitter.setStretchFactor(self.splitter.count() - 1, stretch)
+        self.splitter.setSizes(list(SPLITTER_SIZES))
         layout = QVBoxLayout(central)
         layout.setContentsMargins(4, 4, 4, 4)
-        layout.addWidget(self.messages)
-        layout.addWidget(splitter, 1)
+        layout.addWidget(self.splitter, 1)
         self.setCentralWidget(central)
+        self.messages.raise_()
         self.words_label = QLabel()
         self.model_label = QLabel("No model loaded")
         self.statusBar().addPermanentWidget(self.words_label)
@@ -277,8 +280,21 @@ class MainWindow(FilesMixin, GenerationMixin):
         self.tabs.set_editor_font(font)
         self.variants.setFont(font)
 
+    def _restore_geometry(self) -> None:
+        """The window's size and place and the columns' widths as the writer left them."""
+        if len(self.settings.window_size) == 2:
+            self.resize(*self.settings.window_size)
+        if self.settings.maximized:
+            self.setWindowState(Qt.WindowState.WindowMaximized)
+        if len(self.settings.splitter_sizes) == self.splitter.count():
+            self.splitter.setSizes(self.settings.splitter_sizes)
+
     def _current_settings(self) -> AppSettings:
         self.settings.controls = self.controls.decode.values()
+        self.settings.maximized = self.isMaximized()
+        if not self.isMaximized():  # a maximized window's size is the screen's, not the writer's choice
+            self.settings.window_size = [self.width(), self.height()]
+        self.settings.splitter_sizes = self.splitter.sizes()
         return self.settings
 
     def closeEvent(self, event: QCloseEvent) -> None:

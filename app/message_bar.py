@@ -2,6 +2,8 @@
 
 Messages never block the window (no modal dialogs), so the app keeps running and tests can read them.
 Text is shown as plain text: messages quote file names and document titles, which may look like HTML.
+Given a parent, the bar floats over the parent's top edge instead of taking a place in its layout, so
+showing or dismissing a message never moves the controls under the writer's pointer.
 Each kind sets its text colour on the label itself: a style sheet's colour is not inherited by child
 widgets, so the label would keep the theme's text colour (light in the dark theme, on a light background).
 """
@@ -10,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QWidget
 
 STYLES = {  # kind: (background, text, border)
@@ -32,15 +34,20 @@ class MessageBar(QFrame):
         self._layout.setContentsMargins(8, 4, 8, 4)
         self._layout.addWidget(self.label, 1)
         self._buttons: list[QPushButton] = []
+        self.setAutoFillBackground(True)
+        if parent is not None:
+            parent.installEventFilter(self)  # follow the parent's width
         self.hide()
 
-    def show_message(self, text: str, kind: str = "info", actions: list[tuple[str, Callable[[], object]]] | None = None
-                     ) -> None:
+    def show_message(self, text: str, kind: str = "info", actions: list[tuple[str, Callable[[], object]]] | None = None,
+                     details: str = "") -> None:
+        """Show `text` (plain words); `details` (technical) is the message's tooltip."""
         for button in self._buttons:
             button.deleteLater()
         self._buttons = []
         self.kind = kind
         self.label.setText(text)
+        self.label.setToolTip(details)
         background, text_colour, border = STYLES.get(kind, STYLES["info"])
         self.setStyleSheet(f"MessageBar {{ background: {background}; border: 1px solid {border}; }} "
                            f"MessageBar QLabel {{ color: {text_colour}; background: transparent; }}")
@@ -50,6 +57,22 @@ class MessageBar(QFrame):
             self._layout.addWidget(button)
             self._buttons.append(button)
         self.show()
+        self.raise_()
+        self._place()
+
+    def _place(self) -> None:
+        """Span the parent's top edge, as tall as the message needs."""
+        parent = self.parentWidget()
+        if parent is not None:
+            width = parent.width()
+            layout = self._layout
+            height = layout.totalHeightForWidth(width) if layout.hasHeightForWidth() else self.sizeHint().height()
+            self.setGeometry(0, 0, width, max(height, self.minimumSizeHint().height()))
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Resize and self.isVisible():
+            self._place()
+        return False
 
     def dismiss(self) -> None:
         self.kind = ""

@@ -3,7 +3,7 @@ type-check against a real base class instead of a `self: MainWindow` annotation 
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QLabel, QListWidget, QMainWindow, QMenu
+from PySide6.QtWidgets import QLabel, QListWidget, QMainWindow, QMenu, QTabWidget
 
 from app.controls.panel import ControlsPanel
 from app.editor.document import DocumentEditor
@@ -35,6 +35,7 @@ class WindowBase(QMainWindow):
     autosaver: Autosaver
     generator: GenerationController
     messages: MessageBar
+    side_tabs: QTabWidget  # Variants | History
     tabs: DocumentTabs
     find_bar: FindBar
     variants: VariantsPanel
@@ -43,15 +44,15 @@ class WindowBase(QMainWindow):
     model_label: QLabel
     recent_menu: QMenu
 
-    def show_error(self, text: str) -> None:
-        self.messages.show_message(text, "error")
+    def show_error(self, text: str, details: str = "") -> None:
+        self.messages.show_message(text, "error", details=details)
 
-    def add_notice(self, text: str) -> None:
+    def add_notice(self, text: str, details: str = "") -> None:
         """Show a notice without hiding an open offer (e.g. recovery): it is added to the offer's text."""
         if self.messages.kind == "offer":
             self.messages.label.setText(f"{self.messages.label.text()} {text}")
         else:
-            self.show_error(text)
+            self.show_error(text, details)
 
     def refresh_history(self) -> None:
         """Show the current document's batches (GenerationMixin implements it)."""

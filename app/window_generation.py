@@ -19,10 +19,11 @@ from app.variants.labels import LabelSource
 from app.variants.pane import VariantPane
 from app.window_base import WindowBase
 from app.worker import BackgroundCall, GenerationOutcome
-from engine.api import GenerationRequest, LoadedModel, TokenEvent, tag_words
+from engine.api import GenerationRequest, LoadedModel, TokenEvent, can_tag_words, tag_words
 from engine.controls import MAX_SEED
 
 SUMMARY_CHARS = 40
+INPUTS_KEY = "inputs"  # a batch's mode inputs (title, keywords, sentences, order) in its recorded settings
 
 
 class GenerationMixin(WindowBase):
@@ -59,12 +60,15 @@ class GenerationMixin(WindowBase):
         self.labels = LabelSource(model)
         capabilities = model.capabilities
         self.controls.model.set_loading(False)
-        self.controls.model.set_status(f"Loaded {path.name} on {model.device.type.upper()} ({model.runtime}).")
-        if model.runtime_note:  # an ONNX export could not be used: say why once
-            self.add_notice(model.runtime_note)
+        self.controls.model.set_status(f"{path.name} is ready.")
+        self.controls.model.status.setToolTip(f"Loaded on {model.device.type.upper()} with {model.runtime}.")
+        if model.runtime_note:  # a faster runtime could not be used: say so once, the engine's reason in the tooltip
+            self.add_notice(f"{path.name} runs the standard way here: its faster version could not be used. "
+                            "The text is the same; writing may be slower.", model.runtime_note)
         self.controls.mode.set_capabilities(capabilities)
         self.controls.decode.set_capabilities(capabilities)
         self.variants.set_group_mode_available(capabilities.head.groups > 1)
+        self.variants.set_pos_mode_available(capabilities.pos_guided or can_tag_words())
         self.settings.last_bundle = str(path)
         self.settings_changed()
         self.model_label.setText(f"Model: {path.name} ({model.device.type})")
@@ -82,6 +86,7 @@ class GenerationMixin(WindowBase):
             return False
         editor = self.tabs.current()
         targets = self.variants.prepare(request.n)
+        self.side_tabs.setCurrentWidget(self.variants)  # the new variants are what the writer wants to see
         return self._start(request, targets, editor, new_batch=True)
 
     def regenerate(self, pane: VariantPane) -> bool:
@@ -103,6 +108,10 @@ class GenerationMixin(WindowBase):
         if self.model is None:
             self.show_error("No model is loaded yet. Pick a model in the Model box (it may still be loading).")
             return None
+        reason = self.controls.mode.unavailable_reason()
+        if reason:  # said as the mode box says it
+            self.show_error(reason)
+            return None
         values = self.controls.decode.values()
         capabilities = self.model.capabilities
         editor = self.tabs.current()
@@ -121,6 +130,7 @@ class GenerationMixin(WindowBase):
     def _start(self, request: GenerationRequest, targets: list[int], editor: DocumentEditor | None,
                new_batch: bool) -> bool:
         self._batch_editor = editor
+        self._batch_plan = self.controls.mode.plan_values()  # recorded with the batch: "Use its settings" restores it
         self._new_batch = new_batch
         self._gen_started = time.perf_counter()
         self._first_token_at: float | None = None
@@ -148,13 +158,14 @@ class GenerationMixin(WindowBase):
     def _on_tokens(self, batch: list[tuple[int, TokenEvent]]) -> None:
         if self._first_token_at is None:
             self._first_token_at = time.perf_counter()
-        pending: dict[int, list[str]] = {}
+        touched: set[int] = set()
         for index, event in batch:
             if index < len(self.variants.panes):
-                pending.setdefault(index, []).append(self.variants.panes[index].state.add(event))
-        for index, deltas in pending.items():
+                self.variants.panes[index].state.add(event)
+                touched.add(index)
+        for index in touched:
             pane = self.variants.panes[index]
-            pane.append("".join(deltas))
+            pane.show_text()
             pane.refresh_header()
         rate = self.generator.tokens_per_second()
         self.statusBar().showMessage(f"Writing… {rate:.0f} tokens/s")
@@ -165,6 +176,7 @@ class GenerationMixin(WindowBase):
             index = outcome.targets[variant.index]
             if index < len(panes):
                 panes[index].state.complete(variant)
+                panes[index].show_text()
                 panes[index].refresh_header()
         self.controls.set_running(False)
         self.variants.set_busy(False)
@@ -186,7 +198,8 @@ class GenerationMixin(WindowBase):
                   if i < len(self.variants.panes)]
         request = outcome.request
         summary = (request.prompt or getattr(request, "title", ""))[-SUMMARY_CHARS:].replace("\n", " ")
-        settings: dict[str, Any] = {"task": request.task, "n": request.n, **request.decode.to_dict()}
+        settings: dict[str, Any] = {"task": request.task, "n": request.n, **request.decode.to_dict(),
+                                    INPUTS_KEY: self._batch_plan}
         if self._new_batch:
             editor.history.add(Batch(request.task, summary, settings, states))
         elif editor.history.batches:  # a regenerated pane updates the latest batch
@@ -215,27 +228,33 @@ class GenerationMixin(WindowBase):
         batch = self._batch(index)
         if batch is None:
             return
-        values, _ = clean_control_values({k: v for k, v in batch.settings.items() if k != "seed"})
+        values, _ = clean_control_values({k: v for k, v in batch.settings.items() if k not in ("seed", INPUTS_KEY)})
         self.controls.decode.set_values(values)
+        inputs = batch.settings.get(INPUTS_KEY)
+        if isinstance(inputs, dict):
+            mode = str(batch.settings.get("task", batch.mode))
+            self.controls.mode.set_inputs(mode, inputs)
+            self.load_model_for_mode(mode)
         self.statusBar().showMessage(f"Controls set to the settings of {batch.label()}", 5000)
 
     def refresh_history(self) -> None:
         self.history_list.clear()
         editor = self.tabs.current()
         if editor is not None:
-            self.history_list.addItems([b.label() for b in editor.history.batches])
+            self.history_list.addItems([f"{i}. {b.label()}" for i, b in enumerate(editor.history.batches, 1)])
 
     # --- colouring ---------------------------------------------------------------------------------
     def recolour(self) -> None:
         mode = self.variants.mode()
         if self.labels is None or mode == "none":
             self.variants.each(lambda p: p.apply_colours([]))
-            return
-        if self.labels.needs_tagger(mode):
+        elif self.labels.needs_tagger(mode):
             self._tag_and_colour()
             return
-        source = self.labels
-        self.variants.each(lambda p: p.apply_colours(source.labels(mode, p.state)))
+        else:
+            source = self.labels
+            self.variants.each(lambda p: p.apply_colours(source.labels(mode, p.state)))
+        self.variants.update_legend()
 
     def _tag_and_colour(self) -> None:
         panes = list(self.variants.panes)
@@ -243,13 +262,21 @@ class GenerationMixin(WindowBase):
         self.statusBar().showMessage("Tagging parts of speech…")
         self._tagger_call = BackgroundCall(lambda: tag_words(texts), self)
         self._tagger_call.done.connect(lambda tagged: self._apply_tags(panes, texts, tagged))
-        self._tagger_call.failed.connect(lambda m: self.show_error(f"Cannot colour by part of speech: {m}"))
+        self._tagger_call.failed.connect(self._tagging_failed)
         self._tagger_call.start()
 
+    def _tagging_failed(self, message: str) -> None:
+        """No tagger here after all: stop offering POS colours, so the error does not come back every batch."""
+        self.statusBar().clearMessage()
+        self.variants.set_pos_mode_available(False)
+        self.show_error("Colouring by part of speech cannot be done in this copy of Variorum; the other "
+                        "colourings still work.", message)
+
     def _apply_tags(self, panes: list[VariantPane], texts: list[str], tagged: list[Any]) -> None:
+        self.statusBar().clearMessage()
         if self.labels is None or self.variants.mode() != "pos":
             return
         for pane, text, words in zip(panes, texts, tagged, strict=True):
             if pane in self.variants.panes and pane.state.text == text:
                 pane.apply_colours(self.labels.labels("pos", pane.state, words))
-        self.statusBar().clearMessage()
+        self.variants.update_legend()

@@ -12,6 +12,7 @@ the app runs it in a worker thread and passes a `should_stop` that is checked ev
 from __future__ import annotations
 
 import functools
+import importlib.util
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -144,6 +145,14 @@ def tag_words(texts: list[str]) -> list[list[tuple[int, int, str]]]:
     return [[(w.start, w.end, w.tag_) for w in words] for words in tagged]
 
 
+def can_tag_words() -> bool:
+    """Whether `tag_words` can run here: spaCy and its model are installed (a packaged app may leave them
+    out). Checked without importing them, so asking costs nothing."""
+    from engine.pos.spacy_backend import SPACY_MODEL
+
+    return importlib.util.find_spec("spacy") is not None and importlib.util.find_spec(SPACY_MODEL) is not None
+
+
 @functools.cache
 def _default_tagger() -> Tagger:
     from engine.pos.backends import load_tagger
@@ -194,6 +203,7 @@ __all__ = [
     "TaggerUnavailableError",
     "TokenEvent",
     "Variant",
+    "can_tag_words",
     "coarse_pos_group",
     "gpu_unavailable_reason",
     "tag_words",

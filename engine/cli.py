@@ -68,6 +68,9 @@ def _generate_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[t
     p.add_argument("--any-words", action="store_true",
                    help="let the model write any word, invented ones too (default: only real words: the model's "
                         "training words, an English word list and the words of your prompt, title and keywords)")
+    p.add_argument("--mid-sentence", action="store_true",
+                   help="let a variant stop mid-sentence at --max-new-tokens (default: one the length limit stops "
+                        "is cut back to its last complete sentence; continue models)")
     # PermGen paragraph tasks: a bundle from `variorum train-permgen`
     p.add_argument("--task", choices=list(TASKS),
                    help="default: what --bundle does (its first task), else continue; story / abstract / "

@@ -28,15 +28,16 @@ class DecodeDefaults:
 
     `DecodeConfig`'s own defaults switch every control off (1.0 / 0) and are the only source of those:
     the CLI leaves an unset flag to DecodeConfig and the app reads DecodeConfig's defaults for the rest.
-    A writer starts with nucleus sampling, real words only and, on a POS-guided model, with k_POS 20 (the
-    POSG paper's value for language modelling), though DecodeConfig keeps them off (so eval's `sample` is
-    pure sampling)."""
+    A writer starts with nucleus sampling, real words only, variants ending at a sentence and, on a
+    POS-guided model, with k_POS 20 (the POSG paper's value for language modelling), though DecodeConfig
+    keeps them off (so eval's `sample` is pure sampling)."""
 
     variants: int = 3  # N, variants per request
     max_new_tokens: int = 80  # DecodeConfig's default too
     top_p: float = 0.9
     pos_top_k: int = 20  # only where the model honours it (`Capabilities.controls`) and flat sampling is off
     real_words: bool = True  # every word written is a real word (engine/decoding/real_words.py); --any-words: off
+    end_at_sentence: bool = True  # a variant the length limit stops ends at its last full sentence; --mid-sentence: off
 
 
 DECODE_DEFAULTS = DecodeDefaults()

@@ -2,9 +2,9 @@
 
 A flag left unset is left to `DecodeConfig` (its defaults switch each control off), except where a
 writer's start is defined (`engine.controls.DECODE_DEFAULTS`, read by the parser): the CLI and the
-app start alike (real words only is on unless `--any-words`). Once the model is loaded, a flag it
-would ignore is refused with the reason (`Capabilities`), never dropped, and a POS-guided model gets
-the writer's k_POS unless one is given.
+app start alike (real words only is on unless `--any-words`; a variant the length limit stops ends at a
+sentence unless `--mid-sentence`). Once the model is loaded, a flag it would ignore is refused with the
+reason (`Capabilities`), never dropped, and a POS-guided model gets the writer's k_POS unless one is given.
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ def decode_from_flags(args: argparse.Namespace) -> DecodeConfig:
     """The settings the flags ask for, validated before any model loads (DecodeSettingError names the flag)."""
     given = {name: getattr(args, name) for name in VALUE_FLAGS if getattr(args, name) is not None}
     return DecodeConfig(greedy=args.greedy, flat_sampling=args.flat_sampling, pos_bias=parse_pos_bias(args.pos_bias),
-                        real_words=DECODE_DEFAULTS.real_words and not args.any_words, **given)
+                        real_words=DECODE_DEFAULTS.real_words and not args.any_words,
+                        end_at_sentence=DECODE_DEFAULTS.end_at_sentence and not args.mid_sentence, **given)
 
 
 def fit_to_model(args: argparse.Namespace, decode: DecodeConfig, capabilities: Capabilities) -> DecodeConfig:

@@ -22,6 +22,8 @@ from PySide6.QtWidgets import (
 from app.controls.seed_box import SeedBox
 from app.controls.spec import (
     DEFAULT_SEED,
+    END_AT_SENTENCE_FIELD,
+    END_AT_SENTENCE_HELP,
     POS_BIAS_FIELD,
     REAL_WORDS_FIELD,
     REAL_WORDS_HELP,
@@ -35,9 +37,10 @@ from app.controls.widgets import FactorSlider, ValueSlider
 from engine.controls import DECODE_DEFAULTS, MAX_SEED, MAX_VARIANTS, Capabilities
 
 TERMINATION_WORDS = {
-    "nmst": "NMST: every variant is guaranteed to end; the chance of ending grows with length.",
-    "st": "Self-terminating: the chance of ending never decreases, so every variant ends.",
+    "nmst": "Every variant is sure to end: the longer it gets, the likelier it is to stop.",
+    "st": "Every variant is sure to end: its chance of stopping never goes down as it grows.",
 }
+TERMINATION_NAMES = {"nmst": "non-monotonic self-terminating (NMST) head", "st": "self-terminating (ST) head"}
 
 
 class DecodeBox(QWidget):
@@ -53,9 +56,9 @@ class DecodeBox(QWidget):
         self.n = QSpinBox(minimum=1, maximum=MAX_VARIANTS, value=DECODE_DEFAULTS.variants)
         self.n.setAccessibleName("Number of variants")
         self.n.setToolTip("How many different versions to write at once (1–8).")
-        self.seed_fixed = QCheckBox("Fixed seed")
-        self.seed_fixed.setToolTip("Off: every Generate gives new variants. On: the same settings give the "
-                                   "same variants again (variant i uses seed + i).")
+        self.seed_fixed = QCheckBox("Same variants each time")
+        self.seed_fixed.setToolTip("Fixed seed. Off: every Generate gives new variants. On: the same settings "
+                                   "give the same variants again (variant i uses seed + i).")
         self.seed = SeedBox(DEFAULT_SEED)
         self.seed.setAccessibleName("Seed")
         self.seed.setToolTip("The starting number of the random choices, when the seed is fixed.")
@@ -63,11 +66,12 @@ class DecodeBox(QWidget):
         dice.setToolTip("Pick a new random seed.")
         dice.clicked.connect(lambda: self.seed.setValue(random.randrange(MAX_SEED + 1)))
         seed_row = QHBoxLayout()
-        for widget in (self.seed_fixed, self.seed, dice):
-            seed_row.addWidget(widget)
+        seed_row.addWidget(self.seed, 1)
+        seed_row.addWidget(dice)
         basics = QGroupBox("Variants")
         form = QFormLayout(basics)
         form.addRow("Variants", self.n)
+        form.addRow(self.seed_fixed)
         form.addRow("Seed", seed_row)
         sampling = QGroupBox("Word choice")
         sampling_form = QFormLayout(sampling)
@@ -77,8 +81,14 @@ class DecodeBox(QWidget):
         sampling_form.addRow(self.real_words)
         for spec in SAMPLING:
             sampling_form.addRow(spec.label, self._slider(spec))
-        self.f2_box = QGroupBox("Frequency classes (F²)")
-        self.posg_box = QGroupBox("Parts of speech (POS-guided)")
+        self.end_at_sentence = QCheckBox("End at a full sentence")
+        self.end_at_sentence.setChecked(DECODE_DEFAULTS.end_at_sentence)
+        self.end_at_sentence.setToolTip(END_AT_SENTENCE_HELP)
+        sampling_form.addRow(self.end_at_sentence)
+        self.f2_box = QGroupBox("Common and rare words")
+        self.f2_box.setToolTip("F² frequency classes: the model picks how common a word is, then the word.")
+        self.posg_box = QGroupBox("Kinds of word")
+        self.posg_box.setToolTip("POS-guided sampling (POSG): the model picks a part of speech, then the word.")
         self.termination = QLabel(wordWrap=True)
         self.layout_ = QVBoxLayout(self)
         self.layout_.setContentsMargins(0, 0, 0, 0)
@@ -86,7 +96,8 @@ class DecodeBox(QWidget):
             self.layout_.addWidget(part)
         self.seed_fixed.toggled.connect(self.seed.setEnabled)
         self.seed.setEnabled(False)
-        for signal in (self.n.valueChanged, self.seed.valueChanged, self.seed_fixed.toggled, self.real_words.toggled):
+        for signal in (self.n.valueChanged, self.seed.valueChanged, self.seed_fixed.toggled, self.real_words.toggled,
+                       self.end_at_sentence.toggled):
             signal.connect(lambda *_: self.changed.emit())
         self.set_capabilities(Capabilities())
 
@@ -107,13 +118,16 @@ class DecodeBox(QWidget):
         method = visible_method_controls(capabilities)
         forms = {"f2": QFormLayout(self.f2_box), "posg": QFormLayout(self.posg_box)}
         for spec in method:
-            forms[spec.group].addRow(spec.label, self._slider(spec))
+            shown = self._slider(spec)
+            forms[spec.group].addRow(spec.label, shown)
+            if spec.zones:
+                forms[spec.group].addRow("", shown.zone)
         groups = pos_bias_groups(capabilities)
         if any(s.group == "posg" for s in method) or groups:
-            forms["posg"].addRow(QLabel("<i>Top-p above then picks the word within the chosen kind.</i>",
+            forms["posg"].addRow(QLabel("<i>“Trim unlikely words” then picks the word within the chosen kind.</i>",
                                         wordWrap=True))
         if groups:
-            forms["posg"].addRow(QLabel("<i>More or fewer of each kind of word (×0.1–×10):</i>"))
+            forms["posg"].addRow(QLabel("<i>More or fewer of each kind of word (×0.1–×10):</i>", wordWrap=True))
         for group in groups:
             slider = FactorSlider(group, f"Make {group.replace('_', ' ')} more (right) or less (left) likely; "
                                          "the middle (×1) leaves them as the model wrote them.")
@@ -123,6 +137,7 @@ class DecodeBox(QWidget):
         self.f2_box.setVisible(any(s.group == "f2" for s in method))
         self.posg_box.setVisible(any(s.group == "posg" for s in method) or bool(groups))
         self.termination.setText(_termination_text(capabilities))
+        self.termination.setToolTip(_termination_tip(capabilities))
         self.termination.setVisible(bool(self.termination.text()))
         self.set_values(self._stored)
 
@@ -132,7 +147,8 @@ class DecodeBox(QWidget):
         if self.bias:
             values[POS_BIAS_FIELD] = {g: s.value() for g, s in self.bias.items() if s.value() != 1.0}
         values.update({"n": self.n.value(), "seed_fixed": self.seed_fixed.isChecked(), "seed": self.seed.value(),
-                       REAL_WORDS_FIELD: self.real_words.isChecked()})
+                       REAL_WORDS_FIELD: self.real_words.isChecked(),
+                       END_AT_SENTENCE_FIELD: self.end_at_sentence.isChecked()})
         return values
 
     def set_values(self, values: dict[str, Any]) -> None:
@@ -148,13 +164,21 @@ class DecodeBox(QWidget):
         self.seed_fixed.setChecked(bool(values.get("seed_fixed", False)))
         self.seed.setValue(int(values.get("seed", self.seed.value())))
         self.real_words.setChecked(bool(values.get(REAL_WORDS_FIELD, self.real_words.isChecked())))
+        self.end_at_sentence.setChecked(bool(values.get(END_AT_SENTENCE_FIELD, self.end_at_sentence.isChecked())))
 
 
 def _termination_text(capabilities: Capabilities) -> str:
     termination = capabilities.head.termination
     if termination is None or termination.kind not in TERMINATION_WORDS:
         return ""
-    return f"<b>Ending</b>: {TERMINATION_WORDS[termination.kind]} (ε = {termination.eps})"
+    return f"<b>Ending</b>: {TERMINATION_WORDS[termination.kind]}"
+
+
+def _termination_tip(capabilities: Capabilities) -> str:
+    termination = capabilities.head.termination
+    if termination is None or termination.kind not in TERMINATION_NAMES:
+        return ""
+    return f"The model has a {TERMINATION_NAMES[termination.kind]}, ε = {termination.eps}."
 
 
 def _clear(box: QGroupBox) -> None:

@@ -1,11 +1,14 @@
 """Mode choice (Continue / Story / Abstract / Paraphrase) and each mode's inputs.
 
 A mode the loaded bundle cannot do shows the reason and reports itself unusable (`usable_changed`,
-so Generate is disabled); a mode that no installed bundle does at all is greyed out in the picker,
-its tooltip giving the exact command that builds a model for it. `mode_picked` fires only when the
+so Generate is disabled); a mode that no installed bundle does at all is greyed out in the picker
+and named under it in a writer's words, its tooltip giving the exact command that builds a model
+for it. `mode_picked` fires only when the
 writer picks a mode (not when capabilities change), so the window can load that mode's model."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -55,6 +58,8 @@ class ModeBox(QGroupBox):
                                "keywords, or alternatives to a selected passage.")
         for mode in MODES:
             self.picker.addItem(MODE_LABELS[mode], mode)
+        self.missing = QLabel(wordWrap=True)  # the greyed-out modes, said in the window
+        self.missing.setAccessibleName("Modes not available")
         self.reason = QLabel(wordWrap=True)
         self.reason.setStyleSheet(f"color: {error_text_colour()};")
         self.stack = QStackedWidget()
@@ -93,6 +98,7 @@ class ModeBox(QGroupBox):
         }
         layout = QVBoxLayout(self)
         layout.addWidget(self.picker)
+        layout.addWidget(self.missing)
         layout.addWidget(self.reason)
         layout.addWidget(self.stack)
         self.picker.currentIndexChanged.connect(self._on_mode)
@@ -133,11 +139,35 @@ class ModeBox(QGroupBox):
             tip = missing_model_message(mode) if not installed else reason or MODE_LABELS[mode]
             self.picker.setItemData(index, tip, Qt.ItemDataRole.ToolTipRole)
             items.item(index).setEnabled(installed)  # type: ignore[attr-defined]
+        missing = [m for m in MODES if not self.is_installed(m)]
+        self.missing.setText(missing_modes_text(missing))
+        self.missing.setToolTip("\n\n".join(missing_model_message(m) for m in missing))
+        self.missing.setVisible(bool(missing))
 
     def unavailable_reason(self) -> str:
         if not self.is_installed(self.mode()):
-            return missing_model_message(self.mode())
+            return missing_modes_text([self.mode()])
         return mode_unavailable_reason(self.mode(), self._capabilities)
+
+    def plan_values(self) -> dict[str, Any]:
+        """The fields a story or abstract is planned with, as plain values (kept with each batch)."""
+        return {"title": self.title_edit.text(), "keywords": self.keywords.text(),
+                "num_sentences": self.sentences.value(), "order": str(self.order.currentData()),
+                "first_sentence": self.first.value(), "full_order": self.full.text()}
+
+    def set_inputs(self, mode: str, values: dict[str, Any]) -> None:
+        """Show `mode` with the plan fields of `values` (a batch's `plan_values()`); unknown or bad ones are skipped."""
+        if mode in MODES:
+            self.set_mode(mode)
+        for key, edit in (("title", self.title_edit), ("keywords", self.keywords), ("full_order", self.full)):
+            if isinstance(values.get(key), str):
+                edit.setText(values[key])
+        for key, box in (("num_sentences", self.sentences), ("first_sentence", self.first)):
+            if isinstance(values.get(key), int):
+                box.setValue(values[key])
+        index = self.order.findData(values.get("order"))
+        if index >= 0:
+            self.order.setCurrentIndex(index)
 
     def inputs(self) -> ModeInputs:
         return ModeInputs(
@@ -164,3 +194,13 @@ class ModeBox(QGroupBox):
         order = self.order.currentData()
         self.first.setEnabled(order == "first")
         self.full.setEnabled(order == "full")
+
+
+def missing_modes_text(modes: list[str]) -> str:
+    """The greyed-out modes in a writer's words ("" when none is)."""
+    if not modes:
+        return ""
+    names = " and ".join(MODE_LABELS[m] for m in modes)
+    it = "it" if len(modes) == 1 else "them"
+    return (f"{names}: no model for {it} came with this copy of Variorum, so {it} cannot be used yet "
+            "(hover here to see how to add one).")

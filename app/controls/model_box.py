@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QLabel, QProgressBar, QWidget
 
 from app.theme import error_text_colour
@@ -16,6 +16,12 @@ from engine.bundle_choice import choose_bundle, read_defaults
 from engine.onnx import RUNTIMES
 
 DEVICES = (("auto", "Automatic"), ("cpu", "CPU"), ("cuda", "GPU"))
+TASK_WORDS = {  # what a model does, for the writer (its card's own words are the tooltip)
+    "continue": "Writes on from your text.",
+    "story": "Writes a short story from a title and keywords.",
+    "abstract": "Writes an abstract from a title and keywords.",
+    "paraphrase": "Rewrites the passage you select.",
+}
 RUNTIME_LABELS = {  # keys: engine.onnx.RUNTIMES
     "auto": "Automatic", "torch": "PyTorch", "onnx": "ONNX Runtime", "onnx-int8": "ONNX Runtime int8",
 }
@@ -56,7 +62,7 @@ class ModelBox(QGroupBox):
                                 "little differently.")
         for key in RUNTIMES:
             self.runtime.addItem(RUNTIME_LABELS[key], key)
-        self.summary = QLabel(wordWrap=True, textFormat=Qt.TextFormat.MarkdownText)  # cards are Markdown
+        self.summary = QLabel(wordWrap=True)
         self.summary.setAccessibleName("Model summary")
         self.status = QLabel(wordWrap=True)
         self.progress = QProgressBar()
@@ -67,7 +73,10 @@ class ModelBox(QGroupBox):
         form.addRow("Device", self.device)
         form.addRow("Runtime", self.runtime)
         if self.gpu_reason:
-            form.addRow(QLabel(f"<small>GPU unavailable: {self.gpu_reason}</small>", wordWrap=True))
+            no_gpu = QLabel("<small>No usable graphics card here: the model runs on the processor.</small>",
+                            wordWrap=True)
+            no_gpu.setToolTip(f"GPU unavailable: {self.gpu_reason}")
+            form.addRow(no_gpu)
         form.addRow(self.summary)
         form.addRow(self.progress)
         form.addRow(self.status)
@@ -128,11 +137,16 @@ class ModelBox(QGroupBox):
     def select(self, info: BundleInfo) -> None:
         """Show `info` as the picked bundle (the window loads it)."""
         self.picker.setCurrentIndex(self.bundles.index(info))
-        self.summary.setText(info.summary)
+        self._describe(info)
+
+    def _describe(self, info: BundleInfo) -> None:
+        """What the model writes, in plain words; its card's summary (technical) in the tooltip."""
+        self.summary.setText(" ".join(TASK_WORDS.get(task, "") for task in info.tasks).strip())
+        self.summary.setToolTip(info.summary)
 
     def _on_pick(self, index: int) -> None:
         info = self.bundles[index]
-        self.summary.setText(info.summary)
+        self._describe(info)
         if info.error:
             self.set_status(f"{info.name} cannot be used: {info.error}", error=True)
             return

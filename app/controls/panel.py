@@ -7,6 +7,7 @@ from typing import Any
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
+    QGridLayout,
     QGroupBox,
     QHBoxLayout,
     QPushButton,
@@ -71,19 +72,19 @@ class ControlsPanel(QWidget):
         self.refresh_presets()
         column = QVBoxLayout(box)
         column.addWidget(self.preset_picker)
-        row = QHBoxLayout()
-        column.addLayout(row)
-        for label, slot, tip in (
+        grid = QGridLayout()  # two by two: four buttons in a row would not fit the column at 1280×800
+        column.addLayout(grid)
+        for index, (label, slot, tip) in enumerate((
             ("Load", self._load_clicked, "Apply the chosen preset's settings."),
             ("Save", self._save_clicked, "Save the current settings under this name."),
             ("Delete", self._delete_clicked, "Forget the chosen preset."),
             ("Reset", self.reset_controls, "Put every control back to its default."),
-        ):
+        )):
             button = QPushButton(label)
             button.setToolTip(tip)
             button.setAccessibleName(f"{label} preset")
             button.clicked.connect(slot)
-            row.addWidget(button)
+            grid.addWidget(button, index // 2, index % 2)
         return box
 
     def refresh_presets(self) -> None:

@@ -8,6 +8,8 @@ from PySide6.QtWidgets import QAbstractSpinBox, QWidget
 
 from engine.controls import MAX_SEED
 
+SHOWN_DIGITS = 10
+
 
 def _parse(text: str) -> int | None:
     """The seed a text spells, or None when it is not a whole number in range."""
@@ -29,7 +31,8 @@ class SeedBox(QAbstractSpinBox):
         self.lineEdit().setText(str(value))
         self.lineEdit().textEdited.connect(self._on_edited)
         self.editingFinished.connect(lambda: self.lineEdit().setText(str(self._value)))
-        self.setMinimumWidth(self.fontMetrics().horizontalAdvance("9" * 20) + 30)
+        # wide enough for most of a 19-digit seed; the rest scrolls into view (the column must fit 1280×800)
+        self.setMinimumWidth(self.fontMetrics().horizontalAdvance("9" * SHOWN_DIGITS) + 30)
 
     def value(self) -> int:
         return self._value

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from app.controls.spec import METHOD, POS_BIAS_FIELD, SAMPLING
+from app.controls.spec import END_AT_SENTENCE_FIELD, METHOD, POS_BIAS_FIELD, REAL_WORDS_FIELD, SAMPLING
 from engine.controls import MAX_SEED, MAX_VARIANTS  # one seed range end to end (random bases are < 2**62)
 
 
@@ -30,7 +30,7 @@ CHECKS = {
     **{spec.field: _is_number for spec in (*SAMPLING, *METHOD)},
     "n": lambda v: _is_whole(v, 1, MAX_VARIANTS),
     "seed": lambda v: _is_whole(v, 0, MAX_SEED),
-    "seed_fixed": lambda v: isinstance(v, bool),
+    **{name: (lambda v: isinstance(v, bool)) for name in ("seed_fixed", REAL_WORDS_FIELD, END_AT_SENTENCE_FIELD)},
     POS_BIAS_FIELD: _bias_ok,
 }
 

@@ -28,6 +28,9 @@ class ValueSlider(QWidget):
         else:
             self.slider.setRange(0, round((spec.maximum - spec.minimum) / STEP))
         self.readout = _slider_row(self, self.slider, "")
+        self.zone = QLabel(wordWrap=True)  # what the value's range does, under the slider (specs with zones)
+        self.zone.setAccessibleName(f"{spec.label} range")
+        self.zone.setVisible(bool(spec.zones))
         self.slider.valueChanged.connect(self._on_slider)
         self.set_value(spec.default)
 
@@ -52,6 +55,7 @@ class ValueSlider(QWidget):
         v = self.value()
         off = (self.spec.field in ("top_k", "class_top_k") and v == 0) or (self.spec.field == "top_p" and v >= 1.0)
         self.readout.setText("off" if off else (f"{int(v)}" if self.spec.integer else f"{v:.2f}"))
+        self.zone.setText(f"<i>{self.spec.zone(v)}</i>")
 
 
 class FactorSlider(QWidget):

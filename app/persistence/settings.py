@@ -32,6 +32,9 @@ class AppSettings:
     device: str = "auto"
     runtime: str = "auto"  # what runs the decoder step: auto / torch / onnx (engine/onnx)
     controls: dict[str, Any] = field(default_factory=dict)  # last-used control values
+    window_size: list[int] = field(default_factory=list)  # [width, height] of the window; [] = the default size
+    maximized: bool = False
+    splitter_sizes: list[int] = field(default_factory=list)  # editor | variants | controls widths; [] = default
 
     def add_recent(self, path: str) -> None:
         self.recent_files = [path, *[p for p in self.recent_files if p != path]][:MAX_RECENT]
@@ -50,6 +53,13 @@ class AppSettings:
             raise ValueError(f"runtime must be one of {list(RUNTIMES)}, got {self.runtime!r}")
         if not isinstance(self.controls, dict):
             raise ValueError("controls must be an object")
+        for name in ("window_size", "splitter_sizes"):
+            sizes = getattr(self, name)
+            if not isinstance(sizes, list) or not all(isinstance(w, int) and not isinstance(w, bool) and w >= 0
+                                                      for w in sizes):
+                raise ValueError(f"{name} must be a list of sizes in pixels")
+        if not isinstance(self.maximized, bool):
+            raise ValueError("maximized must be true or false")
 
 
 def load_settings(path: Path) -> tuple[AppSettings, str]:

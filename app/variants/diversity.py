@@ -87,11 +87,16 @@ def near_identical(texts: Sequence[str], threshold: float = NEAR_IDENTICAL) -> l
     return twins
 
 
+DIVERSITY_HELP = ("How different the shown variants are from each other. Shared wording: Self-BLEU, the "
+                  "overlap of each variant with the others (0–100%, lower = more different). Fresh word pairs: "
+                  "Distinct-2, the share of word pairs that occur once (higher = more varied).")
+
+
 def readout(texts: Sequence[str]) -> str:
-    """One line for the panel header."""
+    """One line for the panel header, in plain words (the measures' names are in DIVERSITY_HELP)."""
     sb, d2 = self_bleu(texts), distinct_n(texts, 2)
     parts = [
-        "Self-BLEU –" if sb is None else f"Self-BLEU {sb:.1f}",
-        "Distinct-2 –" if d2 is None else f"Distinct-2 {d2:.2f}",
+        "Shared wording –" if sb is None else f"Shared wording {sb:.0f}%",
+        "fresh word pairs –" if d2 is None else f"fresh word pairs {100 * d2:.0f}%",
     ]
     return " · ".join(parts)

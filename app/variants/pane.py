@@ -1,30 +1,37 @@
-"""One variant's pane: streamed text, its seed/settings/log-prob, and Insert/Replace/Copy/Regenerate/Pin."""
+"""One variant's pane: its text as Insert will put it in, how it ended, and Insert/Replace/Copy/Regenerate/Pin."""
 
 from __future__ import annotations
 
 import json
 
-from PySide6.QtCore import QEvent, QObject, Signal
-from PySide6.QtGui import QColor, QGuiApplication, QMouseEvent, QTextCharFormat, QTextCursor
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtGui import QColor, QGuiApplication, QMouseEvent, QResizeEvent, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (
     QFrame,
+    QHBoxLayout,
     QLabel,
-    QPlainTextEdit,
+    QTextEdit,
     QToolButton,
     QToolTip,
     QVBoxLayout,
     QWidget,
 )
 
-from app.variants.colouring import colour_for
+from app.variants.colouring import LABEL_TEXT, background_for
+from app.variants.endings import ending_details, ending_words, is_empty_result
 from app.variants.flow import FlowLayout
-from app.variants.state import TokenSpan, VariantState
+from app.variants.spans import TokenSpan
+from app.variants.state import VariantState
 
-FINISH_WORDS = {"eos": "finished", "length": "length limit", "cancelled": "stopped", "": "writing…"}
+EMPTY_RESULT = "The model ended at once, before writing a word. Press Regenerate to try another."
+MIN_TEXT_LINES = 3  # an empty or short pane still reads as a place where text will appear
 
 
 class VariantPane(QFrame):
-    """Shows one VariantState; emits requests the panel turns into editor actions."""
+    """Shows one VariantState; emits requests the panel turns into editor actions.
+
+    The header is one short line (number, how the variant ended, the pin); seed, log-probability and
+    settings are in its tooltip. The text grows with its content: the panel scrolls, a pane never does."""
 
     insert_requested = Signal(str)
     replace_requested = Signal(str)
@@ -37,12 +44,15 @@ class VariantPane(QFrame):
         self.state = VariantState()
         self.labels: list[str] = []  # class label per span ("" = uncoloured)
         self.near_identical: list[int] = []  # numbers of the panes whose text is nearly the same
-        self.header = QLabel(wordWrap=True)  # wraps rather than widening the pane past its column
-        self.text = QPlainTextEdit(readOnly=True)
+        self._shown = ""  # the text the text box shows (it may lag the state by one drain)
+        self.header = QLabel(wordWrap=True)  # one short line; wraps rather than widen a narrow column
+        self.text = QTextEdit(readOnly=True, acceptRichText=False)
         self.text.setAccessibleName("variant text")
-        self.text.setMinimumHeight(110)
+        self.text.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.text.setPlaceholderText("Writing…")
         self.text.viewport().setMouseTracking(True)
         self.text.viewport().installEventFilter(self)
+        self.text.document().documentLayout().documentSizeChanged.connect(self._fit_height)
         self.buttons: dict[str, QToolButton] = {}
         row = FlowLayout()  # wraps the buttons in a narrow column
         for key, label, tip in (
@@ -50,25 +60,34 @@ class VariantPane(QFrame):
             ("replace", "Replace", "Replace the document's selection with this variant."),
             ("copy", "Copy", "Copy this variant to the clipboard."),
             ("regenerate", "Regenerate", "Write this one variant again with a new seed and the current settings."),
-            ("pin", "Pin", "Keep this variant on screen when you generate again, to compare alternatives."),
         ):
-            button = QToolButton()
-            button.setText(label)
-            button.setToolTip(tip)
-            button.setAccessibleName(f"{label} variant")
-            row.addWidget(button)
-            self.buttons[key] = button
-        self.buttons["pin"].setCheckable(True)
+            row.addWidget(self._button(key, label, tip))
+        pin = self._button("pin", "Pin", "Keep this variant on screen when you generate again, to compare "
+                                         "alternatives.")
+        pin.setCheckable(True)
         self.buttons["insert"].clicked.connect(lambda: self.insert_requested.emit(self.state.text))
         self.buttons["replace"].clicked.connect(lambda: self.replace_requested.emit(self.state.text))
         self.buttons["copy"].clicked.connect(self.copy)
         self.buttons["regenerate"].clicked.connect(lambda: self.regenerate_requested.emit(self))
-        self.buttons["pin"].toggled.connect(self._on_pin)
+        pin.toggled.connect(self._on_pin)
+        top = QHBoxLayout()
+        top.addWidget(self.header, 1)
+        top.addWidget(pin)
         layout = QVBoxLayout(self)
-        layout.addWidget(self.header)
-        layout.addWidget(self.text, 1)
+        layout.addLayout(top)
+        layout.addWidget(self.text)
         layout.addLayout(row)
+        self._busy = False
         self.set_number(number)
+        self._fit_height()
+
+    def _button(self, key: str, label: str, tip: str) -> QToolButton:
+        button = QToolButton()
+        button.setText(label)
+        button.setToolTip(tip)
+        button.setAccessibleName(f"{label} variant")
+        self.buttons[key] = button
+        return button
 
     def set_number(self, number: int) -> None:
         self.number = number
@@ -81,30 +100,75 @@ class VariantPane(QFrame):
         self.state = state if state is not None else VariantState(pinned=pinned)
         self.labels = []
         self.near_identical = []
+        self._shown = self.state.text
         self.text.setPlainText(self.state.text)
         self.buttons["pin"].setChecked(self.state.pinned)
         self.refresh_header()
 
-    def append(self, delta: str) -> None:
-        if delta:
+    def show_text(self) -> None:
+        """Show the state's text: append what streamed on, or rewrite it when earlier text changed (a story
+        shows its sentences in reading order, so a new sentence may land before the last one)."""
+        text = self.state.text
+        if text == self._shown:
+            return
+        if text.startswith(self._shown):
             cursor = self.text.textCursor()
             cursor.movePosition(QTextCursor.MoveOperation.End)
-            cursor.insertText(delta)
+            cursor.insertText(text[len(self._shown):])
+        else:
+            self.text.setPlainText(text)
+        self._shown = text
+
+    def _fit_height(self) -> None:
+        """As tall as the text (at least a few lines), so the pane needs no scrollbar of its own."""
+        document = self.text.document()
+        document.setTextWidth(self.text.viewport().width())
+        lines = self.text.fontMetrics().lineSpacing() * MIN_TEXT_LINES
+        height = max(int(document.size().height()), lines) + 2 * self.text.frameWidth() + 4
+        if height != self.text.height():
+            self.text.setFixedHeight(height)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fit_height()
 
     def refresh_header(self) -> None:
         s = self.state
-        seed = "–" if s.seed is None else str(s.seed)
-        status = FINISH_WORDS.get(s.finish_reason, s.finish_reason)
-        pin = " · pinned" if s.pinned else ""
+        ending = ending_words(s)
         twins = ", ".join(map(str, self.near_identical))
-        flag = f" · <b>≈ {twins}</b> (nearly the same)" if twins else ""
-        self.header.setText(f"<b>{self.number}</b> · seed {seed} · log p {s.log_prob:.1f} · "
-                            f"{s.tokens} tokens · {status}{pin}{flag}")
-        self.header.setToolTip("Settings used:\n" + json.dumps(s.settings, indent=1) if s.settings else "")
+        flag = f" · <b>≈ {twins}</b>" if twins else ""
+        self.header.setText(f"<b>{self.number}</b> · {ending}{flag}")
+        self.header.setToolTip(self.details())
+        self.text.setPlaceholderText(EMPTY_RESULT if is_empty_result(s) else "" if s.finish_reason else "Writing…")
+        self._sync_buttons()
+
+    def details(self) -> str:
+        """The header's tooltip: what the variant is made of, in the technical terms."""
+        s = self.state
+        lines = [f"Seed: {'–' if s.seed is None else s.seed}",
+                 f"Log-probability (log p): {s.log_prob:.1f} over {s.tokens} tokens"]
+        if s.finish_reason:
+            lines.append(f"Finish reason: {s.finish_reason} ({ending_details(s.finish_reason)})")
+        if len(s.order) > 1:
+            lines.append("Sentences written in the order " + " → ".join(map(str, s.order)) +
+                         "; shown in reading order.")
+        if self.near_identical:
+            lines.append("≈: nearly the same words as variant(s) " + ", ".join(map(str, self.near_identical)))
+        if s.settings:
+            lines.append("Settings used:\n" + json.dumps(s.settings, indent=1))
+        return "\n".join(lines)
 
     def set_busy(self, busy: bool) -> None:
-        for key in ("insert", "replace", "regenerate"):
-            self.buttons[key].setEnabled(not busy)
+        self._busy = busy
+        self._sync_buttons()
+
+    def _sync_buttons(self) -> None:
+        """Nothing to insert or copy from an empty pane; nothing to do while it is being written."""
+        has_text = bool(self.state.text.strip())
+        for key in ("insert", "replace"):
+            self.buttons[key].setEnabled(has_text and not self._busy)
+        self.buttons["copy"].setEnabled(has_text)
+        self.buttons["regenerate"].setEnabled(not self._busy)
 
     def copy(self) -> None:
         QGuiApplication.clipboard().setText(self.state.text)
@@ -124,8 +188,8 @@ class VariantPane(QFrame):
             if not label:
                 continue
             fmt = QTextCharFormat()
-            fmt.setBackground(QColor(colour_for(label)).lighter(150))
-            fmt.setForeground(QColor("#111111"))
+            fmt.setBackground(QColor(background_for(label)))
+            fmt.setForeground(QColor(LABEL_TEXT))
             cursor.setPosition(span.start)
             cursor.setPosition(min(span.end, len(self.state.text)), QTextCursor.MoveMode.KeepAnchor)
             cursor.setCharFormat(fmt)

@@ -18,8 +18,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.variants.colouring import COLOUR_MODES
-from app.variants.diversity import near_identical, readout
+from app.variants.colouring import COLOUR_MODE_TIPS, COLOUR_MODES, legend_html
+from app.variants.diversity import DIVERSITY_HELP, near_identical, readout
 from app.variants.pane import VariantPane
 from app.variants.state import VariantState
 
@@ -39,17 +39,20 @@ class VariantsPanel(QWidget):
         super().__init__(parent)
         self.panes: list[VariantPane] = []
         self._spare: list[VariantPane] = []  # hidden panes kept for reuse
-        self.diversity = QLabel("Self-BLEU – · Distinct-2 –")
-        self.diversity.setToolTip(
-            "How different the shown variants are from each other. Self-BLEU: overlap of each variant "
-            "with the others (0–100, lower = more different). Distinct-2: share of word pairs that are "
-            "unique (0–1, higher = more varied).")
+        self.diversity = QLabel(readout([]), wordWrap=True)  # wraps rather than slide under the colour picker
+        self.diversity.setToolTip(DIVERSITY_HELP)
         self.colour_mode = QComboBox()
         self.colour_mode.setAccessibleName("Colour tokens by")
         self.colour_mode.setToolTip("Colour each word by how common it is or by its part of speech; "
                                     "hover a word to see its class and how likely the model found it.")
         for key, label in COLOUR_MODES.items():
             self.colour_mode.addItem(label, key)
+            self.colour_mode.setItemData(self.colour_mode.count() - 1, COLOUR_MODE_TIPS[key],
+                                         Qt.ItemDataRole.ToolTipRole)
+        self.legend = QLabel()  # which colour is which kind of word
+        self.legend.setAccessibleName("Colour legend")
+        self.legend.setWordWrap(True)
+        self.legend.hide()
         self.colour_mode.currentIndexChanged.connect(lambda _: self.colour_mode_changed.emit(self.mode()))
         top = QHBoxLayout()
         top.addWidget(self.diversity, 1)
@@ -64,6 +67,7 @@ class VariantsPanel(QWidget):
         self.columns = 1
         layout = QVBoxLayout(self)
         layout.addLayout(top)
+        layout.addWidget(self.legend)
         layout.addWidget(self.scroll_area, 1)
         self.empty_hint = QLabel("Variants appear here. Press Ctrl+Enter to generate.")
         self.grid.addWidget(self.empty_hint, 0, 0)
@@ -73,12 +77,31 @@ class VariantsPanel(QWidget):
 
     def set_group_mode_available(self, available: bool) -> None:
         """'Model group' only makes sense for heads with more than one group."""
-        index = self.colour_mode.findData("group")
+        self._offer_mode("group", available)
+
+    def set_pos_mode_available(self, available: bool) -> None:
+        """'Part of speech' needs a POS-guided model or a tagger this build can run."""
+        self._offer_mode("pos", available)
+
+    def _offer_mode(self, mode: str, available: bool) -> None:
+        index = self.colour_mode.findData(mode)
         view = self.colour_mode.view()
         assert isinstance(view, QListView)  # QComboBox's default view; the one with per-row hiding
         view.setRowHidden(index, not available)
-        if not available and self.mode() == "group":
+        if not available and self.mode() == mode:
             self.colour_mode.setCurrentIndex(0)
+
+    def offered_modes(self) -> list[str]:
+        """The colour modes the picker lists now."""
+        view = self.colour_mode.view()
+        assert isinstance(view, QListView)
+        return [str(self.colour_mode.itemData(i)) for i in range(self.colour_mode.count()) if not view.isRowHidden(i)]
+
+    def update_legend(self) -> None:
+        """Show which colour is which kind of word in the panes ('' hides the legend)."""
+        html = legend_html([label for pane in self.panes for label in pane.labels])
+        self.legend.setText(html)
+        self.legend.setVisible(bool(html))
 
     def prepare(self, n: int) -> list[int]:
         """Keep pinned panes, add `n` fresh panes after them; return the fresh panes' indices."""

@@ -2,34 +2,22 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from app.variants.spans import TokenSpan
+from app.variants.story import ModelSentence, align, lay_out
 from engine.api import TokenEvent, Variant
 
-
-@dataclass
-class TokenSpan:
-    """Characters [start, end) of the variant's text produced by one or more tokens.
-
-    Several tokens share a span when the first ones ended mid-character (byte-level BPE).
-    """
-
-    start: int
-    end: int
-    token_ids: list[int]
-    log_prob: float  # sum of the tokens' marginal log-probs
-    group: int  # the last token's sampled group
-
-    @property
-    def probability(self) -> float:
-        return math.exp(self.log_prob)
+__all__ = ["TokenSpan", "VariantState"]
 
 
 @dataclass
 class VariantState:
-    """A pane's content; filled token by token, then completed from the engine's Variant."""
+    """A pane's content; filled token by token, then completed from the engine's Variant.
+
+    A variant written sentence by sentence (its events name a sentence) keeps each sentence as the model
+    wrote it and shows them in reading order as Insert will put them in (app/variants/story.py)."""
 
     text: str = ""
     spans: list[TokenSpan] = field(default_factory=list)
@@ -39,21 +27,37 @@ class VariantState:
     tokens: int = 0
     finish_reason: str = ""
     pinned: bool = False
+    order: list[int] = field(default_factory=list)  # sentence numbers in the order they were written
     _pending: list[tuple[int, float]] = field(default_factory=list, repr=False)
+    _sentences: dict[int, ModelSentence] = field(default_factory=dict, repr=False)
 
-    def add(self, event: TokenEvent) -> str:
-        """Record one streamed token; return the text it adds (may be "")."""
+    def add(self, event: TokenEvent) -> None:
+        """Record one streamed token (its text may still be "": a mark, or half a character)."""
         self.tokens += 1
         self.log_prob += event.log_prob
         self._pending.append((event.token_id, event.log_prob))
-        if not event.text_delta:
-            return ""
-        start = len(self.text)
-        self.text += event.text_delta
+        if event.sentence:
+            self._add_to_sentence(event)
+        elif event.text_delta:
+            start = len(self.text)
+            self.text += event.text_delta
+            self.spans.append(self._take_pending(start, len(self.text), event.group))
+
+    def _add_to_sentence(self, event: TokenEvent) -> None:
+        if event.sentence not in self._sentences:
+            self.order.append(event.sentence)
+        sentence = self._sentences.setdefault(event.sentence, ModelSentence())
+        if event.text_delta:
+            start = len(sentence.text)
+            sentence.text += event.text_delta
+            sentence.spans.append(self._take_pending(start, len(sentence.text), event.group))
+            self.text, self.spans = lay_out(self._sentences)
+
+    def _take_pending(self, start: int, end: int, group: int) -> TokenSpan:
         ids = [t for t, _ in self._pending]
-        self.spans.append(TokenSpan(start, len(self.text), ids, sum(lp for _, lp in self._pending), event.group))
+        span = TokenSpan(start, end, ids, sum(lp for _, lp in self._pending), group)
         self._pending = []
-        return event.text_delta
+        return span
 
     def complete(self, variant: Variant) -> None:
         """Take the seed, settings, exact log-prob and finish reason from the engine's result."""
@@ -62,8 +66,12 @@ class VariantState:
         self.log_prob = variant.log_prob
         self.tokens = len(variant.token_ids)
         self.finish_reason = variant.finish_reason
-        if variant.text != self.text:  # should not happen; trust the engine's final text
-            self.text = variant.text
+        if variant.text == self.text:
+            return
+        self.text = variant.text  # the engine's final text is what Insert puts in (e.g. trimmed to a sentence)
+        if self._sentences:  # e.g. a paraphrase, laid out in its passage's own way
+            self.spans = align([self._sentences[t] for t in sorted(self._sentences)], self.text)
+        else:
             self.spans = [s for s in self.spans if s.end <= len(self.text)]
 
     def span_at(self, position: int) -> TokenSpan | None:
@@ -82,10 +90,12 @@ class VariantState:
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data.pop("_pending")
+        data.pop("_sentences")
         return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> VariantState:
         spans = [TokenSpan(**s) for s in data.get("spans", [])]
-        fields = {k: v for k, v in data.items() if k in cls.__dataclass_fields__ and k not in ("spans", "_pending")}
+        fields = {k: v for k, v in data.items()
+                  if k in cls.__dataclass_fields__ and k not in ("spans", "_pending", "_sentences")}
         return cls(spans=spans, **fields)

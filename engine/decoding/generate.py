@@ -59,6 +59,7 @@ class TokenEvent:
     text_delta: str  # display text added by this token ("" while a character is incomplete)
     log_prob: float  # model's marginal log p(token), before decoding processors
     group: int
+    sentence: int = 0  # PermGen: the sentence t this token writes (its ⟨B-t⟩ too); 0 for a language model
 
 
 @dataclass
@@ -189,6 +190,11 @@ class VariantStream(DecodeStream):
                     spelled.select(kept.tolist())
             rows.advance(tokens)
         self._finish(row_variants, active, FINISH_LENGTH)
+        if self.settings.end_at_sentence:
+            from engine.decoding.sentence_end import end_at_sentence  # here: that module imports this one
+
+            end_at_sentence([self.variants[row_variants[r]] for r in active.nonzero()[:, 0].tolist()],
+                            self.tokenizer.decode)
 
     def _start_partials(self) -> list[str]:
         """Each row's partial word before its first token: the letters its context ends with."""

@@ -62,6 +62,9 @@ class DecodeConfig:
     real_words: bool = False
     # --- paraphrases only (engine/decoding/copy_limit.py): the longest run of source tokens a rewrite may repeat ---
     copy_limit: int = 0  # 0 = no limit
+    # --- end at a sentence (engine/decoding/sentence_end.py): a variant the length limit stops is cut back
+    # to its last complete sentence; language models (PermGen's sentences end with their marks) ---
+    end_at_sentence: bool = False
 
     def __post_init__(self) -> None:
         try:

@@ -141,4 +141,4 @@ class BeamPermGenStream(PermGenStream):
         variant.token_ids.append(token)
         variant.token_log_probs.append(log_prob)
         variant.token_groups.append(0)
-        return TokenEvent(i, token, self._advance(i, token), log_prob, 0)
+        return self._sentence_event(i, token, log_prob, 0)

@@ -18,8 +18,9 @@ is checked every step.
 Each candidate is scored by Eq. 8, the mean of the model's log p(y_l | y_<l, X) over all L
 generated tokens (marks and ⟨EOP⟩ included; log-probs of the unmasked model distribution), and
 ranked (rank 1 = best; ties → lower index). Its text is the sentences reordered by index
-(§4.3 "reorder"), detokenized for display; while streaming, deltas follow generation order with a
-"[t]" label before each sentence, and the final `text` replaces them.
+(§4.3 "reorder"), detokenized for display. While streaming, deltas follow generation order (model
+text, a space between sentences) and each event names its sentence, so a front end can show the
+sentences in reading order as they grow; the final `text` replaces them.
 """
 
 from __future__ import annotations
@@ -240,7 +241,12 @@ class PermGenStream(DecodeStream):
             variant.token_ids.append(token)
             variant.token_log_probs.append(log_prob)
             variant.token_groups.append(group)
-            yield TokenEvent(i, token, self._advance(i, token), log_prob, group)
+            yield self._sentence_event(i, token, log_prob, group)
+
+    def _sentence_event(self, i: int, token: int, log_prob: float, group: int) -> TokenEvent:
+        """Candidate i's event for `token`, naming the sentence it writes (0 for ⟨E-t⟩ and ⟨EOP⟩)."""
+        delta = self._advance(i, token)
+        return TokenEvent(i, token, delta, log_prob, group, self.states[i].sentence)
 
     def _advance(self, i: int, token: int) -> str:
         """Update candidate i's sentence state with `token`; return the streamed text delta."""
@@ -249,7 +255,7 @@ class PermGenStream(DecodeStream):
         if begun:
             state.sentence, state.words, state.shown = begun, [], ""
             variant.order.append(begun)
-            return f"{' ' if len(variant.order) > 1 else ''}[{begun}] "
+            return " " if len(variant.order) > 1 else ""
         if token == EOP_ID:
             variant.finish_reason = FINISH_EOP
             return ""

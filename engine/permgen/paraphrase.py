@@ -156,7 +156,7 @@ class ParaphraseStream(DecodeStream):
             for i, hypothesis in enumerate(picks):
                 words = [(t, lp) for t, lp in zip(hypothesis.tokens, hypothesis.log_probs, strict=True)
                          if t >= FIRST_WORD_ID]
-                yield from self._emit_words(i, prefix, words)
+                yield from self._emit_words(i, j, prefix, words)
             return [self.tokenizer.decode([t for t in h.tokens if t >= FIRST_WORD_ID]).strip() for h in picks]
         seed = (self.base_seed + j * SENTENCE_SEED_STRIDE) % 2**62
         inner = PermGenStream(self.seq2seq, self.tokenizer, self.sources_ids[j], len(self.candidates),
@@ -166,7 +166,7 @@ class ParaphraseStream(DecodeStream):
         for event in inner:
             if event.token_id < FIRST_WORD_ID:
                 continue  # the forced marks
-            yield self._take(event, prefix if not started[event.variant] else "")
+            yield self._take(event, j, prefix if not started[event.variant] else "")
             started[event.variant] = True
         if any(v.finish_reason == FINISH_CANCELLED for v in inner.candidates):
             return None
@@ -186,17 +186,18 @@ class ParaphraseStream(DecodeStream):
             width = max(self.beam_width, len(self.candidates))
             return sentence_beam(rows, 1, width, self.cap, self.should_stop, self.words, self._copy_limit(j))
 
-    def _emit_words(self, i: int, prefix: str, words: list[tuple[int, float]]) -> Iterator[TokenEvent]:
+    def _emit_words(self, i: int, j: int, prefix: str, words: list[tuple[int, float]]) -> Iterator[TokenEvent]:
         for k, (token, log_prob) in enumerate(words):
             delta = self.tokenizer.decode([token])
-            yield self._take(TokenEvent(i, token, delta, log_prob, 0), prefix if k == 0 else "")
+            yield self._take(TokenEvent(i, token, delta, log_prob, 0), j, prefix if k == 0 else "")
 
-    def _take(self, event: TokenEvent, prefix: str) -> TokenEvent:
+    def _take(self, event: TokenEvent, j: int, prefix: str) -> TokenEvent:
+        """Record candidate `event.variant`'s token of passage sentence j (the event names sentence j + 1)."""
         variant = self.candidates[event.variant]
         variant.token_ids.append(event.token_id)
         variant.token_log_probs.append(event.log_prob)
         variant.token_groups.append(event.group)
-        return TokenEvent(event.variant, event.token_id, prefix + event.text_delta, event.log_prob, event.group)
+        return TokenEvent(event.variant, event.token_id, prefix + event.text_delta, event.log_prob, event.group, j + 1)
 
     def _complete(self) -> None:
         lowercase = self.seq2seq.config.lowercase

@@ -42,7 +42,7 @@ def test_controls_shown_match_capabilities(make_window: MakeWindow, caps: Capabi
     assert box.f2_box.isVisible() == f2_box and box.posg_box.isVisible() == posg_box
     assert box.termination.isVisible() == (caps.head.termination is not None)
     if caps.head.termination is not None:
-        assert "NMST" in box.termination.text() and "1e-05" in box.termination.text()
+        assert "NMST" in box.termination.toolTip() and "1e-05" in box.termination.toolTip()
 
 
 def test_a_real_posg_nmst_head_shows_its_pos_controls_and_its_ending(make_window: MakeWindow) -> None:
@@ -50,7 +50,8 @@ def test_a_real_posg_nmst_head_shows_its_pos_controls_and_its_ending(make_window
     head = TerminationHead(POSGHead(8, 4, ("JJ", "VBD", "<special>")), "nmst", 1e-3, eos_id=0, n_embd=4)
     window = make_window(FakeEngine(FakeModel(Capabilities(head.capabilities()))))
     assert _shown(window) == {"pos_top_k", "adjectives", "verbs"}  # no slider for a coarse group without tags
-    assert "NMST" in window.controls.decode.termination.text() and "0.001" in window.controls.decode.termination.text()
+    assert "NMST" in window.controls.decode.termination.toolTip()
+    assert "0.001" in window.controls.decode.termination.toolTip()
 
 
 def test_every_method_control_has_a_widget() -> None:
@@ -171,8 +172,9 @@ def test_mode_errors_show_in_window_and_app_keeps_running(make_window: MakeWindo
     assert not window.generate()
     assert "needs a title" in window.messages.label.text()
     window.controls.mode.set_mode("abstract")  # not in this bundle's tasks
-    assert not window.controls.mode.reason.isHidden() and "Abstract needs a model" in window.controls.mode.reason.text()
-    assert not window.generate() and "Abstract needs a model" in window.messages.label.text()
+    missing = "Abstract: no model for it came with this copy"
+    assert not window.controls.mode.reason.isHidden() and missing in window.controls.mode.reason.text()
+    assert not window.generate() and missing in window.messages.label.text()
     window.controls.mode.set_mode("paraphrase")
     editor = window.tabs.current()
     editor.setPlainText("The cat sat.")

@@ -69,4 +69,14 @@ def test_mode_without_any_model_is_greyed_out_with_the_command(make_window: Make
     assert "variorum build-recipe recipes/permgen-abstract.json" in tip
     window.controls.mode.set_mode("paraphrase")  # e.g. restored from settings
     assert not window.controls.generate.isEnabled()
-    assert "build-recipe recipes/permgen-paraphrase.json" in window.controls.mode.reason.text()
+    assert "no model for it came with this copy" in window.controls.mode.reason.text()
+    assert "build-recipe recipes/permgen-paraphrase.json" in window.controls.mode.missing.toolTip()
+
+
+def test_greyed_out_modes_are_explained_in_the_window_in_plain_words(make_window: MakeWindow, tmp_path: Path) -> None:
+    window = make_window(TwoModelEngine(tmp_path))
+    missing = window.controls.mode.missing
+    assert missing.isVisible()
+    assert "Abstract and Paraphrase: no model for them came with this copy of Variorum" in missing.text()
+    for developer_words in ("variorum", "build-recipe", "shared/data", "bundle"):
+        assert developer_words not in missing.text()

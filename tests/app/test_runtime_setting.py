@@ -40,7 +40,8 @@ def test_picking_a_runtime_reloads_with_it_and_shows_the_fallback(
     engine = RecordingEngine()
     window = make_window(engine)
     assert engine.runtimes == ["auto"]
-    assert "export is damaged" in window.messages.label.text()
+    assert "faster version could not be used" in window.messages.label.text()
+    assert "export is damaged" in window.messages.label.toolTip()  # the engine's reason, for whoever looks
     box = window.controls.model
     box.runtime.setCurrentIndex(box.runtime.findData("onnx"))
     box.runtime.activated.emit(box.runtime.currentIndex())

@@ -95,9 +95,12 @@ def test_cli_starts_where_the_app_starts() -> None:
     args = _flags()
     decode = decode_from_flags(args)
     assert decode == DecodeConfig(max_new_tokens=DECODE_DEFAULTS.max_new_tokens, top_p=DECODE_DEFAULTS.top_p,
-                                  real_words=DECODE_DEFAULTS.real_words)
+                                  real_words=DECODE_DEFAULTS.real_words,
+                                  end_at_sentence=DECODE_DEFAULTS.end_at_sentence)
     assert DECODE_DEFAULTS.real_words and spec.default_values()["real_words"]  # on for a writer, CLI and app
     assert not decode_from_flags(_flags("--any-words")).real_words
+    assert DECODE_DEFAULTS.end_at_sentence and spec.default_values()["end_at_sentence"]
+    assert not decode_from_flags(_flags("--mid-sentence")).end_at_sentence
     assert args.num_variants == DECODE_DEFAULTS.variants == spec.default_values()["n"]
     assert fit_to_model(args, decode, Capabilities()) == decode  # a plain LM: nothing else is switched on
     # a POS-guided model starts with the writer's k_POS, as the app's slider does, unless told otherwise

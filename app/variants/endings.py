@@ -1,0 +1,38 @@
+"""How a variant ended, in a writer's words (the engine's finish reason stays in the details tooltip)."""
+
+from __future__ import annotations
+
+from app.variants.state import VariantState
+from engine.decoding.sentence_end import FINISH_SENTENCE
+
+ENDINGS = {  # the engine's finish reasons (engine/decoding, engine/permgen)
+    "eos": "ended",
+    "eop": "ended",
+    "done": "ended",
+    "length": "cut off at limit",  # the length limit, maybe mid-sentence
+    FINISH_SENTENCE: "ended at limit",  # cut back to its last full sentence at the length limit
+    "cancelled": "stopped",
+}
+
+
+DETAILS = {"length": "stopped by the length limit", FINISH_SENTENCE: "cut back to its last full sentence at the "
+           "length limit", "cancelled": "stopped by the writer"}
+
+
+def ending_details(reason: str) -> str:
+    """A finish reason explained for the details tooltip."""
+    return DETAILS.get(reason, "the model ended it")
+
+
+def is_empty_result(state: VariantState) -> bool:
+    """True when the variant is finished without a word: the model ended it at once."""
+    return bool(state.finish_reason) and state.finish_reason != "cancelled" and not state.text.strip()
+
+
+def ending_words(state: VariantState) -> str:
+    """A few plain words for the pane header: writing…, ended, cut off at limit, stopped, …"""
+    if not state.finish_reason:
+        return "writing…"
+    if is_empty_result(state):
+        return "ended at once"
+    return ENDINGS.get(state.finish_reason, "ended")

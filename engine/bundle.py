@@ -38,6 +38,7 @@ from engine.config import (
     config_from_dict,
 )
 from engine.model import LanguageModel
+from engine.small_files import UnusableFileError, file_problem, read_small_json, read_small_text
 from engine.tokenizer import TOKENIZER_FILE, TokenizerError, VariorumTokenizer
 
 if TYPE_CHECKING:
@@ -111,15 +112,19 @@ def save_bundle(
 
 
 def read_bundle_json(directory: Path, name: str = CONFIG_FILE) -> Any:
-    """One JSON file of a bundle, or a `BundleError` (unreadable, not JSON, nested too deeply)."""
+    """One JSON file of a bundle, or a `BundleError` (not a regular file, too large, not JSON, nested too deeply)."""
     try:
-        return json.loads((directory / name).read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise BundleError(f"bundle {directory}: {name} is not valid JSON ({error})") from None
-    except RecursionError:  # json's parser recurses once per nesting level
-        raise BundleError(f"bundle {directory}: {name} is nested too deeply to be a bundle file") from None
-    except OSError as error:
-        raise BundleError(f"bundle {directory}: cannot read {name} ({error.strerror})") from None
+        return read_small_json(directory / name, name)
+    except UnusableFileError as error:
+        raise BundleError(f"bundle {directory}: {error}") from None
+
+
+def read_bundle_card(directory: Path) -> str:
+    """card.md (bytes that are not UTF-8 shown as U+FFFD), or a `BundleError` when it cannot be read."""
+    try:
+        return read_small_text(directory / CARD_FILE, CARD_FILE, errors="replace")
+    except UnusableFileError as error:
+        raise BundleError(f"bundle {directory}: {error}") from None
 
 
 def read_bundle_config(directory: Path) -> dict[str, Any]:
@@ -142,7 +147,21 @@ def read_bundle_config(directory: Path) -> dict[str, Any]:
                                                                                           dict)):
         section = "'model' and 'permgen' sections" if kind == PERMGEN_KIND else "a 'model' section"
         raise BundleError(f"bundle {directory}: {CONFIG_FILE} has no {section}")
+    _check_provenance(directory, config.get("provenance", {}))
     return {**config, "kind": kind}
+
+
+def _check_provenance(directory: Path, provenance: Any) -> None:
+    """The parts of `provenance` that evaluation reads must have their types, or it fails long after loading."""
+    train = provenance.get("train", {}) if isinstance(provenance, dict) else None
+    if not isinstance(train, dict):
+        raise BundleError(f"bundle {directory}: 'provenance' in {CONFIG_FILE} and its 'train' section "
+                          "must be JSON objects")
+    files, fraction = train.get("train_files", []), train.get("valid_fraction", 0.0)
+    if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
+        raise BundleError(f"bundle {directory}: provenance 'train_files' must be a list of file names")
+    if isinstance(fraction, bool) or not isinstance(fraction, int | float):
+        raise BundleError(f"bundle {directory}: provenance 'valid_fraction' must be a number")
 
 
 def bundle_kind(directory: Path) -> str | None:
@@ -183,6 +202,9 @@ STORED_FLOAT_DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 
 
 def _read_weights(directory: Path) -> dict[str, torch.Tensor]:
+    problem = file_problem(directory / WEIGHTS_FILE)  # safetensors calls an unreadable file missing
+    if problem is not None:
+        raise BundleError(f"bundle {directory}: {WEIGHTS_FILE} {problem}")
     try:
         return load_file(str(directory / WEIGHTS_FILE))
     except (SafetensorError, OSError) as error:
@@ -237,8 +259,9 @@ def load_model_bundle(
     """
     directory = Path(directory)
     if not directory.is_dir():
-        raise BundleError(f"bundle {directory} does not exist or is not a directory")
-    missing = [name for name in REQUIRED_FILES if not (directory / name).is_file()]
+        what = "is a file, not a bundle folder" if directory.exists() else "does not exist"
+        raise BundleError(f"bundle {directory} {what}")
+    missing = [name for name in REQUIRED_FILES if not (directory / name).exists()]  # the readers name other kinds
     if missing:
         raise BundleError(f"bundle {directory} is missing {', '.join(missing)}")
     config = read_bundle_config(directory)
@@ -254,7 +277,7 @@ def load_model_bundle(
         )
     model = build_checked(directory, build)
     model.to(device).eval()
-    card = (directory / CARD_FILE).read_text(errors="replace")
+    card = read_bundle_card(directory)
     provenance = config.get("provenance", {})
     if isinstance(model, LanguageModel):
         return Bundle(directory, model, tokenizer, card, provenance)

@@ -16,6 +16,8 @@ from pathlib import Path
 import numpy as np
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
 
+from engine.small_files import UnusableFileError, read_small_json, read_small_text
+
 EOS = "<|eos|>"
 PAD = "<|pad|>"
 MAX_SENTENCES = 10
@@ -131,7 +133,9 @@ class VariorumTokenizer:
     def load(cls, directory: Path) -> VariorumTokenizer:
         path = directory / TOKENIZER_FILE
         try:
-            tok = Tokenizer.from_file(str(path))
+            tok = Tokenizer.from_str(read_small_text(path))
+        except UnusableFileError as error:
+            raise TokenizerError(str(error)) from None
         except Exception as error:  # tokenizers raises plain Exception subclasses
             raise TokenizerError(f"cannot read {path}: {error}") from error
         counts_path = directory / COUNTS_FILE
@@ -149,13 +153,9 @@ def _byte_stand_ins() -> dict[int, str]:
 def _read_counts(path: Path) -> list[int]:
     """`token_counts.json`: a flat JSON list of non-negative integers, else a `TokenizerError`."""
     try:
-        counts = json.loads(path.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise TokenizerError(f"{path} is not valid JSON: {error}") from None
-    except RecursionError:  # json's parser recurses once per nesting level
-        raise TokenizerError(f"{path} is nested too deeply; it must be a flat list of counts") from None
-    except OSError as error:  # e.g. a directory of that name
-        raise TokenizerError(f"cannot read {path} ({error.strerror})") from None
+        counts = read_small_json(path)
+    except UnusableFileError as error:
+        raise TokenizerError(str(error)) from None
     if not isinstance(counts, list) or not all(type(c) is int and c >= 0 for c in counts):
         raise TokenizerError(f"{path} must be a JSON list of non-negative integer counts")
     return counts

@@ -1,7 +1,7 @@
 """Reading and writing the writer's files in the encoding they came in (no Qt).
 
 A file is read as UTF-8 when it is valid UTF-8 (with or without a byte-order mark), as UTF-16 when
-it starts with a UTF-16 byte-order mark, and otherwise as Windows-1252 or, failing that, Latin-1
+it starts with a UTF-16 byte-order mark (and decodes as such), and otherwise as Windows-1252 or, failing that, Latin-1
 (which decodes any bytes). Saving writes the same encoding back, so a Latin-1 file stays Latin-1
 byte for byte; text the original encoding cannot hold is saved as UTF-8 and the caller says so.
 """
@@ -37,7 +37,10 @@ def decode_bytes(data: bytes) -> TextFile:
     """Decode `data` with the first encoding that fits (rule in the module docstring)."""
     for bom, encoding in BOMS:
         if data.startswith(bom):
-            return TextFile(data.decode(encoding), encoding)
+            try:
+                return TextFile(data.decode(encoding), encoding)
+            except UnicodeDecodeError:
+                break  # a mark followed by other bytes (e.g. Latin-1): read byte for byte below
     for encoding in (UTF8, *FALLBACKS):
         try:
             return TextFile(data.decode(encoding), encoding)

@@ -147,7 +147,7 @@ class VariantStream(DecodeStream):
         self.should_stop = should_stop or (lambda: False)
         base = settings.seed if settings.seed is not None else random.randrange(2**62)
         self.variants = [
-            Variant(index=i, seed=base + i, settings=settings.with_seed(base + i).to_dict(), prompt_cut=self.prompt_cut)
+            Variant(index=i, seed=base + i, settings=settings.variant_record(base + i), prompt_cut=self.prompt_cut)
             for i in range(n)
         ]
         self.text_tokens = [0] * n  # per variant: how many of its tokens `text` already shows in full

@@ -250,6 +250,13 @@ def _builder(directory: Path, config: dict[str, Any]) -> tuple[int, Callable[[],
         raise BundleError(f"bundle {directory}: invalid {kind} config ({error})") from None
 
 
+def check_bundle_folder(directory: Path) -> None:
+    """`BundleError` unless `directory` is a folder, saying what it is instead."""
+    if not directory.is_dir():
+        what = "is a file, not a bundle folder" if directory.exists() else "does not exist"
+        raise BundleError(f"bundle {directory} {what}")
+
+
 def load_model_bundle(
     directory: Path, device: str | torch.device = "cpu", expect: str | None = None
 ) -> Bundle | PermGenBundle:
@@ -258,9 +265,7 @@ def load_model_bundle(
     Returns a `Bundle` (language model) or a `PermGenBundle`; raises `BundleError` naming what is wrong.
     """
     directory = Path(directory)
-    if not directory.is_dir():
-        what = "is a file, not a bundle folder" if directory.exists() else "does not exist"
-        raise BundleError(f"bundle {directory} {what}")
+    check_bundle_folder(directory)
     missing = [name for name in REQUIRED_FILES if not (directory / name).exists()]  # the readers name other kinds
     if missing:
         raise BundleError(f"bundle {directory} is missing {', '.join(missing)}")

@@ -23,8 +23,9 @@ from transformers.cache_utils import Cache
 from transformers.models.gpt2.modeling_gpt2 import GPT2Block
 
 from engine import packed_linear
+from engine.backbones.hf_checkpoint import load_hf_pretrained
 from engine.backbones.kv_cache import KVCache
-from engine.config import ConfigError, ModelConfig
+from engine.config import ModelConfig
 
 
 def hf_config(config: ModelConfig) -> GPT2Config:
@@ -175,9 +176,7 @@ class GPT2Backbone(nn.Module):
 
 def load_hf_gpt2_backbone(directory: Path) -> GPT2Backbone:
     """Load a GPT-2 backbone from a local HF checkpoint directory (`config.json` + weights)."""
-    if not (directory / "config.json").is_file():
-        raise ConfigError(f"{directory} is not a Hugging Face GPT-2 checkpoint (no config.json)")
-    transformer = GPT2Model.from_pretrained(str(directory), local_files_only=True)
+    transformer = load_hf_pretrained(GPT2Model, directory, "GPT-2")
     hf = transformer.config
     config = ModelConfig(
         vocab_size=hf.vocab_size,

@@ -37,6 +37,7 @@ from engine.config import (
     ModelConfig,
     config_from_dict,
 )
+from engine.heads.base import OutputHead
 from engine.model import LanguageModel
 from engine.small_files import UnusableFileError, file_problem, read_small_json, read_small_text
 from engine.tokenizer import TOKENIZER_FILE, TokenizerError, VariorumTokenizer
@@ -194,11 +195,21 @@ def build_checked(directory: Path, build: Callable[[], M]) -> M:
     state = _read_weights(directory)
     _check_weights(directory, state, reference)
     model = build()
-    model.load_state_dict(state, strict=False)  # tied copies are saved once; _check_weights saw to the rest
+    try:
+        model.load_state_dict(state, strict=False)  # tied copies are saved once; _check_weights saw to the rest
+    except ValueError as error:  # a head's own checks of what it loaded (F²'s class map)
+        raise BundleError(f"bundle {directory}: {error}") from None
+    head = model.get_submodule("head")
+    missing = head.controlled_head.missing_state() if isinstance(head, OutputHead) else ""
+    if missing:
+        raise BundleError(f"bundle {directory}: {missing}; the weights file is damaged")
     return model
 
 
 STORED_FLOAT_DTYPES = (torch.float16, torch.bfloat16, torch.float32)
+# Trained weights stay within a few units (the shipped bundles' largest is 2.5); values near float32's
+# limit (3e38) are finite but make every product and softmax NaN, so they are refused as damage.
+MAX_WEIGHT_MAGNITUDE = 1e4
 
 
 def _read_weights(directory: Path) -> dict[str, torch.Tensor]:
@@ -232,6 +243,10 @@ def _check_weights(directory: Path, state: dict[str, torch.Tensor], reference: t
         if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
             raise BundleError(f"bundle {directory}: weight {key} holds NaN or infinite values; "
                               "the model diverged in training or the file is damaged")
+        if tensor.is_floating_point() and tensor.numel() and float(tensor.abs().max()) > MAX_WEIGHT_MAGNITUDE:
+            raise BundleError(f"bundle {directory}: weight {key} holds values as large as "
+                              f"{float(tensor.abs().max()):.3g}, which overflow float32 in the model's sums; "
+                              "the file is damaged")
 
 
 def _builder(directory: Path, config: dict[str, Any]) -> tuple[int, Callable[[], torch.nn.Module]]:

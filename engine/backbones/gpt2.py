@@ -106,12 +106,13 @@ class GPT2Backbone(nn.Module):
         )
         return out.last_hidden_state, out.past_key_values  # [B, T, D]
 
-    def new_cache(self, rows: int) -> KVCache:
-        """An empty preallocated cache for `rows` rows and one block of positions, with the blocks'
-        weights looked up once for the decode it serves (`BlockWeights`)."""
+    def new_cache(self, rows: int, positions: int | None = None) -> KVCache:
+        """An empty preallocated cache for `rows` rows and `positions` positions (at most, and by default,
+        one block), with the blocks' weights looked up once for the decode it serves (`BlockWeights`)."""
         config, like = self.config, self.token_embedding.weight
         head_dim = config.n_embd // config.n_head
-        cache = KVCache.allocate(config.n_layer, rows, config.n_head, config.block_size, head_dim, like)
+        capacity = config.block_size if positions is None else min(positions, config.block_size)
+        cache = KVCache.allocate(config.n_layer, rows, config.n_head, capacity, head_dim, like)
         cache.weights = self.block_weights()
         return cache
 

@@ -20,7 +20,8 @@ from app.variants.colouring import colour_for
 from app.variants.flow import FlowLayout
 from app.variants.state import TokenSpan, VariantState
 
-FINISH_WORDS = {"eos": "finished", "length": "length limit", "cancelled": "stopped", "": "writing…"}
+FINISH_WORDS = {"eos": "finished", "length": "length limit", "cancelled": "stopped", "loop": "stopped repeating itself",
+                "": "writing…"}
 
 
 class VariantPane(QFrame):

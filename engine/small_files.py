@@ -4,9 +4,9 @@ Such files come from anywhere (a downloaded bundle, a shared recipe), and a name
 something that is not a file: a symlink to /dev/zero never ends (reading it fills memory), opening a
 FIFO waits forever for a writer, a folder cannot be read at all. `read_small_bytes` opens without
 blocking, checks what it opened is a regular file and reads at most `limit` bytes, so each of these
-is an `OSError` naming the path instead of a hang or a `MemoryError`; `read_small_json` turns every way a
-JSON file can fail (those, bytes that are not UTF-8, bad JSON, nesting too deep for the parser) into
-one `UnusableFileError` line.
+is an `OSError` naming the path instead of a hang or a `MemoryError`. `read_small_text` and
+`read_small_json` turn every way a text or JSON file can fail (those, bytes that are not UTF-8, bad
+JSON, nesting too deep for the parser) into one `UnusableFileError` line.
 """
 
 from __future__ import annotations

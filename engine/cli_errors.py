@@ -34,14 +34,14 @@ def check_output_file(flag: str, path: Path) -> None:
 
 
 def check_output_dir(flag: str, path: Path) -> None:
-    """Before the work: make the folder `path` (and its parents) and check this process can write in it."""
+    """Before the work: `path` must be a folder, or one this process can make (nothing is made here, so a
+    run that fails later leaves no empty folder behind)."""
     if path.exists() and not path.is_dir():
         raise OutputPathError(f"{flag} {path} is a file, not a folder")
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise OutputPathError(f"{flag} {path} cannot be made ({error.strerror or error})") from None
-    _check_writable(flag, path)
+    existing = next(folder for folder in (path, *path.absolute().parents) if folder.exists())
+    if not existing.is_dir():
+        raise OutputPathError(f"{flag} {path} cannot be made: {existing} is a file")
+    _check_writable(flag, existing)
 
 
 def _check_writable(flag: str, folder: Path) -> None:

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import functools
 import importlib.util
-import json
-from collections.abc import Callable, Iterator
+import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,7 +22,15 @@ from typing import Any
 import platformdirs
 import torch
 
-from engine.bundle import CONFIG_FILE, Bundle, BundleError, load_model_bundle
+from engine.bundle import (
+    CARD_FILE,
+    CONFIG_FILE,
+    Bundle,
+    BundleError,
+    load_model_bundle,
+    read_bundle_card,
+    read_bundle_config,
+)
 from engine.bundle_choice import bundle_tasks, choose_bundle, read_defaults
 from engine.controls import LM_TASKS, Capabilities
 from engine.decoding import DecodeConfig, DecodeStream, TokenEvent, Variant
@@ -54,16 +62,15 @@ class BundleInfo:
 
 
 def describe_bundle(path: Path) -> BundleInfo:
-    """Read only config.json and card.md; report problems instead of raising."""
+    """Read only config.json and card.md, checked; report problems instead of raising."""
     try:
-        config = json.loads((path / CONFIG_FILE).read_text())
-        head = str(config["model"]["head"])
-        card = (path / "card.md").read_text(errors="replace") if (path / "card.md").is_file() else ""
-    except (OSError, ValueError, KeyError, TypeError, RecursionError) as error:  # RecursionError: deeply nested JSON
-        return BundleInfo(path, path.name, "?", "", f"unreadable {CONFIG_FILE} or card.md: {str(error)[:200]}")
+        config = read_bundle_config(path)
+        card = read_bundle_card(path) if (path / CARD_FILE).exists() else ""
+    except BundleError as error:
+        return BundleInfo(path, path.name, "?", "", str(error).removeprefix(f"bundle {path}: ")[:300])
     paragraphs = [p.strip() for p in card.split("\n\n") if p.strip() and not p.startswith("#")]
-    return BundleInfo(path, path.name, head, paragraphs[0].replace("\n", " ") if paragraphs else "",
-                      tasks=bundle_tasks(config))
+    return BundleInfo(path, path.name, str(config["model"].get("head", "?")),
+                      paragraphs[0].replace("\n", " ") if paragraphs else "", tasks=bundle_tasks(config))
 
 
 class LanguageLoadedModel(LoadedModel):
@@ -166,17 +173,23 @@ class Engine:
     def __init__(self, search_dirs: list[Path] | None = None) -> None:
         self.search_dirs = search_dirs if search_dirs is not None else [RESOURCES_MODELS, user_models_dir()]
 
-    def list_bundles(self) -> list[BundleInfo]:
-        return [describe_bundle(path) for path in self._bundle_dirs()]
-
     def default_bundle(self, task: str) -> BundleInfo | None:
         """The bundle `task` starts with (a folder's defaults.json, else the first that does it)."""
         return choose_bundle(self.list_bundles(), task, read_defaults(self.search_dirs))
 
-    def _bundle_dirs(self) -> Iterator[Path]:
-        for directory in self.search_dirs:
-            if directory.is_dir():
-                yield from sorted(p for p in directory.iterdir() if (p / CONFIG_FILE).is_file())
+    def list_bundles(self) -> list[BundleInfo]:
+        """Every bundle of the search folders, usable or not (`error` says why not); a folder that cannot
+        be listed is one unusable entry, so it never hides the others."""
+        infos: list[BundleInfo] = []
+        for directory in filter(os.path.isdir, self.search_dirs):
+            try:
+                found = sorted(p for p in directory.iterdir() if os.path.exists(p / CONFIG_FILE))
+            except OSError as error:
+                infos.append(BundleInfo(directory, directory.name, "?", "", f"cannot list this models folder "
+                                                                          f"({error.strerror or error})"))
+                continue
+            infos.extend(describe_bundle(path) for path in found)
+        return infos
 
     def load(self, path: Path, device: str = "auto", runtime: str = "auto") -> LoadedModel:
         """Load and validate a bundle (raises BundleError with a specific message).

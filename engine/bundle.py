@@ -37,7 +37,9 @@ from engine.config import (
     ModelConfig,
     config_from_dict,
 )
+from engine.heads.base import OutputHead
 from engine.model import LanguageModel
+from engine.small_files import UnusableFileError, file_problem, read_small_json, read_small_text
 from engine.tokenizer import TOKENIZER_FILE, TokenizerError, VariorumTokenizer
 
 if TYPE_CHECKING:
@@ -111,15 +113,19 @@ def save_bundle(
 
 
 def read_bundle_json(directory: Path, name: str = CONFIG_FILE) -> Any:
-    """One JSON file of a bundle, or a `BundleError` (unreadable, not JSON, nested too deeply)."""
+    """One JSON file of a bundle, or a `BundleError` (not a regular file, too large, not JSON, nested too deeply)."""
     try:
-        return json.loads((directory / name).read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise BundleError(f"bundle {directory}: {name} is not valid JSON ({error})") from None
-    except RecursionError:  # json's parser recurses once per nesting level
-        raise BundleError(f"bundle {directory}: {name} is nested too deeply to be a bundle file") from None
-    except OSError as error:
-        raise BundleError(f"bundle {directory}: cannot read {name} ({error.strerror})") from None
+        return read_small_json(directory / name, name)
+    except UnusableFileError as error:
+        raise BundleError(f"bundle {directory}: {error}") from None
+
+
+def read_bundle_card(directory: Path) -> str:
+    """card.md (bytes that are not UTF-8 shown as U+FFFD), or a `BundleError` when it cannot be read."""
+    try:
+        return read_small_text(directory / CARD_FILE, CARD_FILE, errors="replace")
+    except UnusableFileError as error:
+        raise BundleError(f"bundle {directory}: {error}") from None
 
 
 def read_bundle_config(directory: Path) -> dict[str, Any]:
@@ -142,7 +148,21 @@ def read_bundle_config(directory: Path) -> dict[str, Any]:
                                                                                           dict)):
         section = "'model' and 'permgen' sections" if kind == PERMGEN_KIND else "'model' section"
         raise BundleError(f"bundle {directory}: {CONFIG_FILE} has no {section}")
+    _check_provenance(directory, config.get("provenance", {}))
     return {**config, "kind": kind}
+
+
+def _check_provenance(directory: Path, provenance: Any) -> None:
+    """The parts of `provenance` that evaluation reads must have their types, or it fails long after loading."""
+    train = provenance.get("train", {}) if isinstance(provenance, dict) else None
+    if not isinstance(train, dict):
+        raise BundleError(f"bundle {directory}: 'provenance' in {CONFIG_FILE} and its 'train' section "
+                          "must be JSON objects")
+    files, fraction = train.get("train_files", []), train.get("valid_fraction", 0.0)
+    if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
+        raise BundleError(f"bundle {directory}: provenance 'train_files' must be a list of file names")
+    if isinstance(fraction, bool) or not isinstance(fraction, int | float):
+        raise BundleError(f"bundle {directory}: provenance 'valid_fraction' must be a number")
 
 
 def bundle_kind(directory: Path) -> str | None:
@@ -175,14 +195,27 @@ def build_checked(directory: Path, build: Callable[[], M]) -> M:
     state = _read_weights(directory)
     _check_weights(directory, state, reference)
     model = build()
-    model.load_state_dict(state, strict=False)  # tied copies are saved once; _check_weights saw to the rest
+    try:
+        model.load_state_dict(state, strict=False)  # tied copies are saved once; _check_weights saw to the rest
+    except ValueError as error:  # a head's own checks of what it loaded (F²'s class map)
+        raise BundleError(f"bundle {directory}: {error}") from None
+    head = model.get_submodule("head")
+    missing = head.controlled_head.missing_state() if isinstance(head, OutputHead) else ""
+    if missing:
+        raise BundleError(f"bundle {directory}: {missing}; the weights file is damaged")
     return model
 
 
 STORED_FLOAT_DTYPES = (torch.float16, torch.bfloat16, torch.float32)
+# Trained weights stay within a few units (the shipped bundles' largest is 2.5); values near float32's
+# limit (3e38) are finite but make every product and softmax NaN, so they are refused as damage.
+MAX_WEIGHT_MAGNITUDE = 1e4
 
 
 def _read_weights(directory: Path) -> dict[str, torch.Tensor]:
+    problem = file_problem(directory / WEIGHTS_FILE)  # safetensors calls an unreadable file missing
+    if problem is not None:
+        raise BundleError(f"bundle {directory}: {WEIGHTS_FILE} {problem}")
     try:
         return load_file(str(directory / WEIGHTS_FILE))
     except (SafetensorError, OSError) as error:
@@ -210,6 +243,10 @@ def _check_weights(directory: Path, state: dict[str, torch.Tensor], reference: t
         if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
             raise BundleError(f"bundle {directory}: weight {key} holds NaN or infinite values; "
                               "the model diverged in training or the file is damaged")
+        if tensor.is_floating_point() and tensor.numel() and float(tensor.abs().max()) > MAX_WEIGHT_MAGNITUDE:
+            raise BundleError(f"bundle {directory}: weight {key} holds values as large as "
+                              f"{float(tensor.abs().max()):.3g}, which overflow float32 in the model's sums; "
+                              "the file is damaged")
 
 
 def _builder(directory: Path, config: dict[str, Any]) -> tuple[int, Callable[[], torch.nn.Module]]:
@@ -228,6 +265,13 @@ def _builder(directory: Path, config: dict[str, Any]) -> tuple[int, Callable[[],
         raise BundleError(f"bundle {directory}: invalid {kind} config ({error})") from None
 
 
+def check_bundle_folder(directory: Path) -> None:
+    """`BundleError` unless `directory` is a folder, saying what it is instead."""
+    if not directory.is_dir():
+        what = "is a file, not a bundle folder" if directory.exists() else "does not exist"
+        raise BundleError(f"bundle {directory} {what}")
+
+
 def load_model_bundle(
     directory: Path, device: str | torch.device = "cpu", expect: str | None = None
 ) -> Bundle | PermGenBundle:
@@ -236,9 +280,8 @@ def load_model_bundle(
     Returns a `Bundle` (language model) or a `PermGenBundle`; raises `BundleError` naming what is wrong.
     """
     directory = Path(directory)
-    if not directory.is_dir():
-        raise BundleError(f"bundle {directory} does not exist or is not a directory")
-    missing = [name for name in REQUIRED_FILES if not (directory / name).is_file()]
+    check_bundle_folder(directory)
+    missing = [name for name in REQUIRED_FILES if not (directory / name).exists()]  # the readers name other kinds
     if missing:
         raise BundleError(f"bundle {directory} is missing {', '.join(missing)}")
     config = read_bundle_config(directory)
@@ -254,7 +297,7 @@ def load_model_bundle(
         )
     model = build_checked(directory, build)
     model.to(device).eval()
-    card = (directory / CARD_FILE).read_text(errors="replace")
+    card = read_bundle_card(directory)
     provenance = config.get("provenance", {})
     if isinstance(model, LanguageModel):
         return Bundle(directory, model, tokenizer, card, provenance)

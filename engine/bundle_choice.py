@@ -8,12 +8,12 @@ the first usable bundle (by folder name) that does the task is taken.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from engine.controls import LM_TASKS
+from engine.small_files import UnusableFileError, read_small_json
 
 DEFAULTS_FILE = "defaults.json"
 # The recipe that builds the shipped bundle of each task (recipes/<name>.json, `variorum build-recipe`).
@@ -50,8 +50,8 @@ def read_defaults(directories: Sequence[Path]) -> dict[str, str]:
     defaults: dict[str, str] = {}
     for directory in reversed(directories):
         try:
-            raw = json.loads((Path(directory) / DEFAULTS_FILE).read_text())
-        except (OSError, ValueError):
+            raw = read_small_json(Path(directory) / DEFAULTS_FILE)
+        except UnusableFileError:
             continue
         if isinstance(raw, dict):
             defaults.update({str(k): str(v) for k, v in raw.items()})

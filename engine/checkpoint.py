@@ -10,6 +10,8 @@ leaves a complete checkpoint: the previous one or the new one. `resume_state` is
 from __future__ import annotations
 
 import json
+import pickle
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +19,7 @@ import torch
 from safetensors.torch import load_model, save_model
 
 from engine.atomic import atomic_directory, recover_directory
+from engine.small_files import UnusableFileError, read_small_json
 
 STATE_FILE = "state.json"
 OPTIMIZER_FILE = "optimizer.pt"
@@ -41,8 +44,17 @@ def read_checkpoint_state(directory: Path) -> dict[str, Any] | None:
     path = directory / STATE_FILE
     if not path.is_file():
         return None
-    state: dict[str, Any] = json.loads(path.read_text())
+    try:
+        state = read_small_json(path)
+    except UnusableFileError as error:
+        raise CheckpointError(f"checkpoint {directory}: {error}") from None
+    if not isinstance(state, dict) or not isinstance(state.get("step"), int):
+        raise CheckpointError(f"checkpoint {directory}: {STATE_FILE} does not hold a step; the checkpoint is damaged")
     return state
+
+
+class CheckpointError(ValueError):
+    """A checkpoint's files are damaged, tampered with or not a checkpoint's; nothing of them was used."""
 
 
 class NoCheckpointError(ValueError):
@@ -69,8 +81,11 @@ def load_checkpoint(directory: Path, model: torch.nn.Module, optimizer: torch.op
     state = read_checkpoint_state(directory)
     if state is None:
         raise FileNotFoundError(f"no checkpoint in {directory}")
-    load_model(model, str(directory / WEIGHTS_FILE), device=str(next(model.parameters()).device))
-    saved = torch.load(directory / OPTIMIZER_FILE, map_location="cpu", weights_only=True)
+    saved = _read_saved_state(directory)
+    try:
+        load_model(model, str(directory / WEIGHTS_FILE), device=str(next(model.parameters()).device))
+    except Exception as error:  # safetensors and torch raise their own types for a damaged or foreign file
+        raise CheckpointError(f"checkpoint {directory}: {WEIGHTS_FILE} was not loaded ({_first_line(error)})") from None
     # how it steps (fused or not) is this run's choice: a checkpoint from before CPU runs fused keeps its numbers.
     # Set it before loading: torch places each state's `step` by the loaded group's policy (a fused CUDA step
     # needs it on the GPU, an unfused one keeps it on the CPU).
@@ -83,3 +98,25 @@ def load_checkpoint(directory: Path, model: torch.nn.Module, optimizer: torch.op
     if "cuda" in saved["rng"] and torch.cuda.is_available():
         torch.cuda.set_rng_state(saved["rng"]["cuda"])
     return int(state["step"])
+
+
+def _read_saved_state(directory: Path) -> dict[str, Any]:
+    """optimizer.pt's optimizer and RNG state, or a `CheckpointError`; `weights_only` never runs code from it."""
+    refused = f"checkpoint {directory}: {OPTIMIZER_FILE} was not loaded"
+    try:
+        with warnings.catch_warnings():  # torch warns about the pickle protocol of a file it then refuses
+            warnings.simplefilter("ignore")
+            saved = torch.load(directory / OPTIMIZER_FILE, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError:
+        raise CheckpointError(f"{refused}: it holds more than tensors and plain data (tampered with?)") from None
+    except Exception as error:  # a damaged zip, a truncated file, …: each its own type
+        raise CheckpointError(f"{refused}: it is damaged ({_first_line(error)})") from None
+    if not (isinstance(saved, dict) and isinstance(saved.get("optimizer"), dict)
+            and isinstance(saved.get("rng"), dict) and "cpu" in saved["rng"]):
+        raise CheckpointError(f"checkpoint {directory}: {OPTIMIZER_FILE} does not hold an optimizer and RNG state")
+    return saved
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0].split(". ")[0][:120] if text else type(error).__name__

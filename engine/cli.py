@@ -195,10 +195,18 @@ def _paragraph_fields(args: argparse.Namespace) -> dict[str, object]:
     """PermGen request fields from the generate flags; {} for the continue task."""
     if args.task == "continue":
         return {}
-    order = [int(part) for part in args.sentence_order.replace(",", " ").split()] if args.sentence_order else None
+    order = _sentence_order(args.sentence_order) if args.sentence_order else None
     keywords = [k.strip() for k in args.keywords.split(",") if k.strip()]
     return {"task": args.task, "title": args.title, "keywords": keywords, "num_sentences": args.num_sentences,
             "sentence_order": order}
+
+
+def _sentence_order(text: str) -> list[int]:
+    """--sentence-order "k" or "3,1,2" as sentence numbers; ValueError naming the flag for anything else."""
+    parts = text.replace(",", " ").split()
+    if not parts or not all(part.isdecimal() for part in parts):
+        raise ValueError(f"--sentence-order takes a first sentence k or a full order such as 3,1,2; got {text!r}")
+    return [int(part) for part in parts]
 
 
 def run_bundles(args: argparse.Namespace, console: Console) -> int:

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import functools
 import sys
+import tempfile
 from collections.abc import Callable
+from pathlib import Path
 from typing import Protocol
 
 from engine.bundle import BundleError
@@ -18,6 +20,36 @@ from engine.pos.tagger import TaggerUnavailableError
 # OSError covers unreadable or unwritable paths.
 USER_ERRORS: tuple[type[BaseException], ...] = (BundleError, OSError, ValueError, TaggerUnavailableError)
 USAGE_ERROR_EXIT = 2  # argparse's exit status for a bad command line, so bad input always exits 2
+
+
+class OutputPathError(ValueError):
+    """An output path given on the command line cannot be written (checked before any work is done)."""
+
+
+def check_output_file(flag: str, path: Path) -> None:
+    """Before the work: `path` must name a file (not a folder) in a folder this process can write."""
+    if path.is_dir():
+        raise OutputPathError(f"{flag} {path} is a folder; give a file name, e.g. {path / 'figure.png'}")
+    _check_writable(flag, path.parent)
+
+
+def check_output_dir(flag: str, path: Path) -> None:
+    """Before the work: `path` must be a folder, or one this process can make (nothing is made here, so a
+    run that fails later leaves no empty folder behind)."""
+    if path.exists() and not path.is_dir():
+        raise OutputPathError(f"{flag} {path} is a file, not a folder")
+    existing = next(folder for folder in (path, *path.absolute().parents) if folder.exists())
+    if not existing.is_dir():
+        raise OutputPathError(f"{flag} {path} cannot be made: {existing} is a file")
+    _check_writable(flag, existing)
+
+
+def _check_writable(flag: str, folder: Path) -> None:
+    try:  # a real file: permission bits alone miss read-only mounts and say nothing for root
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as error:
+        raise OutputPathError(f"{flag}: cannot write in {folder} ({error.strerror or error})") from None
 
 
 class SubcommandMain(Protocol):

@@ -41,9 +41,9 @@ class LanguageModel(nn.Module):
         hidden, cache = self.backbone(input_ids, past=past, position_ids=position_ids, use_cache=use_cache)
         return hidden, cache
 
-    def new_cache(self, rows: int) -> KVCache:
-        """An empty preallocated KV cache for `rows` decoding rows (one block of positions)."""
-        return self.backbone.new_cache(rows)
+    def new_cache(self, rows: int, positions: int | None = None) -> KVCache:
+        """An empty preallocated KV cache for `rows` decoding rows and `positions` positions (default: one block)."""
+        return self.backbone.new_cache(rows, positions)
 
     def decode(self, input_ids: torch.Tensor, cache: KVCache) -> torch.Tensor:
         """Incremental decoding: ids [B, T] after the cache's positions → hidden [B, T, D]; fills the cache."""

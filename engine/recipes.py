@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
-import json
 import re
 import shlex
 import sys
@@ -37,6 +36,7 @@ from engine.bundle import CARD_FILE
 from engine.checkpoint import read_checkpoint_state
 from engine.config import ConfigError
 from engine.devices import DEVICE_CHOICES, resolve_device
+from engine.small_files import UnusableFileError, read_small_json
 from engine.training_loop import training_finished
 
 TRAINERS = ("train", "train-permgen")
@@ -47,9 +47,9 @@ EVAL_HEADING = "\n## Evaluation against the baseline (variorum build-recipe)\n"
 def read_recipe(path: Path) -> dict[str, Any]:
     """The recipe section of `path`, checked (ConfigError naming the file and the problem)."""
     try:
-        data = json.loads(Path(path).read_text())
-    except (OSError, json.JSONDecodeError) as error:
-        raise ConfigError(f"recipe {path}: cannot read it ({error})") from None
+        data = read_small_json(Path(path), f"recipe {path}")
+    except UnusableFileError as error:
+        raise ConfigError(str(error)) from None
     recipe = data.get("recipe") if isinstance(data, dict) else None
     if not isinstance(recipe, dict) or not recipe.get("name"):
         raise ConfigError(f"recipe {path}: needs a \"recipe\" section with a \"name\"")

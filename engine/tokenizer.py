@@ -9,14 +9,16 @@ Token frequency counts over the training corpus are kept beside the vocabulary
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
 
 from engine.atomic import atomic_directory, recover_directory
+from engine.small_files import UnusableFileError, read_small_json, read_small_text
 
 EOS = "<|eos|>"
 PAD = "<|pad|>"
@@ -26,12 +28,27 @@ SENTENCE_END = [f"<E-{i}>" for i in range(1, MAX_SENTENCES + 1)]
 END_OF_PARAGRAPH = "<EOP>"
 SPECIAL_TOKENS = [EOS, PAD, *SENTENCE_BEGIN, *SENTENCE_END, END_OF_PARAGRAPH]
 
+PROBE_TEXT = "A probe: Œuvre, naïve 日本 — 42!\n"  # letters, accents, CJK, digits, punctuation, a newline
 TOKENIZER_FILE = "tokenizer.json"
 COUNTS_FILE = "token_counts.json"
 
 
 class TokenizerError(ValueError):
     """A tokenizer file is missing, malformed or lacks Variorum's special tokens."""
+
+
+@contextlib.contextmanager
+def library_failures(doing: str) -> Iterator[None]:
+    """Turn a failure inside the `tokenizers` library into a `TokenizerError`. A damaged tokenizer.json
+    (a pathological pre-tokenizer pattern, a vocabulary with entries removed) can make its Rust code
+    panic, which pyo3 raises as `PanicException`: a BaseException that `except Exception` lets through."""
+    try:
+        yield
+    except BaseException as error:
+        if type(error).__name__ != "PanicException":
+            raise
+        reason = (str(error).strip().splitlines() or ["panic"])[0][:160]
+        raise TokenizerError(f"the tokenizer failed while {doing} ({reason}); its tokenizer.json is damaged") from None
 
 
 class VariorumTokenizer:
@@ -76,7 +93,9 @@ class VariorumTokenizer:
     def count_tokens(self, texts: Sequence[str]) -> np.ndarray:
         """Occurrences of each id over `texts`, one eos per text included ([vocab])."""
         counts = np.zeros(self.vocab_size, dtype=np.int64)
-        for encoding in self._tok.encode_batch(list(texts)):
+        with library_failures("encoding"):
+            encodings = self._tok.encode_batch(list(texts))
+        for encoding in encodings:
             np.add.at(counts, np.asarray(encoding.ids, dtype=np.int64), 1)
         counts[self.eos_id] += len(texts)
         return counts
@@ -94,18 +113,22 @@ class VariorumTokenizer:
         return SPECIAL_TOKENS.index(PAD)
 
     def encode(self, text: str) -> list[int]:
-        return list(self._tok.encode(text).ids)
+        with library_failures("encoding"):
+            return list(self._tok.encode(text).ids)
 
     def encode_batch(self, texts: Sequence[str]) -> list[list[int]]:
-        return [list(e.ids) for e in self._tok.encode_batch(list(texts))]
+        with library_failures("encoding"):
+            return [list(e.ids) for e in self._tok.encode_batch(list(texts))]
 
     def encode_with_offsets(self, text: str) -> tuple[list[int], list[tuple[int, int]]]:
         """Ids and each id's (start, end) character span in `text`."""
-        encoding = self._tok.encode(text)
+        with library_failures("encoding"):
+            encoding = self._tok.encode(text)
         return list(encoding.ids), [tuple(o) for o in encoding.offsets]  # type: ignore[misc]
 
     def decode(self, ids: Sequence[int], skip_special: bool = True) -> str:
-        return str(self._tok.decode(list(ids), skip_special_tokens=skip_special))
+        with library_failures("decoding"):
+            return str(self._tok.decode(list(ids), skip_special_tokens=skip_special))
 
     def piece_bytes(self) -> list[bytes | None]:
         """Each id's bytes as it adds them to decoded text ([vocab]); None for the special tokens.
@@ -117,6 +140,8 @@ class VariorumTokenizer:
         pieces: list[bytes | None] = []
         for token_id in range(self.vocab_size):
             piece = self._tok.id_to_token(token_id)
+            if piece is not None and piece not in special and not set(piece) <= decode_byte.keys():
+                raise TokenizerError(f"token {token_id} ({piece!r}) is not spelled in byte-level BPE's characters")
             pieces.append(None if piece is None or piece in special else bytes(decode_byte[c] for c in piece))
         return pieces
 
@@ -140,11 +165,25 @@ class VariorumTokenizer:
     def load(cls, directory: Path) -> VariorumTokenizer:
         path = directory / TOKENIZER_FILE
         try:
-            tok = Tokenizer.from_file(str(path))
+            with library_failures("loading"):
+                tok = Tokenizer.from_str(read_small_text(path))
+        except UnusableFileError as error:
+            raise TokenizerError(str(error)) from None
+        except TokenizerError:
+            raise
         except Exception as error:  # tokenizers raises plain Exception subclasses
             raise TokenizerError(f"cannot read {path}: {error}") from error
         counts_path = directory / COUNTS_FILE
-        return cls(tok, _read_counts(counts_path) if counts_path.exists() else None)
+        loaded = cls(tok, _read_counts(counts_path) if counts_path.exists() else None)
+        loaded.probe()
+        return loaded
+
+    def probe(self) -> None:
+        """Use every part once (encode, decode every id, spell every piece) so that a damaged tokenizer.json
+        fails at load with a `TokenizerError`, not in the middle of a request."""
+        self.decode(self.encode(PROBE_TEXT))
+        self.decode(list(range(self.vocab_size)), skip_special=False)
+        self.piece_bytes()
 
 
 def saved_tokenizer(directory: Path) -> bool:
@@ -164,13 +203,9 @@ def _byte_stand_ins() -> dict[int, str]:
 def _read_counts(path: Path) -> list[int]:
     """`token_counts.json`: a flat JSON list of non-negative integers, else a `TokenizerError`."""
     try:
-        counts = json.loads(path.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise TokenizerError(f"{path} is not valid JSON: {error}") from None
-    except RecursionError:  # json's parser recurses once per nesting level
-        raise TokenizerError(f"{path} is nested too deeply; it must be a flat list of counts") from None
-    except OSError as error:  # e.g. a directory of that name
-        raise TokenizerError(f"cannot read {path} ({error.strerror})") from None
+        counts = read_small_json(path)
+    except UnusableFileError as error:
+        raise TokenizerError(str(error)) from None
     if not isinstance(counts, list) or not all(type(c) is int and c >= 0 for c in counts):
         raise TokenizerError(f"{path} must be a JSON list of non-negative integer counts")
     return counts

@@ -43,6 +43,7 @@ from engine.model import LanguageModel
 from engine.permgen.model import PermGenModel
 from engine.plots import plot_loss_curve
 from engine.precision import resolve_precision
+from engine.small_files import UnusableFileError, read_small_json
 from engine.tokenizer import VariorumTokenizer
 from engine.torch_modes import eval_mode
 from engine.training_speed import Throughput, build_optimizer, compile_wanted, mark_weights_updated
@@ -117,9 +118,9 @@ def add_run_flags(parser: argparse.ArgumentParser) -> None:
 def read_config_file(path: Path) -> dict[str, Any]:
     """A trainer's --config JSON ({"model": {...}, "train": {...}, ...}), or a ConfigError naming the file."""
     try:
-        data = json.loads(path.read_text())
-    except json.JSONDecodeError as error:
-        raise ConfigError(f"config file {path} is not valid JSON: {error}") from None
+        data = read_small_json(path, f"config file {path}")
+    except UnusableFileError as error:
+        raise ConfigError(str(error)) from None
     if not isinstance(data, dict):
         raise ConfigError(f"config file {path} must hold a JSON object with 'model' and/or 'train'")
     return data

@@ -26,9 +26,11 @@ from pathlib import Path
 import torch
 
 from engine.atomic import write_text_atomic
+from engine.bundle import BundleError
 from engine.decoding.real_words import AllowedWords, TokenPieces, WordSpeller
 from engine.metrics.invented import words
 from engine.permgen.text import normalize
+from engine.small_files import UnusableFileError, read_small_text
 from engine.tokenizer import END_OF_PARAGRAPH, SENTENCE_BEGIN, SENTENCE_END, SPECIAL_TOKENS, VariorumTokenizer
 
 WORDS_FILE = "words.txt"
@@ -37,11 +39,15 @@ LIST_NAME = "wordfreq 'large' English list, Zipf >= 3"
 
 
 def read_bundle_words(directory: Path) -> frozenset[str] | None:
-    """The words of `directory/words.txt`, or None when the bundle has none."""
+    """The words of `directory/words.txt`, or None when the bundle has none (`BundleError` when unreadable)."""
     path = Path(directory) / WORDS_FILE
-    if not path.is_file():
+    if not path.exists():
         return None
-    return frozenset(w for w in path.read_text(encoding="utf-8").split("\n") if w)
+    try:
+        text = read_small_text(path, WORDS_FILE)
+    except UnusableFileError as error:
+        raise BundleError(f"bundle {directory}: {error}") from None
+    return frozenset(w for w in text.split("\n") if w)
 
 
 def write_bundle_words(directory: Path, vocabulary: Iterable[str]) -> Path:

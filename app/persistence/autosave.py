@@ -58,7 +58,20 @@ class SavedDocument:
         if isinstance(saved_at, bool) or not isinstance(saved_at, int | float):
             raise ValueError("saved_at is not a number")
         return cls(data["doc_id"], data["title"], data["path"], data["text"], float(saved_at),
-                   encoding if isinstance(encoding, str) else "utf-8", history if isinstance(history, list) else [])
+                   encoding if _is_text_encoding(encoding) else "utf-8", history if isinstance(history, list) else [])
+
+
+def _is_text_encoding(name: object) -> bool:
+    """Whether `name` is a codec that turns text into bytes: not "rot13" (text to text) or "hex" (bytes to
+    bytes), which a damaged or hand-edited autosave could name and saving would then fail on."""
+    if not isinstance(name, str):
+        return False
+    try:
+        "".encode(name)
+        b"".decode(name)
+    except LookupError:
+        return False
+    return True
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from app.variants.state import VariantState
+from engine.decoding.loops import FINISH_LOOP
 from engine.decoding.sentence_end import FINISH_SENTENCE
 
 ENDINGS = {  # the engine's finish reasons (engine/decoding, engine/permgen)
@@ -12,11 +13,13 @@ ENDINGS = {  # the engine's finish reasons (engine/decoding, engine/permgen)
     "length": "cut off at limit",  # the length limit, maybe mid-sentence
     FINISH_SENTENCE: "ended at limit",  # cut back to its last full sentence at the length limit
     "cancelled": "stopped",
+    FINISH_LOOP: "stopped repeating itself",  # the same few tokens over and over (engine/decoding/loops.py)
 }
 
 
 DETAILS = {"length": "stopped by the length limit", FINISH_SENTENCE: "cut back to its last full sentence at the "
-           "length limit", "cancelled": "stopped by the writer"}
+           "length limit", "cancelled": "stopped by the writer",
+           FINISH_LOOP: "stopped: its last tokens were the same few over and over"}
 
 
 def ending_details(reason: str) -> str:

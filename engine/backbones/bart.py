@@ -32,6 +32,7 @@ from transformers import BartConfig, BartModel
 from transformers.cache_utils import DynamicCache, EncoderDecoderCache
 from transformers.models.bart.modeling_bart import BartDecoderLayer, BartEncoder
 
+from engine.backbones.hf_checkpoint import load_hf_pretrained
 from engine.config import ConfigError
 
 
@@ -235,9 +236,7 @@ def load_hf_bart(
     `absolute_positions` (the plain-BART baseline) the checkpoint's decoder positions are kept:
     its rows 2.. (HF BART's offset of 2), as many as both tables have; further rows start fresh.
     """
-    if not (directory / "config.json").is_file():
-        raise ConfigError(f"{directory} is not a Hugging Face BART checkpoint (no config.json)")
-    hf = BartModel.from_pretrained(str(directory), local_files_only=True)
+    hf = load_hf_pretrained(BartModel, directory, "BART")
     config = hf.config
     if config.vocab_size != vocab_size:
         raise ConfigError(f"{directory} has a {config.vocab_size}-token vocabulary, the tokenizer has {vocab_size}")

@@ -23,8 +23,9 @@ from transformers.cache_utils import Cache
 from transformers.models.gpt2.modeling_gpt2 import GPT2Block
 
 from engine import packed_linear
+from engine.backbones.hf_checkpoint import load_hf_pretrained
 from engine.backbones.kv_cache import KVCache
-from engine.config import ConfigError, ModelConfig
+from engine.config import ModelConfig
 
 
 def hf_config(config: ModelConfig) -> GPT2Config:
@@ -105,12 +106,13 @@ class GPT2Backbone(nn.Module):
         )
         return out.last_hidden_state, out.past_key_values  # [B, T, D]
 
-    def new_cache(self, rows: int) -> KVCache:
-        """An empty preallocated cache for `rows` rows and one block of positions, with the blocks'
-        weights looked up once for the decode it serves (`BlockWeights`)."""
+    def new_cache(self, rows: int, positions: int | None = None) -> KVCache:
+        """An empty preallocated cache for `rows` rows and `positions` positions (at most, and by default,
+        one block), with the blocks' weights looked up once for the decode it serves (`BlockWeights`)."""
         config, like = self.config, self.token_embedding.weight
         head_dim = config.n_embd // config.n_head
-        cache = KVCache.allocate(config.n_layer, rows, config.n_head, config.block_size, head_dim, like)
+        capacity = config.block_size if positions is None else min(positions, config.block_size)
+        cache = KVCache.allocate(config.n_layer, rows, config.n_head, capacity, head_dim, like)
         cache.weights = self.block_weights()
         return cache
 
@@ -175,9 +177,7 @@ class GPT2Backbone(nn.Module):
 
 def load_hf_gpt2_backbone(directory: Path) -> GPT2Backbone:
     """Load a GPT-2 backbone from a local HF checkpoint directory (`config.json` + weights)."""
-    if not (directory / "config.json").is_file():
-        raise ConfigError(f"{directory} is not a Hugging Face GPT-2 checkpoint (no config.json)")
-    transformer = GPT2Model.from_pretrained(str(directory), local_files_only=True)
+    transformer = load_hf_pretrained(GPT2Model, directory, "GPT-2")
     hf = transformer.config
     config = ModelConfig(
         vocab_size=hf.vocab_size,

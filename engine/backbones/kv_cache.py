@@ -9,10 +9,15 @@ A captured (CUDA graph) step needs fixed shapes and addresses, so it writes with
 position held in a device tensor and attends to the whole buffer under a mask
 (engine/decoding/graphed_step.py). Buffers start zeroed for it: a masked key still enters the
 attention product with weight 0, and 0 × NaN from uninitialised memory would be NaN.
+
+A cache is sized to what a request needs (`capacity` = its positions, at most one block), and one that
+would not fit in the device's free memory is refused with `CacheTooLargeError` before anything is
+allocated: a model with a 65,536-token window would otherwise ask for gigabytes at its first step.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -20,6 +25,31 @@ import torch
 
 if TYPE_CHECKING:
     from engine.backbones.gpt2 import BlockWeights
+
+
+class CacheTooLargeError(ValueError):
+    """A request's key/value cache would not fit in the device's free memory; the message says what to ask instead."""
+
+
+def free_memory(device: torch.device) -> int | None:
+    """Bytes free on `device` now, or None where this platform does not say."""
+    if device.type == "cuda":
+        return int(torch.cuda.mem_get_info(device)[0])
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):  # not a POSIX system, or the name is unknown here
+        return None
+
+
+def check_fits(shape: tuple[int, ...], like: torch.Tensor) -> None:
+    """`CacheTooLargeError` when keys and values of `shape` would not fit in `like`'s device's free memory."""
+    needed = 2 * like.element_size() * int(torch.Size(shape).numel())
+    free = free_memory(like.device)
+    if free is not None and needed > free:
+        _, rows, _, positions, _ = shape
+        raise CacheTooLargeError(f"decoding {rows} variant(s) over {positions} positions needs a "
+                                 f"{needed / 2**30:.1f} GiB key/value cache, more than the {free / 2**30:.1f} GiB "
+                                 f"free on {like.device}; ask for fewer variants or fewer tokens")
 
 
 @dataclass
@@ -37,6 +67,7 @@ class KVCache:
     ) -> KVCache:
         """An empty (zeroed) cache for `rows` rows of up to `capacity` positions, on `like`'s device and dtype."""
         shape = (layers, rows, heads, capacity, head_dim)
+        check_fits(shape, like)
         return cls(like.new_zeros(shape), like.new_zeros(shape))
 
     @property

@@ -17,6 +17,8 @@ import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from engine.small_files import file_problem
+
 STORY_CLOZE_HEADER = "InputStoryid\tInputSentence1"
 
 
@@ -26,8 +28,9 @@ class CorpusError(ValueError):
 
 def read_text_lines(path: Path) -> list[str]:
     """The lines of a UTF-8 file (CorpusError when it is missing or not UTF-8)."""
-    if not path.is_file():
-        raise CorpusError(f"corpus file {path} does not exist")
+    problem = file_problem(path)
+    if problem is not None:
+        raise CorpusError(f"corpus file {path} {problem}")
     try:
         return path.read_text(encoding="utf-8").splitlines()
     except UnicodeDecodeError as error:

@@ -30,6 +30,7 @@ Cache = TypeVar("Cache", bound=StepCache)
 class BackboneRunner(Protocol[Cache]):
     """`new_cache(n)` and `decode(ids [N, T], cache) -> hidden [N, T, D]` (see the module docstring)."""
 
-    def new_cache(self, rows: int) -> Cache: ...
+    def new_cache(self, rows: int, positions: int | None = None) -> Cache:
+        """An empty cache for `rows` rows with room for `positions` positions (at most, and by default, a block)."""
 
     def decode(self, input_ids: torch.Tensor, cache: Cache) -> torch.Tensor: ...

@@ -20,7 +20,8 @@ prompt's factors), and group controls act only on the inner head's groups (the h
 
 The context always starts with eos, the document separator used in training, so that an
 empty prompt means "start of a document". When the context outgrows the model's block size,
-it is cut to its last half-block and re-encoded (a sliding window), so any length works.
+it is cut to its last half-block and re-encoded (a sliding window), so any length works. A variant
+stuck repeating a few tokens ends with `FINISH_LOOP` (engine/decoding/loops.py).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from typing import Any
 import torch
 
 from engine.decoding.backbone_runner import BackboneRunner
+from engine.decoding.loops import FINISH_LOOP, LoopGuard
 from engine.decoding.real_words import RealWordRows, WordSpeller, trailing_partial
 from engine.decoding.settings import DecodeConfig
 from engine.decoding.step import LanguageModelRows
@@ -150,7 +152,7 @@ class VariantStream(DecodeStream):
         self.should_stop = should_stop or (lambda: False)
         base = settings.seed if settings.seed is not None else random.randrange(2**62)
         self.variants = [
-            Variant(index=i, seed=base + i, settings=settings.with_seed(base + i).to_dict(), prompt_cut=self.prompt_cut)
+            Variant(index=i, seed=base + i, settings=settings.variant_record(base + i), prompt_cut=self.prompt_cut)
             for i in range(n)
         ]
         self.text_tokens = [0] * n  # per variant: how many of its tokens `text` already shows in full
@@ -166,6 +168,7 @@ class VariantStream(DecodeStream):
         rows = LanguageModelRows(self.model, self.row_prompts, self.settings.max_new_tokens, self.runner)
         active = torch.ones(len(row_variants), dtype=torch.bool, device=device)
         spelled = None if self.words is None else RealWordRows(self.words, self._start_partials())
+        loops = LoopGuard(len(row_variants))
         for step in range(1, self.settings.max_new_tokens + 1):
             if self.should_stop():
                 self._finish(row_variants, active, FINISH_CANCELLED)
@@ -176,6 +179,7 @@ class VariantStream(DecodeStream):
             tokens = torch.where(active, draw.tokens, torch.full_like(draw.tokens, self.tokenizer.pad_id))
             yield from self._record(row_variants, active, tokens, draw.log_probs, draw.groups)
             active &= tokens != self.tokenizer.eos_id
+            active &= ~self._stop_loops(loops, row_variants, active, tokens)
             if not bool(active.any()):
                 return
             if step == self.settings.max_new_tokens:  # no token follows: feeding this one would be wasted
@@ -186,6 +190,7 @@ class VariantStream(DecodeStream):
             if kept is not None:
                 seeds, tokens, active = seeds[kept], tokens[kept], active[kept]
                 row_variants = [row_variants[r] for r in kept.tolist()]
+                loops.select(kept.tolist())
                 if spelled is not None:
                     spelled.select(kept.tolist())
             rows.advance(tokens)
@@ -195,6 +200,13 @@ class VariantStream(DecodeStream):
 
             end_at_sentence([self.variants[row_variants[r]] for r in active.nonzero()[:, 0].tolist()],
                             self.tokenizer.decode)
+
+    def _stop_loops(self, loops: LoopGuard, row_variants: list[int], active: torch.Tensor,
+                    tokens: torch.Tensor) -> torch.Tensor:
+        """[N] True for the rows whose latest tokens are a loop (engine/decoding/loops.py); they end here."""
+        looping = torch.tensor(loops.add(tokens.tolist()), device=active.device) & active
+        self._finish(row_variants, looping, FINISH_LOOP)
+        return looping
 
     def _start_partials(self) -> list[str]:
         """Each row's partial word before its first token: the letters its context ends with."""

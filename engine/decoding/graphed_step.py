@@ -64,8 +64,8 @@ class GraphedStepRunner:
         precision = {torch.bfloat16: "bf16", torch.float16: "fp16", torch.float32: "fp32"}.get(dtype, str(dtype))
         self.name = f"torch ({'CUDA graph, ' if self.device.type == 'cuda' else ''}{precision})"
 
-    def new_cache(self, rows: int) -> GraphedCache:
-        base = self.backbone.new_cache(rows)
+    def new_cache(self, rows: int, positions: int | None = None) -> GraphedCache:
+        base = self.backbone.new_cache(rows, positions)
         return GraphedCache(base.keys, base.values, weights=base.weights)
 
     def decode(self, input_ids: torch.Tensor, cache: GraphedCache) -> torch.Tensor:

@@ -144,6 +144,11 @@ class DecodeConfig:
     def with_seed(self, seed: int) -> DecodeConfig:
         return dataclasses.replace(self, seed=seed)
 
+    def variant_record(self, seed: int) -> dict[str, Any]:
+        """What variant i records: these settings with its own seed, base + i. Only the base is bounded by
+        MAX_SEED (which leaves room for every variant's seed), so this one is not checked again."""
+        return {**self.to_dict(), "seed": seed}
+
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 

@@ -104,7 +104,7 @@ class LanguageModelRows(DecodeRows):
         self.history = torch.zeros((len(contexts), prompt_length + capacity), dtype=torch.long, device=device)
         self.history[:, :prompt_length] = torch.tensor([list(c) for c in contexts], device=device)
         self.length = prompt_length
-        self.cache = self.runner.new_cache(len(contexts))
+        self.cache = self.runner.new_cache(len(contexts), prompt_length + capacity)  # no more than the request needs
         context = self._encode()  # [N, W, D]
         window_steps = context_steps(self.ids, EOS_ID)[:, -context.shape[1]:]  # [N, W]
         steps = torch.tensor([prompt_start_step(list(c), EOS_ID) + 1 for c in contexts], device=device)

@@ -25,7 +25,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 from engine.bundle import Bundle, load_bundle
-from engine.cli_errors import reports_user_errors
+from engine.cli_errors import check_output_file, reports_user_errors
 from engine.diagnostics.embedding import (
     agg_group_ids,
     embedding_report,
@@ -57,7 +57,7 @@ def plot_singular_values(curves: dict[str, list[float]], png: Path) -> None:
     axis.legend()
     axis.grid(alpha=0.3)
     figure.tight_layout()
-    figure.savefig(png, dpi=100)
+    figure.savefig(png, dpi=100, format="png")  # matplotlib would add ".png" to a name without a suffix
     plt.close(figure)
 
 
@@ -71,6 +71,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-blocks", type=int, default=0, help="evaluate at most this many blocks (0 = all)")
     parser.add_argument("--png", type=Path, help="write the normalized singular values of W here")
     args = parser.parse_args(argv)
+    if args.png:
+        check_output_file("--png", args.png)
     curves: dict[str, list[float]] = {}
     for path in args.bundle:
         bundle = load_bundle(path)

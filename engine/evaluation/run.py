@@ -35,7 +35,7 @@ from typing import Any
 from tqdm import tqdm
 
 from engine.bundle import Bundle, load_bundle
-from engine.cli_errors import reports_user_errors
+from engine.cli_errors import check_output_dir, reports_user_errors
 from engine.data.corpus import file_sha256
 from engine.devices import resolve_device
 from engine.evaluation.decoders import check_decoders, parse_decoder
@@ -214,8 +214,9 @@ def run(args: argparse.Namespace, argv: list[str]) -> Path:
     if any(permgen) != (split.task != "continue"):
         raise ValueError(f"split {split.name!r} evaluates task {split.task!r}: PermGen bundles need one of "
                          f"{SPLIT_TASKS}, language models any other split")
-    entries, human = run_seq2seq(args, config, split) if any(permgen) else run_lm(args, config, split)
     out = args.out or Path("runs") / "eval" / split.name
+    check_output_dir("--out", out)  # before the decoding, which can take hours
+    entries, human = run_seq2seq(args, config, split) if any(permgen) else run_lm(args, config, split)
     report: dict[str, Any] = {
         "command": "variorum eval " + shlex.join(argv),
         "created": time.strftime("%Y-%m-%d %H:%M:%S %z"),

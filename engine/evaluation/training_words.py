@@ -16,15 +16,16 @@ from engine.data.corpus import read_corpus, split_documents
 from engine.metrics.invented import word_set
 from engine.permgen.data import DataStats, load_examples, split_examples
 from engine.permgen.text import normalize
+from engine.small_files import file_problem
 
 
 def recorded_files(provenance: dict[str, Any], override: list[Path] | None = None) -> list[Path]:
     """The training files to read: `override` (each must exist), else those the bundle recorded; [] (with
     a note on stderr: the rate is then left out) when none is named or a recorded one is not here."""
     if override:
-        missing = [str(f) for f in override if not f.is_file()]
-        if missing:
-            raise ValueError(f"training files not found: {', '.join(missing)}")
+        problems = [f"{f} {problem}" for f in override if (problem := file_problem(f)) is not None]
+        if problems:
+            raise ValueError(f"training file {problems[0]}")
         return override
     files = [Path(p) for p in provenance.get("train", {}).get("train_files", [])]
     missing = [str(f) for f in files if not f.is_file()]

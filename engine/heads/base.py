@@ -94,6 +94,10 @@ class OutputHead(nn.Module, ABC):
         """What this head's groups are and which group-stage controls it honours (engine/controls.py)."""
         return HeadCapabilities(self.name, self.num_groups)
 
+    def missing_state(self) -> str:
+        """What this head still lacks to compute anything (a loaded bundle must lack nothing); '' = ready."""
+        return ""
+
     # ----- decoding (engine/decoding/): state, group stage, marginal -------------------------
     @property
     def controlled_head(self) -> OutputHead:

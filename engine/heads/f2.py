@@ -104,6 +104,9 @@ class F2Head(OutputHead):
         self.token_class = torch.empty_like(classes).scatter_(0, self.freq_order, classes)
         self.assigned = True
 
+    def missing_state(self) -> str:
+        return "" if self.assigned else "the F² head has no frequency classes (its class ends are all zero)"
+
     def _check_assigned(self) -> None:
         if not self.assigned:
             raise RuntimeError(

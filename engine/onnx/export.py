@@ -26,7 +26,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from engine.bundle import CARD_FILE, WEIGHTS_FILE, BundleError, load_bundle
+from engine.bundle import CARD_FILE, WEIGHTS_FILE, check_bundle_folder, load_bundle
 from engine.cli_errors import reports_user_errors
 from engine.onnx import EXPORT_FILE, ONNX_DIR
 
@@ -259,8 +259,7 @@ def export_bundle(bundle_dir: Path, int8_files: list[Path] | None = None) -> Exp
     from engine.permgen.bundle import is_permgen_bundle
 
     bundle_dir = Path(bundle_dir)
-    if not bundle_dir.is_dir():
-        raise BundleError(f"bundle {bundle_dir} does not exist or is not a directory")
+    check_bundle_folder(bundle_dir)
     permgen = is_permgen_bundle(bundle_dir)
     out = bundle_dir / ONNX_DIR
     out.mkdir(exist_ok=True)

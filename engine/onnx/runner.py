@@ -111,10 +111,11 @@ class OnnxBackboneRunner:
         a kernel for one of its nodes, or a graph whose shapes are not the record's."""
         self.decode(torch.zeros(1, 2, dtype=torch.int64, device=self.device), self.new_cache(1))
 
-    def new_cache(self, rows: int) -> OnnxKVCache:
-        """An empty cache for `rows` rows holding up to one block of positions."""
+    def new_cache(self, rows: int, positions: int | None = None) -> OnnxKVCache:
+        """An empty cache for `rows` rows holding up to `positions` positions (at most, and by default, a block);
+        it grows step by step, so nothing is allocated for the positions ahead."""
         empty = torch.empty(rows, self.heads, 0, self.head_dim, device=self.device)
-        return OnnxKVCache([empty] * (2 * self.layers), self.block_size)
+        return OnnxKVCache([empty] * (2 * self.layers), min(positions or self.block_size, self.block_size))
 
     def decode(self, input_ids: torch.Tensor, cache: OnnxKVCache) -> torch.Tensor:
         """Hidden states [N, T, D] of ids [N, T] following the cache's positions; grows the cache."""

@@ -10,9 +10,8 @@ thread (see `_session`).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
 import torch
@@ -21,6 +20,7 @@ from engine.bundle import WEIGHTS_FILE
 from engine.onnx import EXPORT_FILE, ONNX_DIR
 from engine.onnx.export import READABLE_FORMATS, file_sha256
 from engine.onnx.shared_weights import load_graph
+from engine.small_files import UnusableFileError, read_small_json
 
 
 class OnnxUnavailable(Exception):
@@ -56,21 +56,54 @@ def _import_onnxruntime() -> Any:
 
 
 def read_record(bundle_dir: Path, kind: str) -> dict[str, Any]:
+    """The bundle's export record, checked (`OnnxUnavailable` saying why it cannot be used)."""
     path = bundle_dir / ONNX_DIR / EXPORT_FILE
-    if not path.is_file():
+    if not path.exists():
         raise OnnxUnavailable(f"{bundle_dir} has no ONNX export (run `variorum export-onnx --bundle {bundle_dir}`)")
     try:
-        record = json.loads(path.read_text())
-        fits = record["format"] in READABLE_FORMATS and record["kind"] == kind and isinstance(record["graphs"], dict)
-    except (OSError, ValueError, KeyError, TypeError) as error:
-        raise OnnxUnavailable(f"{path} is unreadable ({str(error)[:120]}); re-run `variorum export-onnx`") from None
-    if not fits:
-        raise OnnxUnavailable(f"{path} is not a {kind!r} export of a format this version reads {READABLE_FORMATS}; "
-                              "re-run `variorum export-onnx`")
+        record = read_small_json(path)
+    except UnusableFileError as error:
+        raise OnnxUnavailable(f"{error}; re-run `variorum export-onnx`") from None
+    problem = record_problem(record, kind)
+    if problem:
+        raise OnnxUnavailable(f"{path} {problem}; re-run `variorum export-onnx`")
     if record.get("weights_sha256") != file_sha256(bundle_dir / WEIGHTS_FILE):
         raise OnnxUnavailable(f"the ONNX export in {bundle_dir / ONNX_DIR} was made from other weights than the "
                               "bundle's (retrained since?); re-run `variorum export-onnx`")
     return dict(record)
+
+
+def record_problem(record: Any, kind: str) -> str | None:
+    """What makes `record` unusable as a `kind` export record, worded to follow its path, or None.
+
+    Every graph it names must be a plain file name: the graphs are opened from the bundle's onnx folder,
+    and a name with `..` or an absolute path would load a graph from anywhere."""
+    if not isinstance(record, dict) or record.get("format") not in READABLE_FORMATS or record.get("kind") != kind:
+        return f"is not a {kind!r} export of a format this version reads {READABLE_FORMATS}"
+    if not all(isinstance(record.get(key), int) and record[key] > 0 for key in ("layers", "heads", "head_dim")):
+        return "does not give the graphs' layers, heads and head_dim"
+    graphs, int8 = record.get("graphs"), record.get("int8", {})
+    if not isinstance(graphs, dict) or not all(map(_is_graph_entry, graphs.values())) or not isinstance(
+            graphs.get("decoder", {}).get("inputs"), dict):
+        return "does not name its graphs as {role: {file, sha256, inputs}} with a decoder"
+    if not isinstance(int8, dict) or (int8 and not (_is_graph_entry(int8) and isinstance(int8.get("offered"), bool)
+                                                    and _is_number(int8.get("change_percent")))):
+        return "has a malformed int8 section"
+    names = [g["file"] for g in graphs.values()] + ([int8["file"]] if int8 else [])
+    outside = [name for name in names if not _is_plain_name(name)]
+    return f"names a graph outside the bundle's onnx folder ({outside[0]!r})" if outside else None
+
+
+def _is_graph_entry(entry: Any) -> bool:
+    return isinstance(entry, dict) and isinstance(entry.get("file"), str) and isinstance(entry.get("sha256"), str)
+
+
+def _is_plain_name(name: str) -> bool:
+    return name not in ("", ".", "..") and PurePosixPath(name).name == name and PureWindowsPath(name).name == name
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 Provider = str | tuple[str, dict[str, str]]  # a name, or a name with its options

@@ -143,7 +143,7 @@ class PermGenStream(DecodeStream):
         self.cap = min(model.config.max_sentence_len - 2, settings.max_new_tokens)
         base = settings.seed if settings.seed is not None else random.randrange(2**62)
         self.base_seed = base
-        self.candidates = [PermGenVariant(index=i, seed=base + i, settings=settings.with_seed(base + i).to_dict())
+        self.candidates = [PermGenVariant(index=i, seed=base + i, settings=settings.variant_record(base + i))
                            for i in range(n)]
         self.variants: list[Variant] = list(self.candidates)  # the same objects, typed as the base class's
         self.states = [_State() for _ in range(n)]

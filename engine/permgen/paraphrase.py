@@ -127,7 +127,7 @@ class ParaphraseStream(DecodeStream):
         self.outputs: list[list[str]] = []  # per finished sentence, the N model outputs
 
     def _settings(self, seed: int) -> dict[str, object]:
-        recorded: dict[str, object] = self.settings.with_seed(seed).to_dict()
+        recorded: dict[str, object] = self.settings.variant_record(seed)
         if self.beam_width > 1:
             recorded["beam_width"] = self.beam_width
         return recorded

@@ -30,6 +30,7 @@ from pathlib import Path
 from engine.data.corpus import CorpusError, story_cloze_sentences
 from engine.permgen.keywords import storyline
 from engine.permgen.text import normalize
+from engine.small_files import file_problem
 
 
 class ReaderError(ValueError):
@@ -172,8 +173,9 @@ def detect_format(path: Path) -> str:
 
 def read_examples(path: Path, data_format: str = "") -> list[ParagraphExample]:
     """Read `path` with the named reader (or the one its name implies)."""
-    if not path.is_file():
-        raise ReaderError(f"data file {path} does not exist")
+    problem = file_problem(path)
+    if problem is not None:
+        raise ReaderError(f"data file {path} {problem}")
     fmt = data_format or detect_format(path)
     if fmt not in READERS:
         raise ReaderError(f"unknown data format {fmt!r}; known: {sorted(READERS)}")

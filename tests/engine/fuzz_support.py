@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
 import torch
 from hypothesis import strategies as st
 
@@ -98,3 +99,17 @@ def bundle_copy(kind: str) -> Iterator[Path]:
         target = Path(folder) / "bundle"
         shutil.copytree(saved_bundles()[kind], target)
         yield target
+
+
+@pytest.fixture(scope="module", autouse=True)
+def print_tally(request: pytest.FixtureRequest) -> Iterator[None]:
+    TALLY.clear()
+    yield
+    reporter = request.config.pluginmanager.getplugin("terminalreporter")
+    line = f"fuzz: tried {TALLY['tried']}, handled {TALLY['handled']}, failed {TALLY['failed']}"
+    targets = sorted({key.split(":")[0] for key in TALLY if ":" in key})
+    detail = ", ".join(f"{t} {TALLY[t + ':handled']}/{TALLY[t + ':handled'] + TALLY[t + ':failed']}" for t in targets)
+    capture = request.config.pluginmanager.getplugin("capturemanager")
+    if reporter is not None and capture is not None:
+        with capture.global_and_fixture_disabled():  # shown even without -s
+            reporter.write_line(f"\n{line} ({detail})")

@@ -4,6 +4,7 @@ naming the field or file, raised before the model is allocated; nothing is a tra
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
+from engine import small_files
 from engine.bundle import BundleError, load_bundle, save_bundle
 from engine.permgen.bundle import load_permgen_bundle
 from engine.permgen.model import PermGenModel
@@ -126,3 +128,67 @@ def test_integer_weights_are_refused(broken: tuple[Path, Loader]) -> None:
     name = _edit_weights(bundle, lambda _, t: t.to(torch.int32))
     with pytest.raises(BundleError, match=f"weight {name} has dtype torch.int32, expected torch.float32"):
         loader(bundle)
+
+
+@pytest.mark.parametrize("provenance", ["x", {"train": [1]}, {"train": {"train_files": "a.txt"}},
+                                        {"train": {"valid_fraction": "0.1"}}])
+def test_provenance_of_the_wrong_type_is_refused_at_load(broken: tuple[Path, Loader], provenance: object) -> None:
+    bundle, loader = broken
+    _edit_config(bundle, lambda config: config.__setitem__("provenance", provenance))
+    with pytest.raises(BundleError, match="provenance"):
+        loader(bundle)
+
+
+def _make_fifo(path: Path) -> None:
+    path.unlink()
+    os.mkfifo(path)
+
+
+def _link_to_dev_zero(path: Path) -> None:
+    path.unlink()
+    path.symlink_to("/dev/zero")
+
+
+@pytest.mark.parametrize("name", ["token_counts.json", "tokenizer.json", "config.json", "card.md"])
+@pytest.mark.parametrize("replace", [_make_fifo, _link_to_dev_zero])
+def test_files_that_are_not_regular_files_are_refused(broken: tuple[Path, Loader], name: str,
+                                                      replace: Callable[[Path], None]) -> None:
+    bundle, loader = broken
+    replace(bundle / name)
+    with pytest.raises(BundleError, match=f"{name} .*not a regular file"):
+        loader(bundle)
+
+
+def test_a_file_over_the_size_limit_is_refused(broken: tuple[Path, Loader], monkeypatch: pytest.MonkeyPatch) -> None:
+    bundle, loader = broken
+    monkeypatch.setattr(small_files, "SMALL_FILE_LIMIT", 100)
+    with pytest.raises(BundleError, match=r"config\.json .*larger than the 100 bytes allowed"):
+        loader(bundle)
+
+
+def test_a_folder_for_the_weights_file_is_named(broken: tuple[Path, Loader]) -> None:
+    bundle, loader = broken
+    (bundle / "model.safetensors").unlink()
+    (bundle / "model.safetensors").mkdir()
+    with pytest.raises(BundleError, match=r"model\.safetensors is a folder, not a file"):
+        loader(bundle)
+
+
+def test_an_unreadable_weights_file_is_named(broken: tuple[Path, Loader], monkeypatch: pytest.MonkeyPatch) -> None:
+    bundle, loader = broken
+    opened = os.open
+
+    def refuse_weights(path: object, *args: int) -> int:
+        if str(path).endswith("model.safetensors"):  # what a mode-000 file gives a user other than root
+            raise PermissionError(13, "Permission denied", str(path))
+        return opened(path, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(small_files.os, "open", refuse_weights)
+    with pytest.raises(BundleError, match=r"model.safetensors cannot be read \(Permission denied\)"):
+        loader(bundle)
+
+
+def test_a_file_given_as_the_bundle_is_named(broken: tuple[Path, Loader]) -> None:
+    bundle, loader = broken
+    with pytest.raises(BundleError, match=r"config\.json is a file, not a bundle folder"):
+        loader(bundle / "config.json")

@@ -60,7 +60,7 @@ def test_bundles_lists_usable_and_broken(bundle_dirs: Path, capsys: pytest.Captu
     assert main(["bundles"]) == 0
     out = capsys.readouterr().out
     assert "tiny  [softmax]" in out and "An untrained two-layer model" in out
-    assert "broken  [?]" in out and "UNUSABLE: unreadable config.json" in out
+    assert "broken  [?]" in out and "UNUSABLE: config.json is not valid JSON" in out
 
 
 def test_bundles_prints_a_card_as_written(bundle_dirs: Path, capsys: pytest.CaptureFixture[str]) -> None:

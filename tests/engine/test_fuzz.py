@@ -12,7 +12,7 @@ import dataclasses
 import json
 import math
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -31,13 +31,13 @@ from engine.decoding import DecodeConfig, generate_variants
 from engine.permgen.bundle import load_permgen_bundle
 from engine.tokenizer import SPECIAL_TOKENS
 from tests.engine.fuzz_support import (
-    TALLY,
     WRONG_TYPES,
     bundle_copy,
     floats,
     ints,
     models,
     names_one_of,
+    print_tally,  # noqa: F401  # a module-scoped autouse fixture: prints the tally
     record,
     saved_bundles,
     tokenizer,
@@ -48,20 +48,6 @@ FUZZ = settings(derandomize=True, deadline=None, database=None, suppress_health_
 DECODE_FIELDS = [f.name for f in dataclasses.fields(DecodeConfig)]
 MODEL_FIELDS = [f.name for f in dataclasses.fields(ModelConfig)]
 TRAIN_FIELDS = [f.name for f in dataclasses.fields(TrainConfig)]
-
-
-@pytest.fixture(scope="module", autouse=True)
-def print_tally(request: pytest.FixtureRequest) -> Iterator[None]:
-    TALLY.clear()
-    yield
-    reporter = request.config.pluginmanager.getplugin("terminalreporter")
-    line = f"fuzz: tried {TALLY['tried']}, handled {TALLY['handled']}, failed {TALLY['failed']}"
-    targets = sorted({key.split(":")[0] for key in TALLY if ":" in key})
-    detail = ", ".join(f"{t} {TALLY[t + ':handled']}/{TALLY[t + ':handled'] + TALLY[t + ':failed']}" for t in targets)
-    capture = request.config.pluginmanager.getplugin("capturemanager")
-    if reporter is not None and capture is not None:
-        with capture.global_and_fixture_disabled():  # shown even without -s
-            reporter.write_line(f"\n{line} ({detail})")
 
 
 def _decode_values() -> st.SearchStrategy[dict[str, Any]]:

@@ -171,8 +171,8 @@ class RowCountingRunner:
         self.model = model
         self.rows: list[int] = []
 
-    def new_cache(self, rows: int) -> KVCache:
-        return self.model.new_cache(rows)
+    def new_cache(self, rows: int, positions: int | None = None) -> KVCache:
+        return self.model.new_cache(rows, positions)
 
     def decode(self, input_ids: torch.Tensor, cache: KVCache) -> torch.Tensor:
         self.rows.append(int(input_ids.shape[0]))

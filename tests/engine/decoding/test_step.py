@@ -24,8 +24,8 @@ class CountingRunner:
     def __init__(self, model: LanguageModel) -> None:
         self.model, self.calls = model, 0
 
-    def new_cache(self, rows: int) -> KVCache:
-        return self.model.new_cache(rows)
+    def new_cache(self, rows: int, positions: int | None = None) -> KVCache:
+        return self.model.new_cache(rows, positions)
 
     def decode(self, input_ids: torch.Tensor, cache: KVCache) -> torch.Tensor:
         self.calls += 1

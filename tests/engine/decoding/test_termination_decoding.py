@@ -39,7 +39,7 @@ class ConstantBackbone(nn.Module):
                 use_cache: bool = False) -> tuple[torch.Tensor, None]:
         return torch.ones(*input_ids.shape, self.token_embedding.embedding_dim), None
 
-    def new_cache(self, rows: int) -> KVCache:
+    def new_cache(self, rows: int, positions: int | None = None) -> KVCache:  # always one 32-position block
         return KVCache.allocate(1, rows, 1, 32, 1, self.token_embedding.weight)
 
     def decode(self, input_ids: torch.Tensor, cache: KVCache) -> torch.Tensor:

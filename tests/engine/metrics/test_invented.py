@@ -34,7 +34,7 @@ def test_lm_training_words_use_the_training_side_only(tmp_path: Path) -> None:
     assert split is not None and 0 < len(split) < len(everything)  # held-out documents' words are left out
     assert lm_training_words({"train": {}}) is None
     assert lm_training_words({"train": {"train_files": [str(tmp_path / "gone.txt")]}}) is None  # noted, left out
-    with pytest.raises(ValueError, match=r"training files not found: .*missing\.txt"):
+    with pytest.raises(ValueError, match=r"training file .*missing\.txt does not exist"):
         lm_training_words({"train": {}}, [tmp_path / "missing.txt"])
 
 

@@ -51,7 +51,7 @@ def test_no_export_auto_is_torch_silently_onnx_says_how_to_export(tiny_bundle: P
 @pytest.mark.parametrize(("damage", "message"), [
     (lambda p: (p / "onnx" / "decoder.onnx").write_bytes(b"not a graph"), "damaged or was replaced"),
     (lambda p: (p / "onnx" / "decoder.onnx").unlink(), "decoder.onnx is missing"),
-    (lambda p: (p / "onnx" / "export.json").write_text("{"), "export.json is unreadable"),
+    (lambda p: (p / "onnx" / "export.json").write_text("{"), "export.json is not valid JSON"),
     (lambda p: (p / WEIGHTS_FILE).write_bytes((p / WEIGHTS_FILE).read_bytes()[:-4] + b"\0\0\0\0"), "other weights"),
 ], ids=["corrupt-graph", "missing-graph", "corrupt-record", "retrained-weights"])
 def test_a_damaged_or_mismatched_export_falls_back_to_torch(
@@ -179,3 +179,36 @@ def test_export_of_a_broken_permgen_bundle_says_what_is_wrong(tmp_path: Path,
     err = capsys.readouterr().err
     assert str(path) in err and "Traceback" not in err
     assert not (path / "onnx" / "export.json").exists()
+
+
+def _edit_record(bundle: Path, edit: Callable[[dict[str, Any]], None]) -> None:
+    import json
+
+    path = bundle / "onnx" / "export.json"
+    record = json.loads(path.read_text())
+    edit(record)
+    path.write_text(json.dumps(record))
+
+
+def _graph_outside(bundle: Path, name: str) -> None:
+    """The record names a copy of the real graph outside the onnx folder (its checksum still matches)."""
+    outside = bundle / "onnx" / name
+    shutil.copyfile(bundle / "onnx" / "decoder.onnx", outside)
+    _edit_record(bundle, lambda record: record["graphs"]["decoder"].__setitem__("file", name))
+
+
+@pytest.mark.parametrize(("damage", "runtime", "message"), [
+    (lambda p: (p / "onnx" / "export.json").write_text("[" * 100_000 + "]" * 100_000), "auto", "nested too deeply"),
+    (lambda p: _edit_record(p, lambda r: r["graphs"].__setitem__("decoder", [])), "auto", "does not name its graphs"),
+    (lambda p: _edit_record(p, lambda r: r.__setitem__("layers", "2")), "auto", "layers, heads and head_dim"),
+    (lambda p: _edit_record(p, lambda r: r.__setitem__("int8", {"file": "decoder.onnx", "sha256": "",
+                                                                "offered": False})), "onnx-int8", "malformed int8"),
+    (lambda p: _graph_outside(p, "../decoder-copy.onnx"), "auto", "outside the bundle's onnx folder"),
+    (lambda p: _graph_outside(p, str(p / "decoder-copy.onnx")), "auto", "outside the bundle's onnx folder"),
+], ids=["deep-record", "graph-entry-list", "layers-string", "int8-incomplete", "dot-dot-path", "absolute-path"])
+def test_a_malformed_record_falls_back_to_torch_with_a_notice(
+    exported_copy: Path, damage: Callable[[Path], Any], runtime: str, message: str
+) -> None:
+    damage(exported_copy)
+    model = Engine([]).load(exported_copy, "cpu", runtime)
+    assert model.runtime == "torch" and message in model.runtime_note

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QAction, QCloseEvent, QFont, QKeySequence
+from PySide6.QtCore import QPoint, Qt, QTimer
+from PySide6.QtGui import QAction, QCloseEvent, QFont, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
     QLabel,
@@ -284,6 +284,9 @@ class MainWindow(FilesMixin, GenerationMixin):
         """The window's size and place and the columns' widths as the writer left them."""
         if len(self.settings.window_size) == 2:
             self.resize(*self.settings.window_size)
+        place = self.settings.window_position
+        if len(place) == 2 and QGuiApplication.screenAt(QPoint(*place)) is not None:  # a screen still shows it
+            self.move(*place)
         if self.settings.maximized:
             self.setWindowState(Qt.WindowState.WindowMaximized)
         if len(self.settings.splitter_sizes) == self.splitter.count():
@@ -294,6 +297,7 @@ class MainWindow(FilesMixin, GenerationMixin):
         self.settings.maximized = self.isMaximized()
         if not self.isMaximized():  # a maximized window's size is the screen's, not the writer's choice
             self.settings.window_size = [self.width(), self.height()]
+            self.settings.window_position = [self.x(), self.y()]
         self.settings.splitter_sizes = self.splitter.sizes()
         return self.settings
 

@@ -33,6 +33,7 @@ class AppSettings:
     runtime: str = "auto"  # what runs the decoder step: auto / torch / onnx (engine/onnx)
     controls: dict[str, Any] = field(default_factory=dict)  # last-used control values
     window_size: list[int] = field(default_factory=list)  # [width, height] of the window; [] = the default size
+    window_position: list[int] = field(default_factory=list)  # [x, y] of the window's frame; [] = where Qt puts it
     maximized: bool = False
     splitter_sizes: list[int] = field(default_factory=list)  # editor | variants | controls widths; [] = default
 
@@ -58,6 +59,9 @@ class AppSettings:
             if not isinstance(sizes, list) or not all(isinstance(w, int) and not isinstance(w, bool) and w >= 0
                                                       for w in sizes):
                 raise ValueError(f"{name} must be a list of sizes in pixels")
+        if not isinstance(self.window_position, list) or len(self.window_position) not in (0, 2) or not all(
+                isinstance(c, int) and not isinstance(c, bool) for c in self.window_position):
+            raise ValueError("window_position must be [x, y] in pixels")
         if not isinstance(self.maximized, bool):
             raise ValueError("maximized must be true or false")
 

@@ -34,16 +34,17 @@ def test_the_controls_column_fits_at_1280x800_and_scrolls_rather_than_clips(make
         assert scroll.verticalScrollBar().maximum() > 0 or inner.height() <= scroll.viewport().height()
 
 
-def test_window_size_and_column_widths_are_remembered(make_window: MakeWindow, qtbot: QtBot) -> None:
+def test_window_size_place_and_column_widths_are_remembered(make_window: MakeWindow, qtbot: QtBot) -> None:
     window = make_window()
     window.resize(1100, 700)
+    window.move(40, 30)
     window.splitter.setSizes([300, 450, 330])
     qtbot.wait(20)
     sizes = window.splitter.sizes()
     window.close()
     again = make_window()
     qtbot.wait(20)
-    assert (again.width(), again.height()) == (1100, 700)
+    assert (again.width(), again.height()) == (1100, 700) and (again.x(), again.y()) == (40, 30)
     assert again.splitter.sizes() == sizes
 
 

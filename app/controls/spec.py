@@ -48,8 +48,8 @@ SAMPLING = (
                "the probability. 1.0 means no limit; lower values trim unlikely words."),
     SliderSpec("repetition_penalty", "Avoid repeats", 1.0, 2.0, OFF.repetition_penalty,
                "Repetition penalty: discourage reusing words already in the text. 1.0 is off."),
-    # 500 tokens (~375 words) take ~4 s at the ~8 ms per token of 8 variants on a 2-core CPU: a wait a writer
-    # sits through; the engine's own limit (4,096) is for the command line and evaluation.
+    # 500 tokens (~375 words) is a wait a writer sits through (an estimate, not a measured bound: a few seconds
+    # for 8 variants on a 2-core CPU); the engine's own limit (4,096) is for the command line and evaluation.
     SliderSpec("max_new_tokens", "Max length", 1, 500, DECODE_DEFAULTS.max_new_tokens,
                "The most tokens a variant may write before it is cut off (a token is roughly ¾ of a word).",
                integer=True),

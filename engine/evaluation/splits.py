@@ -201,7 +201,8 @@ def _turkcorpus_split(path: Path, provenance: list[dict[str, str]], fraction: fl
                       max_documents: int | None) -> EvalSplit:
     from engine.permgen.paraphrase_readers import read_turkcorpus_references  # PermGen's reader, only when asked
 
-    rows = read_turkcorpus_references(path)[:max_documents] if max_documents else read_turkcorpus_references(path)
+    rows = read_turkcorpus_references(path)
+    rows = rows[:max_documents] if max_documents else rows
     return EvalSplit("turkcorpus", [], provenance, fraction, [(source, refs[0]) for source, refs in rows],
                      task="paraphrase", references=[refs for _, refs in rows])
 

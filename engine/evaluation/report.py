@@ -82,10 +82,11 @@ def shares_table(report: dict[str, Any]) -> list[str]:
 
 
 PARAGRAPH_COLUMNS = [
-    ("top-1 B-4", "top1_bleu_4", 100.0), ("oracle B-4", "oracle_bleu_4", 100.0),
+    ("PPL", "ppl_natural", 1.0), ("top-1 B-4", "top1_bleu_4", 100.0), ("oracle B-4", "oracle_bleu_4", 100.0),
     ("Self-B-3", "pairwise_self_bleu_3", 100.0), ("Self-B-4", "pairwise_self_bleu_4", 100.0),
     ("Dist-2", "distinct_2", 100.0), ("Dist-3", "distinct_3", 100.0), ("Ent-1", "entropy_1", 1.0),
-    ("Ent-2", "entropy_2", 1.0), ("Ent-3", "entropy_3", 1.0), ("Ent-4", "entropy_4", 1.0), ("words", "mean_words", 1.0),
+    ("Ent-2", "entropy_2", 1.0), ("Ent-3", "entropy_3", 1.0), ("Ent-4", "entropy_4", 1.0),
+    ("seq-rep-4", "seq_rep_4", 100.0), ("words", "mean_words", 1.0),
     ("Invented %", "invented_word_rate", 100.0), ("Unseen %", "unseen_word_rate", 100.0),
 ]
 PARAPHRASE_COLUMNS = [
@@ -103,9 +104,12 @@ SEQ2SEQ_NOTES = {
                   "(candidates unlike the source and one another), the share of the source's content words kept, "
                   "Distinct-n per text, BLEU-4 and ROUGE F1 of the first candidate against the reference(s); "
                   "×100 except Rewrites. BERTScore is not computed. Human: the references against their sources.",
-    "paragraph": "PermGen §5.4 / Tables 2 and 7: top-1 (Eq. 8 rank 1) and oracle (best of K by sentence BLEU) corpus "
+    "paragraph": "PPL: natural-order perplexity per target token on every paragraph of the split. PermGen §5.4 / "
+                 "Tables 2 and 7: top-1 (Eq. 8 rank 1) and oracle (best of K by sentence BLEU) corpus "
                  "BLEU-4, pairwise Self-BLEU among a source's K candidates, Distinct-n and Entropy-n (nats) pooled "
-                 "over all candidates; ×100 except Entropy and words. Human: the target paragraphs.",
+                 "over all candidates; seq-rep-4: the share of a text's 4-grams that repeat an earlier 4-gram "
+                 "of the same text, averaged over texts; ×100 except PPL, Entropy and words. Human: the target "
+                 "paragraphs.",
 }
 
 

@@ -29,6 +29,7 @@ counts as an unchanged sentence.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -47,8 +48,11 @@ from engine.metrics.paraphrase import (
     self_bleu_vs_source,
     self_wer,
 )
+from engine.metrics.repetition import seq_rep_n
 from engine.permgen.api import PermGenLoadedModel
 from engine.permgen.bundle import PermGenBundle
+from engine.permgen.data import encode_examples
+from engine.permgen.heldout import target_nll
 from engine.permgen.text import normalize
 
 Progress = Callable[[int], None]
@@ -103,9 +107,20 @@ def paragraph_metrics(candidates: Sequence[Sequence[Words]], targets: Sequence[W
     return result
 
 
+def split_perplexity(bundle: PermGenBundle, split: EvalSplit, batch_size: int = 32) -> float:
+    """Natural-order perplexity per target token of the bundle on every paragraph of the split (the
+    trainer's measure, engine/permgen/heldout.py; sentences cut to the model's length as in training)."""
+    config = bundle.model.config
+    data = encode_examples(split.examples, bundle.tokenizer, config.max_source_len, config.max_sentence_len,
+                           lowercase=config.lowercase, task=config.task)
+    return math.exp(target_nll(bundle.model, data, batch_size))
+
+
 def corpus_diversity(texts: Sequence[Words]) -> dict[str, float | None]:
-    """Distinct-2/3 and Entropy-1..4 pooled over `texts`, and their mean length in words."""
+    """Distinct-2/3 and Entropy-1..4 pooled over `texts`, the share of repeated 4-grams within a text
+    (seq-rep-4: 1 − distinct 4-grams / 4-grams, averaged over texts) and their mean length in words."""
     result: dict[str, float | None] = {f"distinct_{n}": distinct_n_corpus(texts, n) for n in (2, 3)}
+    result["seq_rep_4"] = seq_rep_n(texts, 4)
     result.update({f"entropy_{n}": entropy_n(texts, n) for n in (1, 2, 3, 4)})
     result["mean_words"] = sum(len(t) for t in texts) / len(texts) if texts else 0.0
     return result
@@ -164,6 +179,7 @@ def evaluate_seq2seq(
     model = PermGenLoadedModel(bundle, next(bundle.model.parameters()).device)
     model.use_training_words(train_words)
     result = {}
+    perplexity = split_perplexity(bundle, split) if task != "paraphrase" else None
     for spec, settings in specs:
         if task == "paraphrase":
             outs, sources, refs = paraphrase_candidates(model, split, settings, k, beam_width, seed, max_sources,
@@ -172,7 +188,7 @@ def evaluate_seq2seq(
             texts = [o for group in outs for o in group]
         else:
             cands, targets = paragraph_candidates(model, split, settings, k, beam_width, seed, max_sources, progress)
-            result[spec] = paragraph_metrics(cands, targets)
+            result[spec] = {**paragraph_metrics(cands, targets), "ppl_natural": perplexity}
             texts = [" ".join(c) for group in cands for c in group]
         if train_words is not None:
             real = model.real_words().speller(source_texts(split, max_sources)).words.members

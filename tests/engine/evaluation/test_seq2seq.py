@@ -4,6 +4,7 @@ protocol (POSG §5.3) on tiny bundles and our fixture data, through the app's ow
 from __future__ import annotations
 
 import json
+import math
 import shutil
 from pathlib import Path
 
@@ -19,7 +20,8 @@ from engine.metrics.bleu import corpus_bleu, sentence_bleu
 from engine.permgen.api import PermGenLoadedModel
 from engine.permgen.bundle import load_permgen_bundle
 from engine.permgen.control import OrderControl
-from engine.permgen.data import tokenizer_texts
+from engine.permgen.data import encode_examples, tokenizer_texts
+from engine.permgen.heldout import target_nll
 from engine.permgen.decode import PermGenStream
 from engine.permgen.model import PermGenModel
 from engine.permgen.readers import read_examples
@@ -102,6 +104,9 @@ def test_paragraph_and_paraphrase_metrics_on_hand_made_texts() -> None:
     assert mixed["top1_bleu_4"] == 0.0 and mixed["oracle_bleu_4"] == pytest.approx(1.0)
     assert mixed["pairwise_self_bleu_4"] == 0.0 and mixed["entropy_1"] > same["entropy_1"]
     assert paragraph_metrics([[target]], [target])["pairwise_self_bleu_4"] is None  # K = 1: no pairs
+    assert same["seq_rep_4"] == 0.0  # 4 four-grams, all different
+    looped = ["a", "b", "c", "d", "a", "b", "c", "d"]  # 5 four-grams: abcd bcda cdab dabc abcd
+    assert paragraph_metrics([[looped, target]], [target])["seq_rep_4"] == pytest.approx((1 / 5 + 0) / 2)
     copy = paraphrase_metrics([["the cat sat on the mat", "the cat sat on the mat"]], ["the cat sat on the mat"],
                               ["a cat was sitting on the mat"])
     assert copy["self_bleu_4_source"] == pytest.approx(1.0) and copy["self_wer_source"] == 0.0
@@ -132,6 +137,22 @@ def test_story_report_has_the_paragraph_table(story_report: Path, pg_bundles: di
     text = (story_report / "report.md").read_text()
     assert "| story | topp=0.9 |" in text and "| baseline | greedy |" in text and "| Human |" in text
     assert "oracle B-4" in text and (story_report / "tradeoff.png").read_bytes()[:4] == b"\x89PNG"
+    assert "seq-rep-4" in text and "| PPL |" in text
+
+
+def test_story_report_perplexity_is_the_held_out_nll_on_every_split_paragraph(
+    story_report: Path, pg_bundles: dict[str, Path], data_root: Path,
+) -> None:
+    report = json.loads((story_report / "report.json").read_text())
+    bundle = load_permgen_bundle(pg_bundles["story"])
+    config = bundle.model.config
+    split = load_split("rocstories_story", data_root, 0.99)
+    data = encode_examples(split.examples, bundle.tokenizer, config.max_source_len, config.max_sentence_len,
+                           lowercase=config.lowercase, task=config.task)
+    expected = math.exp(target_nll(bundle.model, data, 1))  # one example a batch: no padding in play
+    for metrics in report["bundles"][0]["result"]["seq2seq"].values():
+        assert metrics["ppl_natural"] == pytest.approx(expected, rel=1e-4)
+    assert len(split.examples) == 4 > report["human"]["seq2seq"]["sources"]  # PPL reads all, decoding 2
 
 
 def test_paraphrase_report(pg_bundles: dict[str, Path], data_root: Path, tmp_path: Path) -> None:

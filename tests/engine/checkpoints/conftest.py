@@ -1,0 +1,68 @@
+"""Tiny random GPT-2 and BART checkpoints written by transformers' `save_pretrained`, and a folder laid
+out like the Hugging Face cache (snapshots linking into blobs): no download anywhere."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from pathlib import Path
+
+import pytest
+from tokenizers import ByteLevelBPETokenizer
+from transformers import BartConfig, BartForConditionalGeneration, GPT2Config, GPT2LMHeadModel
+
+TEXT = ["The cat sat on the mat.", "A dog ran home early.", "She went to the park and read a book."] * 20
+
+
+def _tokenizer(vocab_size: int = 300) -> ByteLevelBPETokenizer:
+    tokenizer = ByteLevelBPETokenizer()
+    tokenizer.train_from_iterator(TEXT, vocab_size=vocab_size, min_frequency=1, special_tokens=["<|endoftext|>"])
+    return tokenizer
+
+
+def write_gpt2(folder: Path) -> Path:
+    """GPT2LMHeadModel (1 × 8) with its byte-level BPE as vocab.json + merges.txt."""
+    folder.mkdir(parents=True, exist_ok=True)
+    tokenizer = _tokenizer()
+    tokenizer.save_model(str(folder))
+    config = GPT2Config(vocab_size=tokenizer.get_vocab_size(), n_positions=32, n_embd=8, n_layer=1, n_head=2)
+    GPT2LMHeadModel(config).save_pretrained(folder)
+    return folder
+
+
+def write_bart(folder: Path) -> Path:
+    """BartForConditionalGeneration (1 + 1 × 8) with its tokenizer as tokenizer.json."""
+    folder.mkdir(parents=True, exist_ok=True)
+    tokenizer = _tokenizer()
+    tokenizer.save(str(folder / "tokenizer.json"))
+    config = BartConfig(vocab_size=tokenizer.get_vocab_size(), d_model=8, encoder_layers=1, decoder_layers=1,
+                        encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=16,
+                        decoder_ffn_dim=16, max_position_embeddings=32)
+    BartForConditionalGeneration(config).save_pretrained(folder)
+    return folder
+
+
+def add_to_cache(cache: Path, name: str, checkpoint: Path, commit: str = "0123abcd", main: bool = True) -> Path:
+    """Lay `checkpoint`'s files out as the hub cache does: blobs by hash, snapshot links, refs/main."""
+    model = cache / ("models--" + name.replace("/", "--"))
+    snapshot = model / "snapshots" / commit
+    snapshot.mkdir(parents=True)
+    (model / "blobs").mkdir(exist_ok=True)
+    for file in checkpoint.iterdir():
+        blob = model / "blobs" / hashlib.sha256(file.read_bytes()).hexdigest()
+        shutil.copyfile(file, blob)
+        (snapshot / file.name).symlink_to(Path("..") / ".." / "blobs" / blob.name)
+    if main:
+        (model / "refs").mkdir(exist_ok=True)
+        (model / "refs" / "main").write_text(commit)
+    return snapshot
+
+
+@pytest.fixture(scope="session")
+def gpt2_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_gpt2(tmp_path_factory.mktemp("ckpt") / "tiny-gpt2")
+
+
+@pytest.fixture(scope="session")
+def bart_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_bart(tmp_path_factory.mktemp("ckpt") / "tiny-bart")

@@ -26,6 +26,7 @@ from typing import Any
 
 import torch
 
+from engine.decode_fields import BEAM_WIDTH
 from engine.decoding.beam import Hypothesis, beam_search
 from engine.decoding.copy_limit import CopyLimit
 from engine.decoding.generate import FINISH_CANCELLED, TokenEvent
@@ -39,8 +40,6 @@ from engine.permgen.model import PermGenModel
 from engine.permgen.rows import PermGenRows
 from engine.permgen.runner import Seq2SeqRunner
 from engine.tokenizer import VariorumTokenizer
-
-MAX_BEAM_WIDTH = 16
 
 
 def sentence_beam(
@@ -94,8 +93,7 @@ class BeamPermGenStream(PermGenStream):
         runner: Seq2SeqRunner[Any] | None = None,
         words: WordSpeller | None = None,
     ) -> None:
-        if not 1 <= beam_width <= MAX_BEAM_WIDTH:
-            raise ValueError(f"beam width must be from 1 to {MAX_BEAM_WIDTH}, got {beam_width}")
+        BEAM_WIDTH.check(beam_width)
         super().__init__(model, tokenizer, source_ids, n, settings, control, should_stop, runner, words)
         self.beam_width = beam_width
         for variant in self.candidates:

@@ -33,13 +33,14 @@ from typing import Any
 
 import torch
 
+from engine.decode_fields import BEAM_WIDTH
 from engine.decoding.beam import Hypothesis
 from engine.decoding.copy_limit import CopyLimit
 from engine.decoding.generate import FINISH_CANCELLED, DecodeStream, TokenEvent, Variant, checked_speller
 from engine.decoding.real_words import WordSpeller
 from engine.decoding.settings import DecodeConfig
 from engine.metrics.paraphrase import self_bleu_vs_source, self_wer
-from engine.permgen.beam_decode import MAX_BEAM_WIDTH, sentence_beam
+from engine.permgen.beam_decode import sentence_beam
 from engine.permgen.control import OrderControl
 from engine.permgen.decode import FIRST_WORD_ID, PermGenStream
 from engine.permgen.marks import begin_id
@@ -106,8 +107,7 @@ class ParaphraseStream(DecodeStream):
         words under `settings.real_words` (engine/decoding/real_words.py)."""
         if model.config.task != "paraphrase":
             raise ValueError(f"this model writes a {model.config.task!r}, not paraphrases")
-        if not 1 <= n <= 64 or not 1 <= beam_width <= MAX_BEAM_WIDTH:
-            raise ValueError(f"need 1-64 variants and a beam width of 1-{MAX_BEAM_WIDTH}, got {n}, {beam_width}")
+        BEAM_WIDTH.check(beam_width)
         self.spans = split_passage(passage)
         if not self.spans:
             raise ValueError("the passage to paraphrase is empty")

@@ -23,10 +23,13 @@ from engine.decode_fields import (
     NotOffered,
     Slider,
 )
-from engine.decoding import DecodeConfig
+from engine.decoding import DecodeConfig, generate_variants
+from engine.decoding.token_sampler import TokenSampler
 from engine.evaluation.decoders import ALIASES, KEYS, parse_decoder
 from engine.generate_flags import decode_from_flags
 from engine.loaded_model import GenerationRequest
+from engine.model import LanguageModel
+from engine.tokenizer import VariorumTokenizer
 
 
 def _generate_parser() -> argparse.ArgumentParser:
@@ -127,3 +130,16 @@ def test_bounds_read_as_written() -> None:
     assert BY_NAME["top_k"].bounds == Bounds(0) and Bounds(0).text() == ">= 0"
     assert SEED.bounds is not None and SEED.bounds.text() == "in [0, 9223372036854775743]"
     assert SEED.bounds.holds(2**63 - 65) and not SEED.bounds.holds(2**63 - 64)  # integer bounds stay exact
+
+
+def test_a_request_is_checked_once_and_sampled_with_one_sampler(
+    tiny_model: LanguageModel, tokenizer: VariorumTokenizer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = DecodeConfig(seed=5, top_p=0.8, temperature=0.9, max_new_tokens=6)  # checked here, once
+    samplers: list[TokenSampler] = []
+    checked: list[str] = []
+    build, check = TokenSampler.__init__, DecodeField.check
+    monkeypatch.setattr(TokenSampler, "__init__", lambda self, *a: (samplers.append(self), build(self, *a))[1])
+    monkeypatch.setattr(DecodeField, "check", lambda self, value: (checked.append(self.name), check(self, value))[1])
+    generate_variants(tiny_model, tokenizer, "Mara found", 3, settings)
+    assert len(samplers) == 1 and checked == []

@@ -7,7 +7,8 @@ import torch
 
 from engine.backbones.kv_cache import KVCache
 from engine.decoding import DecodeConfig, VariantStream, generate_variants
-from engine.decoding.generate import FINISH_CANCELLED, FINISH_EOS, FINISH_LENGTH, INCOMPLETE_CHAR
+from engine.decoding.step import LanguageModelRows
+from engine.decoding.stream import FINISH_CANCELLED, FINISH_EOS, FINISH_LENGTH, INCOMPLETE_CHAR
 from engine.model import LanguageModel
 from engine.tokenizer import VariorumTokenizer
 from tests.conftest import tiny_config
@@ -144,7 +145,8 @@ def test_rows_with_their_own_prompts_match_each_prompt_alone(
     stream = VariantStream(tiny_model, tokenizer, [], len(prompts), settings, prompts=prompts)  # 45 > block 32
     batch = _decode(stream)
     assert [v.seed for v in stream.variants] == [11, 12, 13, 14]
-    assert stream.start_steps == [4, 4, 4, 2]
+    # the rows' first tokens have t = the prompt's tokens since its last eos, plus one
+    assert LanguageModelRows(tiny_model, stream.row_prompts, 1).steps.tolist() == [5, 5, 5, 3]
     for i, prompt in enumerate(prompts):
         alone = VariantStream(tiny_model, tokenizer, prompt, 1, settings.with_seed(11 + i))
         assert batch[i] == _decode(alone)[0]

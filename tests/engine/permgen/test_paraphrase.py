@@ -12,7 +12,9 @@ from app.controls.modes import ModeInputs, build_request
 from engine.api import Engine, GenerationRequest
 from engine.cli import main as cli_main
 from engine.config import TrainConfig
+from engine.decode_fields import DecodeField
 from engine.decoding.settings import DecodeConfig
+from engine.decoding.token_sampler import TokenSampler
 from engine.permgen.decode import FIRST_WORD_ID, PermGenStream
 from engine.permgen.model import PermGenModel
 from engine.permgen.paraphrase import ONE_SENTENCE, ParaphraseStream, ParaphraseVariant, score_alternative
@@ -139,6 +141,22 @@ def test_cancelling_keeps_the_unwritten_sentences(para_model: PermGenModel, pg_t
     for variant in stream.candidates:
         assert variant.finish_reason == "cancelled" and variant.text == PASSAGE
         assert all(a.kept_source for a in variant.alternatives)
+
+
+def test_a_passage_is_written_by_one_sampler_and_its_settings_are_checked_once(
+    para_model: PermGenModel, pg_tokenizer: VariorumTokenizer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = DecodeConfig(seed=5, top_p=0.8, max_new_tokens=6)  # checked here, once
+    samplers: list[TokenSampler] = []
+    checked: list[str] = []
+    build, check = TokenSampler.__init__, DecodeField.check
+    monkeypatch.setattr(TokenSampler, "__init__", lambda self, *a: (samplers.append(self), build(self, *a))[1])
+    monkeypatch.setattr(DecodeField, "check", lambda self, value: (checked.append(self.name), check(self, value))[1])
+    stream = ParaphraseStream(para_model, pg_tokenizer, PASSAGE, 2, settings)
+    list(stream)
+    assert len(samplers) == 1  # every sentence of the passage shares it
+    settings_checked = [name for name in checked if name != "beam_width"]  # the stream's own argument
+    assert settings_checked == ["seed"] * len(stream.sources)  # each sentence's seed, nothing else again
 
 
 def test_bad_inputs_fail_clearly(

@@ -20,7 +20,7 @@ from app.variants.pane import VariantPane
 from app.window_base import WindowBase
 from app.worker import BackgroundCall, GenerationOutcome
 from engine.api import GenerationRequest, LoadedModel, TokenEvent, can_tag_words, tag_words
-from engine.controls import MAX_SEED
+from engine.decode_fields import MAX_SEED
 
 SUMMARY_CHARS = 40
 INPUTS_KEY = "inputs"  # a batch's mode inputs (title, keywords, sentences, order) in its recorded settings
@@ -96,8 +96,7 @@ class GenerationMixin(WindowBase):
         request = self._request(n=1)
         if request is None:
             return False
-        fresh = dataclasses.replace(request.decode, seed=random.randrange(MAX_SEED + 1))
-        request = dataclasses.replace(request, decode=fresh)
+        request = dataclasses.replace(request, decode=request.decode.with_seed(random.randrange(MAX_SEED + 1)))
         pane.reset()
         return self._start(request, [self.variants.panes.index(pane)], self.tabs.current(), new_batch=False)
 

@@ -16,7 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from engine.controls import DECODE_DEFAULTS, TASKS
+from engine.cli_args import add_decode_flags
+from engine.controls import DEFAULT_VARIANTS, MAX_VARIANTS, TASKS
 from engine.onnx import RUNTIMES
 
 if TYPE_CHECKING:  # torch, transformers and rich load only when a command runs, so --help is instant
@@ -42,35 +43,12 @@ def _generate_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[t
     p = sub.add_parser("generate", help="generate N variants continuing a prompt")
     p.add_argument("--bundle", type=Path, help="bundle directory (default: the first bundled model)")
     p.add_argument("--prompt", default="", help="text to continue (default: start a new text)")
-    p.add_argument("-n", "--num-variants", type=int, default=DECODE_DEFAULTS.variants, help="number of variants, 1-8")
-    p.add_argument("--max-new-tokens", type=int, default=DECODE_DEFAULTS.max_new_tokens)
-    p.add_argument("--temperature", type=float, help="1.0 = off")
-    p.add_argument("--top-k", type=int, help="0 = off")
-    p.add_argument("--top-p", type=float, default=DECODE_DEFAULTS.top_p, help="nucleus mass, 1.0 = off")
-    p.add_argument("--repetition-penalty", type=float, help="1.0 = off")
-    p.add_argument("--greedy", action="store_true")
-    p.add_argument("--seed", type=int, help="base seed; variant i uses seed + i")
+    p.add_argument("-n", "--num-variants", type=int, default=DEFAULT_VARIANTS,
+                   help=f"number of variants, 1-{MAX_VARIANTS}")
     p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     p.add_argument("--runtime", default="auto", choices=list(RUNTIMES),
                    help="what runs the decoder: auto = ONNX Runtime when the bundle has an export (export-onnx); "
                         "torch on a GPU runs a language model's step in bf16 from a recorded CUDA graph")
-    # POS-guided sampling: only for POSG models
-    p.add_argument("--pos-top-k", type=int, help="POSG: keep the k likeliest POS tags (k_POS), 0 = off "
-                   f"(default {DECODE_DEFAULTS.pos_top_k}, off with --flat-sampling)")
-    p.add_argument("--pos-bias", nargs="+", default=[], metavar="NAME=FACTOR",
-                   help="POSG: multiply p(tag) of a PTB tag or coarse group (adjectives, nouns, ...) by 0.1-10")
-    # F² class sampling: only for models with frequency classes
-    p.add_argument("--class-temperature", type=float, help="F²: temperature of p(class), 1.0 = off")
-    p.add_argument("--class-top-k", type=int, help="F²: keep the k likeliest classes, 0 = off")
-    p.add_argument("--class-rarity-bias", type=float,
-                   help="F²: -10..10, > 0 favours rarer frequency classes, 0 = as trained")
-    p.add_argument("--flat-sampling", action="store_true", help="F² ablation: sample from p(x), not class then token")
-    p.add_argument("--any-words", action="store_true",
-                   help="let the model write any word, invented ones too (default: only real words: the model's "
-                        "training words, an English word list and the words of your prompt, title and keywords)")
-    p.add_argument("--mid-sentence", action="store_true",
-                   help="let a variant stop mid-sentence at --max-new-tokens (default: one the length limit stops "
-                        "is cut back to its last complete sentence; continue models)")
     # PermGen paragraph tasks: a bundle from `variorum train-permgen`
     p.add_argument("--task", choices=list(TASKS),
                    help="default: what --bundle does (its first task), else continue; story / abstract / "
@@ -80,11 +58,7 @@ def _generate_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[t
     p.add_argument("--num-sentences", type=int, help="story/abstract: 1-10 (default: the model decides)")
     p.add_argument("--sentence-order", help="story/abstract: first sentence 'k' or a full order '3,1,2' "
                    "(default: the model's choice, each variant starting at a different sentence)")
-    p.add_argument("--copy-limit", type=int, metavar="TOKENS",
-                   help="paraphrase: the longest run of the source's tokens (word pieces) a rewrite may repeat, "
-                        "0 = no limit (the default)")
-    p.add_argument("--beam", type=int, default=1, metavar="WIDTH",
-                   help="story/abstract/paraphrase: beam search of this width inside sentences (1 = sample)")
+    add_decode_flags(p)  # every decoding setting, from its declaration (engine/decode_fields)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,4 +1,5 @@
-"""Command-line flags generated from config dataclasses, so flags and configs cannot drift."""
+"""Command-line flags generated from config dataclasses and from the decoding fields' declarations, so flags
+and what they set cannot drift. No torch: `variorum generate --help` is built from these alone."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ import argparse
 import dataclasses
 import typing
 from typing import Any, TypeVar
+
+from engine.decode_fields import FIELDS, DecodeField, Flag, NotOffered, number_text
 
 T = TypeVar("T")
 
@@ -38,3 +41,30 @@ def dataclass_from_flags(cls: type[T], namespace: argparse.Namespace, base: T | 
         if getattr(namespace, f.name, None) is not None
     }
     return cls(**{**start, **given})
+
+
+def add_decode_flags(parser: argparse.ArgumentParser) -> None:
+    """One flag per decoding field that declares one (engine/decode_fields), typed, bounded and explained as
+    declared; `generate_flags.decode_from_flags` reads them back."""
+    group = parser.add_argument_group("decoding", "how the variants are written")
+    for field in FIELDS:
+        flag = field.flag
+        if isinstance(flag, NotOffered):
+            continue
+        if field.kind is bool:
+            group.add_argument(flag.name, dest=flag.dest, action="store_true", help=flag.help)
+        elif field.kind is dict:
+            group.add_argument(flag.name, dest=flag.dest, nargs="+", default=[], metavar=flag.metavar,
+                               help=f"{flag.help}, {field.bounds.text() if field.bounds else ''}")
+        else:  # a number; a method control starts where the loaded model honours it (generate_flags.fit_to_model)
+            group.add_argument(flag.name, dest=flag.dest, type=field.kind, metavar=flag.metavar,
+                               default=None if field.method else field.writer_start, help=_number_help(field, flag))
+
+
+def _number_help(field: DecodeField[object], flag: Flag) -> str:
+    """The flag's help with the field's bounds, what its off value means and where a writer starts."""
+    bounds = f" {field.bounds.text()}" if field.bounds else ""
+    start = "" if field.start is None else f"; default {number_text(field.start)}"
+    if field.method and field.start is not None:
+        start += " on a model that honours it, off with --flat-sampling"
+    return f"{flag.help}:{bounds}{field.off_note}{start}"

@@ -1,8 +1,8 @@
-"""What a writer can ask of the engine, importable without torch: tasks, decoding defaults, capabilities.
+"""What a writer can ask of the engine, importable without torch: tasks, variants, capabilities.
 
-The command line builds its `--help` from this module alone (so it answers without loading
-torch or transformers), and `DecodeConfig` takes its defaults from `DECODE_DEFAULTS`, so the
-engine, the CLI and the evaluation share one set of defaults.
+The command line builds its `--help` from this module and engine/decode_fields alone (so it answers
+without loading torch or transformers). Each decoding setting, with its defaults and where a writer
+starts, is declared in engine/decode_fields; this module says which heads honour which of them.
 """
 
 from __future__ import annotations
@@ -11,40 +11,20 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import ClassVar
 
+from engine.decode_fields import FIELDS
+
 LM_TASKS: tuple[str, ...] = ("continue",)  # what a decoder-only LM bundle does
 # Paragraph tasks of PermGen encoder-decoder bundles (engine/permgen): sentence-ordered stories and
 # abstracts from a title and keywords, and a passage rewritten sentence by sentence.
 PARAGRAPH_TASKS: tuple[str, ...] = ("story", "abstract", "paraphrase")
 TASKS: tuple[str, ...] = (*LM_TASKS, *PARAGRAPH_TASKS)
 MAX_VARIANTS = 8  # variants per request (the app's panel, the CLI's -n, eval's candidates)
-# Largest base seed: variant i uses seed + i, and every such seed must stay a non-negative 63-bit
-# integer; the app's seed box and stored settings use the same bound, so any shown seed can be typed back.
-MAX_SEED = 2**63 - 65
-
-
-@dataclass(frozen=True)
-class DecodeDefaults:
-    """Where a writer's settings start (the CLI's flags, the app's controls) when `DecodeConfig` does not say it.
-
-    `DecodeConfig`'s own defaults switch every control off (1.0 / 0) and are the only source of those:
-    the CLI leaves an unset flag to DecodeConfig and the app reads DecodeConfig's defaults for the rest.
-    A writer starts with nucleus sampling, real words only, variants ending at a sentence and, on a
-    POS-guided model, with k_POS 20 (the POSG paper's value for language modelling), though DecodeConfig
-    keeps them off (so eval's `sample` is pure sampling)."""
-
-    variants: int = 3  # N, variants per request
-    max_new_tokens: int = 80  # DecodeConfig's default too
-    top_p: float = 0.9
-    pos_top_k: int = 20  # only where the model honours it (`Capabilities.controls`) and flat sampling is off
-    real_words: bool = True  # every word written is a real word (engine/decoding/real_words.py); --any-words: off
-    end_at_sentence: bool = True  # a variant the length limit stops ends at its last full sentence; --mid-sentence: off
-
-
-DECODE_DEFAULTS = DecodeDefaults()
+DEFAULT_VARIANTS = 3  # where a writer starts: the CLI's -n and the app's box
 
 # ----- capabilities: which controls a loaded model honours ------------------------------------------
-CLASS_CONTROLS = ("class_temperature", "class_top_k", "class_rarity_bias")  # F² group-stage controls
-POS_CONTROLS = ("pos_top_k", "pos_bias")  # POSG group-stage controls: k_POS and POS bias
+# The method-specific fields, as their declarations say (`DecodeField.method`).
+CLASS_CONTROLS = tuple(f.name for f in FIELDS if f.method == "f2")  # F² group-stage controls
+POS_CONTROLS = tuple(f.name for f in FIELDS if f.method == "posg")  # POSG group-stage controls: k_POS and POS bias
 
 
 @dataclass(frozen=True)

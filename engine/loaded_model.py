@@ -17,6 +17,7 @@ import torch
 
 from engine.config import check_field_types
 from engine.controls import MAX_VARIANTS, TASKS, Capabilities
+from engine.decode_fields import BEAM_WIDTH
 from engine.decoding import DecodeConfig, DecodeStream, TokenEvent, Variant
 from engine.decoding.real_words import WordSpeller
 from engine.word_sources import RealWordVocabulary, read_bundle_words
@@ -51,8 +52,7 @@ class GenerationRequest:
             raise ValueError(f"task {self.task!r} is not available; this engine supports {list(TASKS)}")
         if not 1 <= self.n <= MAX_VARIANTS:
             raise ValueError(f"number of variants must be between 1 and {MAX_VARIANTS}, got {self.n}")
-        if isinstance(self.beam_width, bool) or not 1 <= self.beam_width <= 16:
-            raise ValueError(f"beam width must be from 1 to 16 (1 = no beam search), got {self.beam_width}")
+        BEAM_WIDTH.check(self.beam_width)
         if self.task in ("story", "abstract"):  # PermGen: validates the count and the order up front
             from engine.permgen.control import OrderControl
 

@@ -1,5 +1,5 @@
-"""Variant count, seed, sampling sliders, and the method boxes (F², POSG, termination) built from the
-bundle's capabilities (see app.controls.spec for the visibility rule)."""
+"""Variant count, seed, the "Word choice" controls, and the method boxes (F², POSG, termination) built from
+the bundle's capabilities; every decoding control comes from its field's declaration (app.controls.spec)."""
 
 from __future__ import annotations
 
@@ -22,11 +22,7 @@ from PySide6.QtWidgets import (
 from app.controls.seed_box import SeedBox
 from app.controls.spec import (
     DEFAULT_SEED,
-    END_AT_SENTENCE_FIELD,
-    END_AT_SENTENCE_HELP,
     POS_BIAS_FIELD,
-    REAL_WORDS_FIELD,
-    REAL_WORDS_HELP,
     SAMPLING,
     SliderSpec,
     default_values,
@@ -34,7 +30,8 @@ from app.controls.spec import (
     visible_method_controls,
 )
 from app.controls.widgets import FactorSlider, ValueSlider
-from engine.controls import DECODE_DEFAULTS, MAX_SEED, MAX_VARIANTS, Capabilities
+from engine.controls import DEFAULT_VARIANTS, MAX_VARIANTS, Capabilities
+from engine.decode_fields import FIELDS, MAX_SEED, POS_BIAS, POS_BIAS_FACTORS, SEED, TOP_P, Checkbox, number_text
 
 TERMINATION_WORDS = {
     "nmst": "Every variant is sure to end: the longer it gets, the likelier it is to stop.",
@@ -51,17 +48,18 @@ class DecodeBox(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.sliders: dict[str, ValueSlider] = {}
+        self.checks: dict[str, QCheckBox] = {}  # the switches (real words only, end at a full sentence)
         self.bias: dict[str, FactorSlider] = {}
         self._stored: dict[str, Any] = default_values()  # values of controls not shown right now
-        self.n = QSpinBox(minimum=1, maximum=MAX_VARIANTS, value=DECODE_DEFAULTS.variants)
+        self.n = QSpinBox(minimum=1, maximum=MAX_VARIANTS, value=DEFAULT_VARIANTS)
         self.n.setAccessibleName("Number of variants")
         self.n.setToolTip("How many different versions to write at once (1–8).")
         self.seed_fixed = QCheckBox("Same variants each time")
         self.seed_fixed.setToolTip("Fixed seed. Off: every Generate gives new variants. On: the same settings "
                                    "give the same variants again (variant i uses seed + i).")
         self.seed = SeedBox(DEFAULT_SEED)
-        self.seed.setAccessibleName("Seed")
-        self.seed.setToolTip("The starting number of the random choices, when the seed is fixed.")
+        self.seed.setAccessibleName(SEED.label)
+        self.seed.setToolTip(SEED.help)
         dice = QPushButton("New")
         dice.setToolTip("Pick a new random seed.")
         dice.clicked.connect(lambda: self.seed.setValue(random.randrange(MAX_SEED + 1)))
@@ -72,19 +70,19 @@ class DecodeBox(QWidget):
         form = QFormLayout(basics)
         form.addRow("Variants", self.n)
         form.addRow(self.seed_fixed)
-        form.addRow("Seed", seed_row)
+        form.addRow(SEED.label, seed_row)
         sampling = QGroupBox("Word choice")
         sampling_form = QFormLayout(sampling)
-        self.real_words = QCheckBox("Real words only")
-        self.real_words.setChecked(DECODE_DEFAULTS.real_words)
-        self.real_words.setToolTip(REAL_WORDS_HELP)
-        sampling_form.addRow(self.real_words)
-        for spec in SAMPLING:
-            sampling_form.addRow(spec.label, self._slider(spec))
-        self.end_at_sentence = QCheckBox("End at a full sentence")
-        self.end_at_sentence.setChecked(DECODE_DEFAULTS.end_at_sentence)
-        self.end_at_sentence.setToolTip(END_AT_SENTENCE_HELP)
-        sampling_form.addRow(self.end_at_sentence)
+        sliders = {spec.field: spec for spec in SAMPLING}
+        for field in FIELDS:  # in their declared order: switches and sliders of every head
+            if isinstance(field.control, Checkbox):
+                check = self.checks[field.name] = QCheckBox(field.label)
+                check.setChecked(bool(field.writer_start))
+                check.setToolTip(field.help)
+                check.toggled.connect(lambda *_: self.changed.emit())
+                sampling_form.addRow(check)
+            elif field.name in sliders:
+                sampling_form.addRow(field.label, self._slider(sliders[field.name]))
         self.f2_box = QGroupBox("Common and rare words")
         self.f2_box.setToolTip("F² frequency classes: the model picks how common a word is, then the word.")
         self.posg_box = QGroupBox("Kinds of word")
@@ -96,8 +94,7 @@ class DecodeBox(QWidget):
             self.layout_.addWidget(part)
         self.seed_fixed.toggled.connect(self.seed.setEnabled)
         self.seed.setEnabled(False)
-        for signal in (self.n.valueChanged, self.seed.valueChanged, self.seed_fixed.toggled, self.real_words.toggled,
-                       self.end_at_sentence.toggled):
+        for signal in (self.n.valueChanged, self.seed.valueChanged, self.seed_fixed.toggled):
             signal.connect(lambda *_: self.changed.emit())
         self.set_capabilities(Capabilities())
 
@@ -124,10 +121,11 @@ class DecodeBox(QWidget):
                 forms[spec.group].addRow("", shown.zone)
         groups = pos_bias_groups(capabilities)
         if any(s.group == "posg" for s in method) or groups:
-            forms["posg"].addRow(QLabel("<i>“Trim unlikely words” then picks the word within the chosen kind.</i>",
+            forms["posg"].addRow(QLabel(f"<i>“{TOP_P.label}” then picks the word within the chosen kind.</i>",
                                         wordWrap=True))
         if groups:
-            forms["posg"].addRow(QLabel("<i>More or fewer of each kind of word (×0.1–×10):</i>", wordWrap=True))
+            span = f"×{number_text(POS_BIAS_FACTORS.low)}–×{number_text(POS_BIAS_FACTORS.upper)}"
+            forms["posg"].addRow(QLabel(f"<i>{POS_BIAS.label} ({span}):</i>", wordWrap=True))
         for group in groups:
             slider = FactorSlider(group, f"Make {group.replace('_', ' ')} more (right) or less (left) likely; "
                                          "the middle (×1) leaves them as the model wrote them.")
@@ -146,9 +144,8 @@ class DecodeBox(QWidget):
         values.update({name: slider.value() for name, slider in self.sliders.items()})
         if self.bias:
             values[POS_BIAS_FIELD] = {g: s.value() for g, s in self.bias.items() if s.value() != 1.0}
-        values.update({"n": self.n.value(), "seed_fixed": self.seed_fixed.isChecked(), "seed": self.seed.value(),
-                       REAL_WORDS_FIELD: self.real_words.isChecked(),
-                       END_AT_SENTENCE_FIELD: self.end_at_sentence.isChecked()})
+        values.update({name: check.isChecked() for name, check in self.checks.items()})
+        values.update({"n": self.n.value(), "seed_fixed": self.seed_fixed.isChecked(), SEED.name: self.seed.value()})
         return values
 
     def set_values(self, values: dict[str, Any]) -> None:
@@ -162,9 +159,9 @@ class DecodeBox(QWidget):
             factor.set_value(float(bias.get(group, 1.0)))
         self.n.setValue(int(values.get("n", self.n.value())))
         self.seed_fixed.setChecked(bool(values.get("seed_fixed", False)))
-        self.seed.setValue(int(values.get("seed", self.seed.value())))
-        self.real_words.setChecked(bool(values.get(REAL_WORDS_FIELD, self.real_words.isChecked())))
-        self.end_at_sentence.setChecked(bool(values.get(END_AT_SENTENCE_FIELD, self.end_at_sentence.isChecked())))
+        self.seed.setValue(int(values.get(SEED.name, self.seed.value())))
+        for name, check in self.checks.items():
+            check.setChecked(bool(values.get(name, check.isChecked())))
 
 
 def _termination_text(capabilities: Capabilities) -> str:

@@ -6,7 +6,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QValidator
 from PySide6.QtWidgets import QAbstractSpinBox, QWidget
 
-from engine.controls import MAX_SEED
+from engine.decode_fields import MAX_SEED
 
 SHOWN_DIGITS = 10
 

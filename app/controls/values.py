@@ -10,8 +10,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from app.controls.spec import END_AT_SENTENCE_FIELD, METHOD, POS_BIAS_FIELD, REAL_WORDS_FIELD, SAMPLING
-from engine.controls import MAX_SEED, MAX_VARIANTS  # one seed range end to end (random bases are < 2**62)
+from app.controls.spec import CHECKBOXES, POS_BIAS_FIELD, SLIDERS
+from engine.controls import MAX_VARIANTS
+from engine.decode_fields import MAX_SEED, SEED  # one seed range end to end (random bases are < 2**62)
 
 
 def _is_number(value: Any) -> bool:
@@ -26,11 +27,12 @@ def _bias_ok(bias: Any) -> bool:
     return isinstance(bias, dict) and all(isinstance(k, str) and _is_number(v) and v > 0 for k, v in bias.items())
 
 
+# A slider clamps a number to its range, so any finite number is usable there.
 CHECKS = {
-    **{spec.field: _is_number for spec in (*SAMPLING, *METHOD)},
+    **{spec.field: _is_number for spec in SLIDERS},
     "n": lambda v: _is_whole(v, 1, MAX_VARIANTS),
-    "seed": lambda v: _is_whole(v, 0, MAX_SEED),
-    **{name: (lambda v: isinstance(v, bool)) for name in ("seed_fixed", REAL_WORDS_FIELD, END_AT_SENTENCE_FIELD)},
+    SEED.name: lambda v: _is_whole(v, 0, MAX_SEED),
+    **{name: (lambda v: isinstance(v, bool)) for name in ("seed_fixed", *(field.name for field in CHECKBOXES))},
     POS_BIAS_FIELD: _bias_ok,
 }
 

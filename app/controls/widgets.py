@@ -1,4 +1,4 @@
-"""Slider widgets: a labelled linear/integer slider and a log-scale factor slider (×0.1–×10)."""
+"""Slider widgets: a labelled linear/integer slider and a log-scale factor slider (POS bias's factor bounds)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSlider, QWidget
 
 from app.controls.spec import SliderSpec
+from engine.decode_fields import POS_BIAS_FACTORS
 
 STEP = 0.01  # resolution of float sliders (every float control is meaningful to two decimals)
 
@@ -53,20 +54,21 @@ class ValueSlider(QWidget):
 
     def _show(self) -> None:
         v = self.value()
-        off = (self.spec.field in ("top_k", "class_top_k") and v == 0) or (self.spec.field == "top_p" and v >= 1.0)
+        off = self.spec.says_off and v == self.spec.off
         self.readout.setText("off" if off else (f"{int(v)}" if self.spec.integer else f"{v:.2f}"))
         self.zone.setText(f"<i>{self.spec.zone(v)}</i>")
 
 
 class FactorSlider(QWidget):
-    """A multiplicative factor on a log scale from ×0.1 to ×10 (centre ×1)."""
+    """A multiplicative factor on a log scale within POS bias's factor bounds (×0.1 to ×10, centre ×1)."""
 
     changed = Signal(float)
 
     def __init__(self, name: str, tooltip: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.slider = QSlider(Qt.Orientation.Horizontal)
-        self.slider.setRange(-100, 100)  # 10 ** (position / 100)
+        self.low, self.high = POS_BIAS_FACTORS.low, POS_BIAS_FACTORS.upper
+        self.slider.setRange(round(100 * math.log10(self.low)), round(100 * math.log10(self.high)))  # 10 ** (pos / 100)
         self.slider.setAccessibleName(f"{name} bias")
         self.slider.setToolTip(tooltip)
         self.readout = _slider_row(self, self.slider, "×1.00")
@@ -76,7 +78,7 @@ class FactorSlider(QWidget):
         return round(10 ** (self.slider.value() / 100), 3)
 
     def set_value(self, factor: float) -> None:
-        factor = min(max(float(factor), 0.1), 10.0)
+        factor = min(max(float(factor), self.low), self.high)
         self.slider.setValue(round(100 * math.log10(factor)))
         self.readout.setText(f"×{self.value():.2f}")
 

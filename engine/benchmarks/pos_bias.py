@@ -15,8 +15,8 @@ import sys
 from pathlib import Path
 
 from engine.api import RESOURCES_MODELS, Engine, GenerationRequest
-from engine.controls import DECODE_DEFAULTS
 from engine.data.corpus import read_corpus, split_documents
+from engine.decode_fields import POS_TOP_K, REAL_WORDS, TOP_P
 from engine.decoding import DecodeConfig
 from engine.evaluation.splits import default_data_root
 from engine.pos.backends import load_tagger
@@ -44,8 +44,8 @@ def adjective_share(texts: list[str]) -> tuple[float, float]:
 def continuations(engine: Engine, bundle: Path, prompts: list[str], variants: int,
                   bias: dict[str, float]) -> list[str]:
     model = engine.load(bundle, device="cpu")
-    settings = DecodeConfig(top_p=DECODE_DEFAULTS.top_p, pos_top_k=DECODE_DEFAULTS.pos_top_k,
-                            real_words=DECODE_DEFAULTS.real_words, pos_bias=bias, max_new_tokens=60)
+    settings = DecodeConfig(top_p=TOP_P.writer_start, pos_top_k=POS_TOP_K.writer_start,
+                            real_words=REAL_WORDS.writer_start, pos_bias=bias, max_new_tokens=60)
     texts = []
     for number, prompt in enumerate(prompts):
         request = GenerationRequest(prompt=prompt, n=variants, decode=settings.with_seed(number * variants))

@@ -1,12 +1,6 @@
 """Decoding: score processors, settings and batched streaming generation."""
 
-from engine.decoding.generate import (
-    DecodeStream,
-    TokenEvent,
-    Variant,
-    VariantStream,
-    generate_variants,
-)
+from engine.decoding.generate import VariantStream, generate_variants
 from engine.decoding.processors import (
     DecodeSettingError,
     RepetitionPenalty,
@@ -16,6 +10,7 @@ from engine.decoding.processors import (
     TopP,
 )
 from engine.decoding.settings import DecodeConfig
+from engine.decoding.stream import DecodeStream, TokenEvent, Variant
 
 __all__ = [
     "DecodeConfig",

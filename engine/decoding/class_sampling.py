@@ -19,23 +19,18 @@ head has no classes; silently ignoring the setting would mislead the writer).
 
 from __future__ import annotations
 
-import math
-
 import torch
 
+from engine.decode_fields import CLASS_RARITY_BIAS
 from engine.decoding.processors import DecodeSettingError, ScoreProcessor, Temperature, TopK
 from engine.heads.base import OutputHead
-
-RARITY_BIAS_LIMIT = 10.0  # |β| ≤ 10: at the limit the rarest class gains a factor e^10 ≈ 22000
 
 
 class RarityBias(ScoreProcessor):
     """Tilt the class distribution toward rarer (β > 0) or more frequent (β < 0) classes."""
 
     def __init__(self, bias: float) -> None:
-        if not (math.isfinite(bias) and abs(bias) <= RARITY_BIAS_LIMIT):
-            limit = f"{RARITY_BIAS_LIMIT:g}"
-            raise DecodeSettingError(f"class_rarity_bias must be in [-{limit}, {limit}], got {bias}")
+        CLASS_RARITY_BIAS.check(bias)  # finite and small enough that exp(β) stays a float32
         self.bias = bias
 
     def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:

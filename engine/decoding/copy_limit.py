@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 import torch
 
-MAX_COPY_LIMIT = 32
+from engine.decode_fields import MAX_COPY_LIMIT
 
 
 class CopyLimit:

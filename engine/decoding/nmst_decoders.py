@@ -29,14 +29,13 @@ from dataclasses import dataclass
 import torch
 
 from engine.decoding.beam import Hypothesis, beam_search
-from engine.decoding.generate import FINISH_EOS, VariantStream
+from engine.decoding.generate import VariantStream
 from engine.decoding.processors import DecodeSettingError, TopK, TopP
 from engine.decoding.settings import DecodeConfig
 from engine.decoding.step import LanguageModelRows
+from engine.decoding.stream import FINISH_EOS, MAX_ROWS
 from engine.model import EOS_ID, LanguageModel
 from engine.tokenizer import VariorumTokenizer
-
-MAX_ROWS = 64  # rows of one VariantStream batch
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ Two-stage sampling draws a POS group from p'(ρ) and then a token from the proce
 distribution p'(x | ρ) (`engine.decoding.generate`). The controls here act on the first stage,
 scores [N, P] over the head's groups, and run in this order:
 
-1. `GroupBias` — POS bias: multiply p(ρ) of chosen tags by factors in [0.1, 10] and renormalize
+1. `GroupBias` — POS bias: multiply p(ρ) of chosen tags by factors (bounds: engine/decode_fields) and renormalize
    (§6.2: "multiply the probability of 'Adjective' and renormalize by dividing by the sum").
    A writer names PTB tags ("JJ") or coarse groups ("adjectives" = JJ JJR JJS, `engine.pos.tags`);
    several at once; a tag named twice (itself and through its group) gets the product.
@@ -24,12 +24,11 @@ from collections.abc import Mapping, Sequence
 
 import torch
 
+from engine.decode_fields import POS_BIAS_FACTORS
 from engine.decoding.processors import DecodeSettingError, ScoreProcessor, TopK
 from engine.pos.tags import COARSE_GROUPS, PTB_TAGS
 from engine.pos.vocab import SPECIAL_GROUP, UNSEEN_GROUP
 
-POS_BIAS_MIN = 0.1
-POS_BIAS_MAX = 10.0
 POS_GROUP_NAMES = (*PTB_TAGS, SPECIAL_GROUP, UNSEEN_GROUP)
 
 
@@ -62,10 +61,9 @@ def check_pos_bias(bias: Mapping[str, float]) -> None:
                 f"unknown POS bias target {name!r}; use a coarse group ({', '.join(COARSE_GROUPS)}) "
                 f"or a PTB tag such as JJ, NN, VBD"
             )
-        if isinstance(factor, bool) or not isinstance(factor, int | float) or not (
-                POS_BIAS_MIN <= factor <= POS_BIAS_MAX):
+        if isinstance(factor, bool) or not isinstance(factor, int | float) or not POS_BIAS_FACTORS.holds(factor):
             raise DecodeSettingError(
-                f"POS bias for {name!r} must be a number in [{POS_BIAS_MIN}, {POS_BIAS_MAX}], got {factor!r}")
+                f"POS bias for {name!r} must be a number {POS_BIAS_FACTORS.text()}, got {factor!r}")
 
 
 def bias_factors(bias: Mapping[str, float], group_names: Sequence[str]) -> list[float]:

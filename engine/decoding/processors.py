@@ -16,11 +16,12 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
+from engine.decode_fields import DecodeSettingError
+
 NEG_INF = float("-inf")
 
-
-class DecodeSettingError(ValueError):
-    """A decoding setting is out of its valid range."""
+__all__ = ["NEG_INF", "DecodeSettingError", "RepetitionPenalty", "ScoreProcessor", "Temperature", "TopK", "TopP",
+           "apply_processors", "sorted_descending"]
 
 
 class ScoreProcessor(ABC):

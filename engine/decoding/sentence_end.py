@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from engine.decoding.generate import INCOMPLETE_CHAR, Variant
+from engine.decoding.stream import INCOMPLETE_CHAR, Variant
 
 FINISH_SENTENCE = "sentence"
 SENTENCE_END = re.compile(r"[.!?][\"'\u201d\u2019)\]]*$")

@@ -23,9 +23,10 @@ from dataclasses import dataclass, field
 
 import torch
 
-from engine.decoding.generate import FINISH_EOS, Variant, VariantStream
+from engine.decoding.generate import VariantStream
 from engine.decoding.real_words import WordSpeller
 from engine.decoding.settings import DecodeConfig
+from engine.decoding.stream import FINISH_EOS, Variant
 from engine.model import LanguageModel
 from engine.tokenizer import VariorumTokenizer
 from engine.torch_modes import eval_mode

@@ -38,7 +38,7 @@ from engine.bundle import Bundle, load_bundle
 from engine.cli_errors import check_output_dir, reports_user_errors
 from engine.data.corpus import file_sha256
 from engine.devices import resolve_device
-from engine.evaluation.decoders import check_decoders, parse_decoder
+from engine.evaluation.decoders import SPEC_HELP, check_decoders, parse_decoder
 from engine.evaluation.figures import write_plots
 from engine.evaluation.protocols import (
     ProtocolConfig,
@@ -78,8 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--continuation-len", type=int, default=d.continuation_len)
     p.add_argument("--max-windows", type=int, default=d.max_windows, help="0 = every window of the split")
     p.add_argument("--decoders", nargs="+", default=list(d.decoders),
-                   help="each: comma-separated greedy|sample, topk=K, topp=P, temp=T, rep=R, flat, ctemp=T, "
-                        "ctopk=K, rarity=B (F²), postopk=K, posbias=NAME:FACTOR (POSG); engine/evaluation/decoders.py")
+                   help=f"each: {SPEC_HELP}")
     p.add_argument("--nmst-decoders", nargs="+", default=list(d.nmst_decoders))
     p.add_argument("--nmst-prefix-len", type=int, default=d.nmst_prefix_len)
     p.add_argument("--nmst-max-length", type=int, default=d.nmst_max_length, help="decoding cap L_max")

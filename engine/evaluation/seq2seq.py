@@ -34,8 +34,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from engine.api import GenerationRequest
-from engine.decoding.generate import Variant
 from engine.decoding.settings import DecodeConfig
+from engine.decoding.stream import Variant
 from engine.evaluation.splits import EvalSplit
 from engine.metrics.bleu import pairwise_self_bleu, top1_and_oracle_bleu
 from engine.metrics.diversity import distinct_n_corpus, distinct_n_per_text, entropy_n

@@ -22,7 +22,7 @@ from typing import Any
 import torch
 
 from engine.controls import Capabilities, ParagraphControls
-from engine.decoding.generate import DecodeStream
+from engine.decoding.stream import DecodeStream
 from engine.loaded_model import GenerationRequest, LoadedModel
 from engine.permgen.beam_decode import BeamPermGenStream
 from engine.permgen.bundle import PermGenBundle

@@ -26,12 +26,13 @@ from typing import Any
 
 import torch
 
+from engine.decode_fields import BEAM_WIDTH
 from engine.decoding.beam import Hypothesis, beam_search
 from engine.decoding.copy_limit import CopyLimit
-from engine.decoding.generate import FINISH_CANCELLED, TokenEvent
 from engine.decoding.real_words import RealWordRows, WordSpeller
 from engine.decoding.settings import DecodeConfig
 from engine.decoding.step import DecodeRows
+from engine.decoding.stream import FINISH_CANCELLED, TokenEvent
 from engine.permgen.control import OrderControl
 from engine.permgen.decode import FIRST_WORD_ID, PermGenStream, first_marks
 from engine.permgen.marks import EOP_ID, begin_id, end_id, sentence_of_begin
@@ -39,8 +40,6 @@ from engine.permgen.model import PermGenModel
 from engine.permgen.rows import PermGenRows
 from engine.permgen.runner import Seq2SeqRunner
 from engine.tokenizer import VariorumTokenizer
-
-MAX_BEAM_WIDTH = 16
 
 
 def sentence_beam(
@@ -94,8 +93,7 @@ class BeamPermGenStream(PermGenStream):
         runner: Seq2SeqRunner[Any] | None = None,
         words: WordSpeller | None = None,
     ) -> None:
-        if not 1 <= beam_width <= MAX_BEAM_WIDTH:
-            raise ValueError(f"beam width must be from 1 to {MAX_BEAM_WIDTH}, got {beam_width}")
+        BEAM_WIDTH.check(beam_width)
         super().__init__(model, tokenizer, source_ids, n, settings, control, should_stop, runner, words)
         self.beam_width = beam_width
         for variant in self.candidates:
@@ -121,7 +119,7 @@ class BeamPermGenStream(PermGenStream):
             marginal = rows.log_probs()[0]  # [V]
             marks = self.control.allowed_marks(variant.order)
             mark = begin_id(first) if not variant.order else marks[int(marginal[marks].argmax())]
-            yield self._event(i, mark, float(marginal[mark]))
+            yield self._take(i, mark, float(marginal[mark]))
             if mark == EOP_ID:
                 return True
             rows.advance(torch.tensor([mark], device=rows.hidden.device))
@@ -134,11 +132,9 @@ class BeamPermGenStream(PermGenStream):
             rows.rewind(before)  # the rows share the prefix up to ⟨B-t⟩; feed the chosen sentence
             rows.extend(best.tokens)
             for token, log_prob in zip(best.tokens, best.log_probs, strict=True):
-                yield self._event(i, token, log_prob)
+                yield self._take(i, token, log_prob)
 
-    def _event(self, i: int, token: int, log_prob: float) -> TokenEvent:
-        variant = self.candidates[i]
-        variant.token_ids.append(token)
-        variant.token_log_probs.append(log_prob)
-        variant.token_groups.append(0)
-        return self._sentence_event(i, token, log_prob, 0)
+    def _take(self, i: int, token: int, log_prob: float) -> TokenEvent:
+        """Record candidate i's `token` (beams record no group) and stream it."""
+        self.candidates[i].add(token, log_prob, 0)
+        return self._event(i, token, log_prob, 0)

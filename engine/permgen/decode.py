@@ -25,7 +25,6 @@ sentences in reading order as they grow; the final `text` replaces them.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,18 +33,16 @@ import torch
 
 from engine.decoding.class_sampling import most_likely_groups
 from engine.decoding.copy_limit import CopyLimit
-from engine.decoding.generate import (
-    FINISH_CANCELLED,
+from engine.decoding.real_words import WordSpeller
+from engine.decoding.settings import DecodeConfig
+from engine.decoding.stream import (
     INCOMPLETE_CHAR,
-    DecodeStream,
+    RowStream,
     TokenEvent,
     Variant,
-    checked_speller,
     refuse_copy_limit,
 )
-from engine.decoding.real_words import RealWordRows, WordSpeller
-from engine.decoding.settings import DecodeConfig
-from engine.decoding.token_sampler import TokenSampler
+from engine.decoding.token_sampler import Draw, TokenSampler
 from engine.permgen.control import OrderControl
 from engine.permgen.marks import EOP_ID, end_id, sentence_of_begin
 from engine.permgen.model import PAD_ID, START_ID, PermGenModel
@@ -109,7 +106,7 @@ def rank_variants(variants: list[PermGenVariant]) -> None:
         v.rank = rank
 
 
-class PermGenStream(DecodeStream):
+class PermGenStream(RowStream[PermGenVariant, PermGenRows]):
     """Iterate for `TokenEvent`s; when iteration ends, `variants` holds the N ranked candidates."""
 
     def __init__(
@@ -124,30 +121,25 @@ class PermGenStream(DecodeStream):
         runner: Seq2SeqRunner[Any] | None = None,
         words: WordSpeller | None = None,
         copy_limit: CopyLimit | None = None,
+        sampler: TokenSampler | None = None,
     ) -> None:
         """`runner` runs the backbone (engine/permgen/runner.py); None: the torch model. `words` spells the
         allowed words under `settings.real_words` (engine/decoding/real_words.py; the marks end words).
-        `copy_limit`: no sentence repeats a longer run of the source than it allows (paraphrases)."""
-        if not 1 <= n <= 64:
-            raise ValueError(f"number of variants must be in [1, 64], got {n}")
+        `copy_limit`: no sentence repeats a longer run of the source than it allows (paraphrases).
+        `sampler`: one already built for these settings (a paraphrase's sentences share one)."""
         if not source_ids:
             raise ValueError("the source (title and keywords) is empty")
         if model.config.task != "paraphrase":
             refuse_copy_limit(settings, f"this model writes a {model.config.task}")
-        self.words = checked_speller(settings, words)
-        self.sampler = TokenSampler(model.head, settings)  # a bad control fails here, before any token
-        self.seq2seq, self.tokenizer, self.settings, self.control = model, tokenizer, settings, control
+        super().__init__(model.head, n, settings, should_stop, words, sampler)
+        self.seq2seq, self.tokenizer, self.control = model, tokenizer, control
         self.source_ids = source_ids[: model.config.max_source_len]
-        self.should_stop = should_stop or (lambda: False)
         self.runner, self.copy_limit = runner, copy_limit
         self.cap = min(model.config.max_sentence_len - 2, settings.max_new_tokens)
-        base = settings.seed if settings.seed is not None else random.randrange(2**62)
-        self.base_seed = base
-        self.candidates = [PermGenVariant(index=i, seed=base + i, settings=settings.variant_record(base + i))
-                           for i in range(n)]
-        self.variants: list[Variant] = list(self.candidates)  # the same objects, typed as the base class's
         self.states = [_State() for _ in range(n)]
-        self.row_candidates = list(range(n))  # the candidate each decoding row writes
+
+    def _new_variant(self, index: int, seed: int) -> PermGenVariant:
+        return PermGenVariant(index=index, seed=seed, settings=self.settings.variant_record(seed))
 
     def __iter__(self) -> Iterator[TokenEvent]:
         try:
@@ -157,98 +149,83 @@ class PermGenStream(DecodeStream):
             self._finish_texts()
 
     def _run(self) -> Iterator[TokenEvent]:
-        device = next(self.seq2seq.parameters()).device
-        n = len(self.variants)
-        seeds = torch.tensor([v.seed for v in self.candidates], device=device)  # [N] per-row noise keys
+        n = len(self.candidates)
         rows = PermGenRows(self.seq2seq, self.source_ids, n, self.runner)
-        history = torch.full((n, 1), START_ID, device=device)
-        active = torch.ones(n, dtype=torch.bool, device=device)
-        head, limit = self.seq2seq.head, self.control.limit
-        spelled = None if self.words is None else RealWordRows(self.words, [""] * n)
-        firsts: list[int] = []
-        for step in range(1, limit * (self.cap + 2) + 2):
-            if self.should_stop():
-                self._stop(active)
-                return
-            allowed = self._allowed_words(device)
-            if spelled is not None:  # a sentence's last token before its cap closes the open word
-                allowed = spelled.allowed(allowed, [len(self.states[c].words) == self.cap - 1
-                                                    for c in self.row_candidates])
-            if self.copy_limit is not None:
-                allowed = self.copy_limit.mask(allowed, [self.states[c].words for c in self.row_candidates])
-            draw = self.sampler.draw(rows.hidden, rows.steps, rows.state, history, seeds, step, allowed)
-            if step == 1:
-                firsts = first_marks(draw.marginal[0], self.control, n, self.base_seed)
-            tokens = self._override_marks(draw.tokens, draw.marginal, firsts, step)
-            forced = tokens != draw.tokens  # [N]
-            groups = draw.groups
-            if head.num_groups > 1 and bool(forced.any()):  # a forced mark was not drawn from `groups`:
-                # record the group it most likely came from (POSG: the special group), not the discarded draw's
-                groups = torch.where(forced, most_likely_groups(head, rows.hidden, tokens, rows.steps), groups)
-            tokens = torch.where(active, tokens, torch.full_like(tokens, PAD_ID))
-            log_probs = draw.marginal.gather(1, tokens[:, None])[:, 0]
-            yield from self._record(active, tokens, log_probs, groups)
-            active &= tokens != EOP_ID
-            if not bool(active.any()):
-                return
-            history = torch.cat([history, tokens[:, None]], dim=1)
-            if spelled is not None:
-                spelled.advance(tokens.tolist())
-            kept = rows.drop_ended(active)  # [M] on the CPU when a candidate ended
-            if kept is not None:
-                seeds, tokens, active, history = seeds[kept], tokens[kept], active[kept], history[kept]
-                self.row_candidates = [self.row_candidates[r] for r in kept.tolist()]
-                if spelled is not None:
-                    spelled.select(kept.tolist())
-            rows.advance(tokens)
-        raise RuntimeError("PermGen decoding exceeded its step bound")  # unreachable: marks force the end
+        self.history = torch.full((n, 1), START_ID, device=rows.hidden.device)
+        self.firsts: list[int] = []
+        unfinished = yield from self._steps(rows, self.control.limit * (self.cap + 2) + 1, [""] * n, PAD_ID)
+        if unfinished is not None:  # unreachable: the marks force ⟨EOP⟩ within the bound (module docstring)
+            raise RuntimeError("PermGen decoding exceeded its step bound")
+
+    def _allowed(self, last: bool) -> torch.Tensor:
+        """Inside a sentence its words and its end mark; real words only (a sentence's last token before its cap
+        closes the open word); the copy limit."""
+        allowed = self._allowed_words(self.history.device)
+        if self.spelled is not None:
+            allowed = self.spelled.allowed(allowed, [len(self.states[c].words) == self.cap - 1
+                                                     for c in self.row_variants])
+        if self.copy_limit is not None:
+            allowed = self.copy_limit.mask(allowed, [self.states[c].words for c in self.row_variants])
+        return allowed
+
+    def _history(self, rows: PermGenRows) -> torch.Tensor:
+        return self.history
+
+    def _chosen(self, draw: Draw, rows: PermGenRows, step: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """The marks are chosen, not drawn (`_override_marks`); a forced mark records the group it most likely
+        came from (POSG: the special group), not the discarded draw's."""
+        if step == 1:
+            self.firsts = first_marks(draw.marginal[0], self.control, len(self.candidates), self.base_seed)
+        tokens = self._override_marks(draw.tokens, draw.marginal, step)
+        forced = tokens != draw.tokens  # [N]
+        groups = draw.groups
+        head = self.seq2seq.head
+        if head.num_groups > 1 and bool(forced.any()):
+            groups = torch.where(forced, most_likely_groups(head, rows.hidden, tokens, rows.steps), groups)
+        return tokens, groups
+
+    def _ended(self, tokens: torch.Tensor, active: torch.Tensor) -> torch.Tensor:
+        return tokens == EOP_ID
+
+    def _advance(self, tokens: torch.Tensor) -> None:
+        self.history = torch.cat([self.history, tokens[:, None]], dim=1)
+        super()._advance(tokens)
+
+    def _keep(self, kept: torch.Tensor) -> None:
+        super()._keep(kept)
+        self.history = self.history[kept]
 
     def _allowed_words(self, device: torch.device) -> torch.Tensor:
         """bool [rows, V]: inside sentence t, the words and ⟨E-t⟩ (§4.3 step 3)."""
-        rows = len(self.row_candidates)
+        rows = len(self.row_variants)
         allowed = torch.zeros(rows, self.seq2seq.config.model.vocab_size, dtype=torch.bool, device=device)
         allowed[:, FIRST_WORD_ID:] = True
-        for row, candidate in enumerate(self.row_candidates):
+        for row, candidate in enumerate(self.row_variants):
             if self.states[candidate].sentence:
                 allowed[row, end_id(self.states[candidate].sentence)] = True
         return allowed
 
-    def _override_marks(
-        self, tokens: torch.Tensor, marginal: torch.Tensor, firsts: list[int], step: int
-    ) -> torch.Tensor:
+    def _override_marks(self, tokens: torch.Tensor, marginal: torch.Tensor, step: int) -> torch.Tensor:
         """Between sentences: the most likely allowed mark (or the first mark); at the cap: ⟨E-t⟩."""
         chosen = tokens.clone()
-        for row, candidate in enumerate(self.row_candidates):
+        for row, candidate in enumerate(self.row_variants):
             state = self.states[candidate]
             if state.sentence and len(state.words) >= self.cap:
                 chosen[row] = end_id(state.sentence)
             elif not state.sentence:
                 marks = self.control.allowed_marks(self.candidates[candidate].order)
                 if step == 1:  # the first mark was drawn for all candidates at once (`first_marks`)
-                    chosen[row] = next(m for m in marks if sentence_of_begin(m) == firsts[candidate])
+                    chosen[row] = next(m for m in marks if sentence_of_begin(m) == self.firsts[candidate])
                 else:
                     chosen[row] = marks[int(marginal[row, marks].argmax())]
         return chosen
 
-    def _record(
-        self, active: torch.Tensor, tokens: torch.Tensor, log_probs: torch.Tensor, groups: torch.Tensor
-    ) -> Iterator[TokenEvent]:
-        # One device → host copy per tensor per step, not one per row and field.
-        token_list, log_prob_list, group_list = tokens.tolist(), log_probs.tolist(), groups.tolist()
-        for row in active.nonzero()[:, 0].tolist():
-            i = self.row_candidates[row]
-            variant, token, log_prob, group = self.candidates[i], token_list[row], log_prob_list[row], group_list[row]
-            variant.token_ids.append(token)
-            variant.token_log_probs.append(log_prob)
-            variant.token_groups.append(group)
-            yield self._sentence_event(i, token, log_prob, group)
-
-    def _sentence_event(self, i: int, token: int, log_prob: float, group: int) -> TokenEvent:
+    def _event(self, i: int, token: int, log_prob: float, group: int) -> TokenEvent:
         """Candidate i's event for `token`, naming the sentence it writes (0 for ⟨E-t⟩ and ⟨EOP⟩)."""
-        delta = self._advance(i, token)
+        delta = self._write(i, token)
         return TokenEvent(i, token, delta, log_prob, group, self.states[i].sentence)
 
-    def _advance(self, i: int, token: int) -> str:
+    def _write(self, i: int, token: int) -> str:
         """Update candidate i's sentence state with `token`; return the streamed text delta."""
         state, variant = self.states[i], self.candidates[i]
         begun = sentence_of_begin(token)
@@ -270,13 +247,12 @@ class PermGenStream(DecodeStream):
         delta, state.shown = text.removeprefix(state.shown), text
         return delta
 
-    def _stop(self, active: torch.Tensor) -> None:
+    def _cancel(self, active: torch.Tensor) -> None:
         for row in active.nonzero()[:, 0].tolist():
-            candidate = self.row_candidates[row]
-            state, variant = self.states[candidate], self.candidates[candidate]
+            state, variant = self.states[self.row_variants[row]], self.candidates[self.row_variants[row]]
             if state.sentence:  # keep the unfinished sentence's text
                 variant.sentences[state.sentence] = self.tokenizer.decode(state.words).strip()
-            variant.finish_reason = FINISH_CANCELLED
+        super()._cancel(active)
 
     def _finish_texts(self) -> None:
         for variant in self.candidates:

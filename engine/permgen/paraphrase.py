@@ -26,20 +26,20 @@ sentences not yet written when the writer stops (finish reason "cancelled").
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
+from engine.decode_fields import BEAM_WIDTH
 from engine.decoding.beam import Hypothesis
 from engine.decoding.copy_limit import CopyLimit
-from engine.decoding.generate import FINISH_CANCELLED, DecodeStream, TokenEvent, Variant, checked_speller
 from engine.decoding.real_words import WordSpeller
 from engine.decoding.settings import DecodeConfig
+from engine.decoding.stream import FINISH_CANCELLED, BatchStream, TokenEvent, Variant
 from engine.metrics.paraphrase import self_bleu_vs_source, self_wer
-from engine.permgen.beam_decode import MAX_BEAM_WIDTH, sentence_beam
+from engine.permgen.beam_decode import sentence_beam
 from engine.permgen.control import OrderControl
 from engine.permgen.decode import FIRST_WORD_ID, PermGenStream
 from engine.permgen.marks import begin_id
@@ -87,7 +87,7 @@ def score_alternative(source: str, output: str, lowercase: bool = True) -> Sente
                                self_wer([words], [source_words]), kept)
 
 
-class ParaphraseStream(DecodeStream):
+class ParaphraseStream(BatchStream[ParaphraseVariant]):
     """Iterate for `TokenEvent`s (words only); when it ends, `variants` holds N `ParaphraseVariant`s."""
 
     def __init__(
@@ -106,31 +106,23 @@ class ParaphraseStream(DecodeStream):
         words under `settings.real_words` (engine/decoding/real_words.py)."""
         if model.config.task != "paraphrase":
             raise ValueError(f"this model writes a {model.config.task!r}, not paraphrases")
-        if not 1 <= n <= 64 or not 1 <= beam_width <= MAX_BEAM_WIDTH:
-            raise ValueError(f"need 1-64 variants and a beam width of 1-{MAX_BEAM_WIDTH}, got {n}, {beam_width}")
+        BEAM_WIDTH.check(beam_width)
         self.spans = split_passage(passage)
         if not self.spans:
             raise ValueError("the passage to paraphrase is empty")
-        self.seq2seq, self.tokenizer, self.settings, self.passage = model, tokenizer, settings, passage
-        self.beam_width, self.should_stop = beam_width, should_stop or (lambda: False)
-        self.runner = runner
+        self.seq2seq, self.tokenizer, self.passage = model, tokenizer, passage
+        self.beam_width, self.runner = beam_width, runner
+        super().__init__(model.head, n, settings, should_stop, words)  # its sampler writes every sentence
         self.sources = [passage[a:b] for a, b in self.spans]
         self.sources_ids = [tokenizer.encode(normalize(s, model.config.lowercase)) or [START_ID] for s in self.sources]
         self.cap = min(model.config.max_sentence_len - 2, settings.max_new_tokens)
-        PermGenStream(model, tokenizer, self.sources_ids[0], n, settings, ONE_SENTENCE, words=words)  # fails now
-        self.words = checked_speller(settings, words)
-        base = settings.seed if settings.seed is not None else random.randrange(2**62)
-        self.base_seed = base
-        self.candidates = [ParaphraseVariant(index=i, seed=base + i, settings=self._settings(base + i))
-                           for i in range(n)]
-        self.variants: list[Variant] = list(self.candidates)
         self.outputs: list[list[str]] = []  # per finished sentence, the N model outputs
 
-    def _settings(self, seed: int) -> dict[str, object]:
+    def _new_variant(self, index: int, seed: int) -> ParaphraseVariant:
         recorded: dict[str, object] = self.settings.variant_record(seed)
         if self.beam_width > 1:
             recorded["beam_width"] = self.beam_width
-        return recorded
+        return ParaphraseVariant(index=index, seed=seed, settings=recorded)
 
     def __iter__(self) -> Iterator[TokenEvent]:
         try:
@@ -161,7 +153,7 @@ class ParaphraseStream(DecodeStream):
         seed = (self.base_seed + j * SENTENCE_SEED_STRIDE) % 2**62
         inner = PermGenStream(self.seq2seq, self.tokenizer, self.sources_ids[j], len(self.candidates),
                               self.settings.with_seed(seed), ONE_SENTENCE, self.should_stop, self.runner, self.words,
-                              self._copy_limit(j))
+                              self._copy_limit(j), self.sampler)
         started = [False] * len(self.candidates)
         for event in inner:
             if event.token_id < FIRST_WORD_ID:
@@ -193,10 +185,7 @@ class ParaphraseStream(DecodeStream):
 
     def _take(self, event: TokenEvent, j: int, prefix: str) -> TokenEvent:
         """Record candidate `event.variant`'s token of passage sentence j (the event names sentence j + 1)."""
-        variant = self.candidates[event.variant]
-        variant.token_ids.append(event.token_id)
-        variant.token_log_probs.append(event.log_prob)
-        variant.token_groups.append(event.group)
+        self.candidates[event.variant].add(event.token_id, event.log_prob, event.group)
         return TokenEvent(event.variant, event.token_id, prefix + event.text_delta, event.log_prob, event.group, j + 1)
 
     def _complete(self) -> None:

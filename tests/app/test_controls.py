@@ -74,7 +74,7 @@ def test_real_words_only_is_on_by_default_and_reaches_the_request_with_the_docum
     make_window: MakeWindow, qtbot: QtBot
 ) -> None:
     window = make_window(FakeEngine(FakeModel(SOFTMAX)))
-    box = window.controls.decode.real_words
+    box = window.controls.decode.checks["real_words"]
     assert box.text() == "Real words only" and box.isChecked()
     editor = window.tabs.current()
     editor.setPlainText("Zorblax met Quil. ")

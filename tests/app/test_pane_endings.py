@@ -32,10 +32,10 @@ def test_each_ending_is_said_in_plain_words(qtbot: QtBot) -> None:
 def test_writers_start_with_end_at_a_sentence_and_can_turn_it_off(make_window: MakeWindow, qtbot: QtBot) -> None:
     model = FakeModel(writes("continue"))
     window = make_window(FakeEngine(model))
-    assert window.controls.decode.end_at_sentence.isChecked()
+    assert window.controls.decode.checks["end_at_sentence"].isChecked()
     _generate(window, qtbot)
     assert model.requests[-1].decode.end_at_sentence
-    window.controls.decode.end_at_sentence.setChecked(False)
+    window.controls.decode.checks["end_at_sentence"].setChecked(False)
     _generate(window, qtbot)
     assert not model.requests[-1].decode.end_at_sentence
 

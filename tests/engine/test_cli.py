@@ -83,9 +83,9 @@ def test_no_bundle_found_is_a_clear_error(
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["--top-p", "1.5"], "top_p"),
+        (["--top-p", "1.5"], "--top-p must be in (0, 1] (1 = off), got 1.5"),
         (["-n", "9"], "between 1 and 8"),
-        (["--max-new-tokens", "0"], "max_new_tokens"),
+        (["--max-new-tokens", "0"], "--max-new-tokens must be in [1, 4096], got 0"),
     ],
 )
 def test_bad_settings_exit_2_with_message(

@@ -11,7 +11,7 @@ from app.controls import spec
 from engine.api import Engine
 from engine.cli import build_parser, main
 from engine.controls import (
-    DECODE_DEFAULTS,
+    DEFAULT_VARIANTS,
     Capabilities,
     ClassGroups,
     HeadCapabilities,
@@ -19,6 +19,7 @@ from engine.controls import (
     PosGroups,
     Termination,
 )
+from engine.decode_fields import FIELDS, POS_TOP_K
 from engine.decoding import DecodeConfig
 from engine.evaluation.decoders import check_decoders
 from engine.generate_flags import decode_from_flags, fit_to_model
@@ -68,8 +69,9 @@ def test_groups_are_classes_or_tags_never_both() -> None:
         HeadCapabilities("x", 2, classes=ClassGroups((1, 1)), pos=PosGroups(("NN",), ("nouns",)))
 
 
-def test_one_set_of_decode_defaults() -> None:
-    assert DecodeConfig().max_new_tokens == DECODE_DEFAULTS.max_new_tokens
+def test_decode_config_starts_at_every_declared_off_value() -> None:
+    plain = DecodeConfig()
+    assert all(getattr(plain, f.name) == f.off for f in FIELDS if not f.request)
 
 
 def test_cli_and_eval_refuse_controls_the_model_ignores(tiny_bundle: Path, capsys: pytest.CaptureFixture[str],
@@ -94,23 +96,22 @@ PARAPHRASE = Capabilities(HeadCapabilities(), ("paraphrase",), ParagraphControls
 def test_cli_starts_where_the_app_starts() -> None:
     args = _flags()
     decode = decode_from_flags(args)
-    assert decode == DecodeConfig(max_new_tokens=DECODE_DEFAULTS.max_new_tokens, top_p=DECODE_DEFAULTS.top_p,
-                                  real_words=DECODE_DEFAULTS.real_words,
-                                  end_at_sentence=DECODE_DEFAULTS.end_at_sentence)
-    assert DECODE_DEFAULTS.real_words and spec.default_values()["real_words"]  # on for a writer, CLI and app
+    starts = {f.name: f.writer_start for f in FIELDS if not f.request and not f.method}
+    assert decode == DecodeConfig(**starts)  # top-p 0.9, real words only, ending at a sentence
+    app = spec.default_values()
+    shown = {s.field for s in spec.SLIDERS} | {f.name for f in spec.CHECKBOXES}  # the seed box shows a seed to fix
+    assert {name: app[name] for name in shown & set(starts)} == {name: starts[name] for name in shown & set(starts)}
     assert not decode_from_flags(_flags("--any-words")).real_words
-    assert DECODE_DEFAULTS.end_at_sentence and spec.default_values()["end_at_sentence"]
     assert not decode_from_flags(_flags("--mid-sentence")).end_at_sentence
-    assert args.num_variants == DECODE_DEFAULTS.variants == spec.default_values()["n"]
+    assert args.num_variants == DEFAULT_VARIANTS == app["n"]
     assert fit_to_model(args, decode, Capabilities()) == decode  # a plain LM: nothing else is switched on
     # a POS-guided model starts with the writer's k_POS, as the app's slider does, unless told otherwise
-    assert fit_to_model(args, decode, POSG_LM).pos_top_k == DECODE_DEFAULTS.pos_top_k == spec.default_values()[
-        "pos_top_k"]
+    assert fit_to_model(args, decode, POSG_LM).pos_top_k == POS_TOP_K.writer_start == app["pos_top_k"] == 20
     assert fit_to_model(_flags("--pos-top-k", "0"), decode, POSG_LM).pos_top_k == 0
     flat = _flags("--flat-sampling")
     assert fit_to_model(flat, decode_from_flags(flat), POSG_LM).pos_top_k == 0  # k_POS acts on the stage flat skips
     for name in ("temperature", "top_k", "repetition_penalty", "class_temperature", "class_top_k", "class_rarity_bias"):
-        assert spec.default_values()[name] == getattr(decode, name)  # the app's other sliders start off
+        assert app[name] == getattr(decode, name)  # the app's other sliders start off
 
 
 def test_cli_refuses_request_flags_the_model_does_not_read() -> None:

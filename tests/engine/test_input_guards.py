@@ -11,15 +11,16 @@ import pytest
 
 from engine.api import GenerationRequest
 from engine.cli import main as cli_main
+from engine.decode_fields import CLASS_TEMPERATURE, REPETITION_PENALTY, TEMPERATURE
 from engine.decoding import DecodeConfig, DecodeSettingError, generate_variants
-from engine.decoding.settings import REPETITION_PENALTY_RANGE, TEMPERATURE_RANGE, TOP_P_RANGE
 from engine.model import LanguageModel
 from engine.tokenizer import SPECIAL_TOKENS, VariorumTokenizer
 from tests.engine.heads.f2_support import build_f2_model
 
 
 @pytest.mark.parametrize(("settings", "message"), [
-    ({"top_p": 1e-300}, r"top_p must be in \[1e-06, 1\]"),
+    ({"top_p": 0.0}, r"top_p must be in \(0, 1\] \(1 = off\), got 0.0"),
+    ({"top_p": 1.5}, r"top_p must be in \(0, 1\]"),
     ({"temperature": 1e-39}, r"temperature must be in \[0.01, 100\]"),
     ({"temperature": 1e308}, r"temperature must be in \[0.01, 100\]"),
     ({"temperature": math.nan}, "temperature must be in"),
@@ -30,7 +31,7 @@ from tests.engine.heads.f2_support import build_f2_model
     ({"top_k": True}, "top_k must be of type int"),
     ({"temperature": "0.7"}, "temperature must be of type float"),
     ({"pos_bias": {"JJ": "high"}}, "POS bias"),
-    ({"pos_bias": ["JJ"]}, "pos_bias must be a dict"),
+    ({"pos_bias": ["JJ"]}, "pos_bias must be of type dict"),
 ])
 def test_bad_decode_values_name_the_field(settings: dict[str, object], message: str) -> None:
     with pytest.raises(DecodeSettingError, match=message):
@@ -50,9 +51,11 @@ def test_bad_request_fields_are_value_errors(settings: dict[str, object], messag
 
 def test_range_edges_decode_to_finite_log_probs(tokenizer: VariorumTokenizer, tiny_model: LanguageModel) -> None:
     f2 = build_f2_model(tokenizer)
-    edges = [{"temperature": TEMPERATURE_RANGE[0]}, {"temperature": TEMPERATURE_RANGE[1]},
-             {"top_p": TOP_P_RANGE[0]}, {"repetition_penalty": REPETITION_PENALTY_RANGE[1]}]
-    class_edges = [{"class_temperature": TEMPERATURE_RANGE[0]}, {"class_temperature": TEMPERATURE_RANGE[1]}]
+    # top-p keeps the likeliest token however small p is: a p that underflows float32 still leaves one to draw
+    edges = [{"temperature": TEMPERATURE.bounds.low}, {"temperature": TEMPERATURE.bounds.upper},
+             {"top_p": 1e-300}, {"repetition_penalty": REPETITION_PENALTY.bounds.upper}]
+    class_edges = [{"class_temperature": CLASS_TEMPERATURE.bounds.low},
+                   {"class_temperature": CLASS_TEMPERATURE.bounds.upper}]
     for model, settings in [*((tiny_model, s) for s in edges), *((f2, s) for s in edges + class_edges)]:
         config = DecodeConfig(max_new_tokens=6, seed=3, **settings)  # type: ignore[arg-type]
         for variant in generate_variants(model, tokenizer, "Jenny went", 2, config):

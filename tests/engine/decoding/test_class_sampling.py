@@ -11,7 +11,7 @@ import torch
 from engine.controls import Termination
 from engine.decoding import DecodeConfig, DecodeSettingError, generate_variants
 from engine.decoding.class_sampling import ClassTemperature, ClassTopK, RarityBias
-from engine.decoding.generate import FINISH_EOS, FINISH_LENGTH
+from engine.decoding.stream import FINISH_EOS, FINISH_LENGTH
 from engine.heads.termination import TerminationHead
 from engine.model import LanguageModel
 from engine.tokenizer import VariorumTokenizer

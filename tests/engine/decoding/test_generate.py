@@ -7,7 +7,8 @@ import torch
 
 from engine.backbones.kv_cache import KVCache
 from engine.decoding import DecodeConfig, VariantStream, generate_variants
-from engine.decoding.generate import FINISH_CANCELLED, FINISH_EOS, FINISH_LENGTH, INCOMPLETE_CHAR
+from engine.decoding.step import DecodeRows, LanguageModelRows
+from engine.decoding.stream import FINISH_CANCELLED, FINISH_EOS, FINISH_LENGTH, INCOMPLETE_CHAR
 from engine.model import LanguageModel
 from engine.tokenizer import VariorumTokenizer
 from tests.conftest import tiny_config
@@ -144,7 +145,8 @@ def test_rows_with_their_own_prompts_match_each_prompt_alone(
     stream = VariantStream(tiny_model, tokenizer, [], len(prompts), settings, prompts=prompts)  # 45 > block 32
     batch = _decode(stream)
     assert [v.seed for v in stream.variants] == [11, 12, 13, 14]
-    assert stream.start_steps == [4, 4, 4, 2]
+    # the rows' first tokens have t = the prompt's tokens since its last eos, plus one
+    assert LanguageModelRows(tiny_model, stream.row_prompts, 1).steps.tolist() == [5, 5, 5, 3]
     for i, prompt in enumerate(prompts):
         alone = VariantStream(tiny_model, tokenizer, prompt, 1, settings.with_seed(11 + i))
         assert batch[i] == _decode(alone)[0]
@@ -207,3 +209,19 @@ def test_ended_rows_leave_the_batch_and_the_rest_decode_as_alone(
         assert alone.variants[0].finish_reason == variant.finish_reason
         assert variant.token_log_probs == pytest.approx(alone.variants[0].token_log_probs, abs=1e-5)
         assert text == variant.text
+
+
+def test_ended_rows_that_stay_in_the_batch_as_on_a_gpu_write_the_same_variants(
+    tokenizer: VariorumTokenizer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model = _seeded_model(tokenizer, {})
+    with torch.no_grad():
+        model.head.proj.weight[tokenizer.eos_id] *= 30  # variants end at different steps
+    settings = DecodeConfig(max_new_tokens=40, seed=3, repetition_penalty=1.2)
+    dropped = generate_variants(model, tokenizer, "Mara found", 5, settings)
+    monkeypatch.setattr(DecodeRows, "drop_ended", lambda self, active: None)  # a GPU keeps every row
+    kept = generate_variants(model, tokenizer, "Mara found", 5, settings)
+    assert len({len(v.token_ids) for v in dropped}) >= 3
+    for a, b in zip(dropped, kept, strict=True):
+        assert (a.token_ids, a.text, a.finish_reason) == (b.token_ids, b.text, b.finish_reason)
+        assert a.token_log_probs == pytest.approx(b.token_log_probs, abs=1e-5)

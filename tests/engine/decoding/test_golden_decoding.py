@@ -22,7 +22,7 @@ import pytest
 import torch
 
 from engine.decoding import DecodeConfig, VariantStream
-from engine.decoding.generate import Variant
+from engine.decoding.stream import Variant
 from engine.heads.posg import POSGHead
 from engine.model import LanguageModel
 from engine.permgen.api import PermGenLoadedModel

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from engine.cli import main
-from engine.controls import MAX_SEED, MAX_VARIANTS
+from engine.controls import MAX_VARIANTS
+from engine.decode_fields import MAX_SEED
 from engine.decoding import DecodeConfig
 from engine.decoding.generate import generate_variants
 from engine.model import LanguageModel

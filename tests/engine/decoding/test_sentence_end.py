@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from engine.decoding.generate import Variant
 from engine.decoding.sentence_end import FINISH_SENTENCE, end_at_sentence, sentence_end_tokens
+from engine.decoding.stream import Variant
 
 PIECES = ["He", " saved", " money", ".", " He", " bought", " a", ' "car."', " Then", " he", " saved", " up", " to"]
 

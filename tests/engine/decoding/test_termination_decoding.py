@@ -15,11 +15,12 @@ import torch
 from torch import nn
 
 from engine.backbones.kv_cache import KVCache
-from engine.decoding.generate import FINISH_EOS, VariantStream, generate_variants
+from engine.decoding.generate import VariantStream, generate_variants
 from engine.decoding.nmst_decoders import Decoder, beam_continuations, decode_prompts, parse_decoder
 from engine.decoding.processors import DecodeSettingError
 from engine.decoding.settings import DecodeConfig
-from engine.decoding.step import DecodeRows
+from engine.decoding.step import DecodeRows, LanguageModelRows
+from engine.decoding.stream import FINISH_EOS
 from engine.model import EOS_ID, LanguageModel
 from engine.tokenizer import VariorumTokenizer
 from tests.conftest import tiny_config
@@ -197,11 +198,12 @@ def test_a_prompt_longer_than_the_window_is_cut_and_counted_as_in_training(token
     model = LanguageModel(tiny_config(tokenizer.vocab_size, termination="nmst", termination_eps=0.02)).eval()
     long_prompt = tokenizer.encode("Tom went home and slept. " * 20)  # far beyond the 32-token block
     stream = VariantStream(model, tokenizer, long_prompt, 2, DecodeConfig(max_new_tokens=3, seed=1))
-    assert stream.prompt_cut and stream.start_step == 16  # the last half-block, no eos inside
+    first_steps = LanguageModelRows(model, stream.row_prompts, 1).steps.tolist()  # t of each row's first token
+    assert stream.prompt_cut and first_steps == [17, 17]  # after the last half-block, which has no eos inside
     list(stream)
     assert all(v.prompt_cut for v in stream.variants)
     short = VariantStream(model, tokenizer, long_prompt[:5], 1, DecodeConfig(max_new_tokens=3, seed=1))
-    assert not short.prompt_cut and short.start_step == 5
+    assert not short.prompt_cut and LanguageModelRows(model, short.row_prompts, 1).steps.tolist() == [6]
 
 
 def test_nmst_ends_even_when_temperature_flattens_eos_away(tokenizer: VariorumTokenizer) -> None:

@@ -49,7 +49,7 @@ def test_rescored_distributions_align_with_the_generated_steps(
     for _ in stream:
         pass
     generated = stream.variants[0].token_ids
-    scores = rescore(tiny_model, stream.prompt_ids, generated)
+    scores = rescore(tiny_model, stream.row_prompts[0], generated)
     assert scores.shape == (len(generated), tokenizer.vocab_size)
     assert scores.argmax(-1).tolist() == generated  # greedy picked the argmax of each rescored row
     assert torch.exp(scores).sum(-1) == pytest.approx(torch.ones(len(generated)), abs=1e-5)

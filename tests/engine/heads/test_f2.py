@@ -158,4 +158,4 @@ def test_cli_trains_and_generates_with_an_f2_model(tmp_path: Path, capsys: pytes
     assert cli_main([*generate, "--class-top-k", "2", "--class-rarity-bias", "1.5"]) == 0
     assert "variant 2 · seed 2" in capsys.readouterr().out
     assert cli_main([*generate, "--class-rarity-bias", "11"]) == 2
-    assert "class_rarity_bias must be in [-10, 10]" in capsys.readouterr().err
+    assert "--class-rarity-bias must be in [-10, 10] (0 = as trained), got 11.0" in capsys.readouterr().err

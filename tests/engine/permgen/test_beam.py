@@ -109,5 +109,5 @@ def test_beam_cancellation_stops_every_candidate(pg_model: PermGenModel, pg_toke
     list(stream)
     assert all(v.finish_reason == "cancelled" for v in stream.candidates)
     assert stream.candidates[0].settings["beam_width"] == 2
-    with pytest.raises(ValueError, match="beam width"):
+    with pytest.raises(ValueError, match=r"beam_width must be in \[1, 16\]"):
         BeamPermGenStream(pg_model, pg_tokenizer, [40], 1, DecodeConfig(), OrderControl(), 0)

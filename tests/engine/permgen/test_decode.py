@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from engine.decoding.settings import DecodeConfig
+from engine.decoding.step import DecodeRows
 from engine.decoding.token_sampler import TokenSampler
 from engine.heads.posg import POSGHead
 from engine.permgen.control import OrderControl
@@ -161,3 +162,28 @@ def test_ended_candidates_leave_the_batch_and_the_rest_decode_as_alone(pg_tokeni
         assert alone.candidates[0].token_ids == variant.token_ids
         assert alone.candidates[0].sentences == variant.sentences
         assert alone.candidates[0].token_log_probs == pytest.approx(variant.token_log_probs, abs=1e-5)
+
+
+def test_ended_candidates_that_stay_in_the_batch_as_on_a_gpu_write_the_same_paragraphs(
+    pg_tokenizer: VariorumTokenizer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    torch.manual_seed(0)
+    pg_model = PermGenModel(tiny_permgen_config(pg_tokenizer.vocab_size)).eval()
+    with torch.no_grad():  # sentence ends likely enough that candidates write different lengths
+        for sentence in range(1, 5):
+            pg_model.head.proj.weight[end_id(sentence)] *= 30
+    settings = DecodeConfig(seed=11, max_new_tokens=6, top_k=20, repetition_penalty=1.2)
+    source = pg_tokenizer.encode("title : the cake keywords : mia")
+
+    def paragraphs() -> list[PermGenVariant]:
+        stream = PermGenStream(pg_model, pg_tokenizer, source, 4, settings, OrderControl(num_sentences=4))
+        list(stream)
+        return stream.candidates
+
+    dropped = paragraphs()
+    monkeypatch.setattr(DecodeRows, "drop_ended", lambda self, active: None)  # a GPU keeps every row
+    kept = paragraphs()
+    assert len({len(v.token_ids) for v in dropped}) >= 3
+    for a, b in zip(dropped, kept, strict=True):
+        assert (a.token_ids, a.token_groups, a.text, a.rank) == (b.token_ids, b.token_groups, b.text, b.rank)
+        assert a.token_log_probs == pytest.approx(b.token_log_probs, abs=1e-5)

@@ -12,7 +12,9 @@ from app.controls.modes import ModeInputs, build_request
 from engine.api import Engine, GenerationRequest
 from engine.cli import main as cli_main
 from engine.config import TrainConfig
+from engine.decode_fields import DecodeField
 from engine.decoding.settings import DecodeConfig
+from engine.decoding.token_sampler import TokenSampler
 from engine.permgen.decode import FIRST_WORD_ID, PermGenStream
 from engine.permgen.model import PermGenModel
 from engine.permgen.paraphrase import ONE_SENTENCE, ParaphraseStream, ParaphraseVariant, score_alternative
@@ -141,6 +143,22 @@ def test_cancelling_keeps_the_unwritten_sentences(para_model: PermGenModel, pg_t
         assert all(a.kept_source for a in variant.alternatives)
 
 
+def test_a_passage_is_written_by_one_sampler_and_its_settings_are_checked_once(
+    para_model: PermGenModel, pg_tokenizer: VariorumTokenizer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = DecodeConfig(seed=5, top_p=0.8, max_new_tokens=6)  # checked here, once
+    samplers: list[TokenSampler] = []
+    checked: list[str] = []
+    build, check = TokenSampler.__init__, DecodeField.check
+    monkeypatch.setattr(TokenSampler, "__init__", lambda self, *a: (samplers.append(self), build(self, *a))[1])
+    monkeypatch.setattr(DecodeField, "check", lambda self, value: (checked.append(self.name), check(self, value))[1])
+    stream = ParaphraseStream(para_model, pg_tokenizer, PASSAGE, 2, settings)
+    list(stream)
+    assert len(samplers) == 1  # every sentence of the passage shares it
+    settings_checked = [name for name in checked if name != "beam_width"]  # the stream's own argument
+    assert settings_checked == ["seed"] * len(stream.sources)  # each sentence's seed, nothing else again
+
+
 def test_bad_inputs_fail_clearly(
     para_model: PermGenModel, pg_model: PermGenModel, pg_tokenizer: VariorumTokenizer
 ) -> None:
@@ -148,7 +166,7 @@ def test_bad_inputs_fail_clearly(
         ParaphraseStream(para_model, pg_tokenizer, " \n ", 2, DecodeConfig())
     with pytest.raises(ValueError, match="not paraphrases"):
         ParaphraseStream(pg_model, pg_tokenizer, PASSAGE, 2, DecodeConfig())
-    with pytest.raises(ValueError, match="beam width"):
+    with pytest.raises(ValueError, match=r"beam_width must be in \[1, 16\]"):
         ParaphraseStream(para_model, pg_tokenizer, PASSAGE, 2, DecodeConfig(), beam_width=17)
 
 
@@ -184,7 +202,7 @@ def test_engine_serves_the_apps_paraphrase_request(para_bundle: Path) -> None:
         model.stream(GenerationRequest(task="paraphrase", prompt="A b.", num_sentences=2))
     with pytest.raises(ValueError, match="cannot do task"):
         model.stream(GenerationRequest(task="story", title="x"))
-    with pytest.raises(ValueError, match="beam width"):
+    with pytest.raises(ValueError, match=r"beam_width must be in \[1, 16\]"):
         GenerationRequest(task="paraphrase", prompt="A b.", beam_width=0)
 
 

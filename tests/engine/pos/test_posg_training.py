@@ -123,4 +123,4 @@ def test_cli_generate_with_pos_controls(trained: Path, capsys: pytest.CaptureFix
     assert cli_main([*argv[:-2], "adjectives"]) == 2
     assert "expected TAG=FACTOR" in capsys.readouterr().err
     assert cli_main([*argv[:-2], "adjectives=20"]) == 2
-    assert "[0.1, 10.0]" in capsys.readouterr().err
+    assert "must be a number in [0.1, 10], got 20.0" in capsys.readouterr().err

@@ -1,0 +1,97 @@
+"""The app's decoding controls derive from the fields' declarations (engine/decode_fields): each declared
+control is shown (with its label, help and range), no control is undeclared, and the app, the CLI and
+`variorum eval` refuse the same out-of-range value with the same bounds."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from pytestqt.qtbot import QtBot
+
+from app.controls.decode_box import DecodeBox
+from app.controls.seed_box import SeedBox
+from app.controls.spec import decode_config, default_values
+from engine.cli import build_parser
+from engine.controls import Capabilities
+from engine.decode_fields import FIELDS, POS_BIAS_FACTORS, Checkbox, DecodeField, NotOffered, Slider
+from engine.evaluation.decoders import parse_decoder
+from engine.generate_flags import decode_from_flags
+from tests.app.fakes import F2, POSG
+
+
+def _shown_fields(box: DecodeBox) -> set[str]:
+    seed = {"seed"} if isinstance(box.seed, SeedBox) else set()
+    return set(box.sliders) | set(box.checks) | ({"pos_bias"} if box.bias else set()) | seed
+
+
+def test_every_declared_control_is_shown_and_every_shown_control_is_declared(qtbot: QtBot) -> None:
+    box = DecodeBox()
+    qtbot.addWidget(box)
+    shown: set[str] = set()
+    for capabilities in (F2, POSG):  # one head family each: together they honour every method control
+        box.set_capabilities(capabilities)
+        shown |= _shown_fields(box)
+    assert shown == {f.name for f in FIELDS if not isinstance(f.control, NotOffered)}
+    assert set(default_values()) - {"n", "seed_fixed"} == shown  # and each one starts somewhere
+
+
+@pytest.mark.parametrize("field", [f for f in FIELDS if isinstance(f.control, Slider | Checkbox)],
+                         ids=lambda f: f.name)
+def test_each_control_says_what_its_declaration_says(qtbot: QtBot, field: DecodeField[object]) -> None:
+    box = DecodeBox()
+    qtbot.addWidget(box)
+    box.set_capabilities(POSG if field.method == "posg" else F2)
+    if isinstance(field.control, Checkbox):
+        check = box.checks[field.name]
+        assert (check.text(), check.toolTip(), check.isChecked()) == (field.label, field.help, field.writer_start)
+        return
+    slider = box.sliders[field.name]
+    assert (slider.slider.accessibleName(), slider.slider.toolTip()) == (field.label, field.help)
+    assert (slider.spec.minimum, slider.spec.maximum) == (field.control.low, field.control.high)
+    assert slider.value() == field.writer_start
+    slider.set_value(1e9)  # the slider holds the writer's range, whatever it is given
+    assert slider.value() == field.control.high
+
+
+def _outside(field: DecodeField[object]) -> list[float]:
+    """Values just outside the field's bounds (in its kind)."""
+    bounds = field.bounds
+    assert bounds is not None
+    step = 1 if field.kind is int else 0.5
+    values = [bounds.low if bounds.low_open else bounds.low - step]
+    return values + ([] if bounds.high is None else [bounds.high + step])
+
+
+NUMBERS = [f for f in FIELDS if f.kind in (int, float) and not f.request]
+
+
+@pytest.mark.parametrize(("field", "value"), [(f, v) for f in NUMBERS for v in _outside(f)],
+                         ids=lambda x: x.name if isinstance(x, DecodeField) else str(x))
+def test_the_three_surfaces_refuse_a_value_with_the_same_bounds(field: DecodeField[object], value: float) -> None:
+    bounds = f"must be {field.bounds.text() if field.bounds else ''}{field.off_note}, got {field.kind(value)}"
+    if not isinstance(field.flag, NotOffered):
+        args = build_parser().parse_args(["generate", field.flag.name, str(value)])
+        with pytest.raises(ValueError) as cli:
+            decode_from_flags(args)
+        assert str(cli.value).startswith(f"{field.flag.name} {bounds}"), str(cli.value)
+    if not isinstance(field.alias, NotOffered):
+        with pytest.raises(ValueError) as spec:
+            parse_decoder(f"{field.alias}={value}", 5)
+        assert f"{field.alias} ({field.name}) {bounds}" in str(spec.value), str(spec.value)
+    if not isinstance(field.control, NotOffered):
+        capabilities = POSG if field.method == "posg" else F2 if field.method == "f2" else Capabilities()
+        values = default_values() | {field.name: value, "seed_fixed": True}
+        with pytest.raises(ValueError) as app:
+            decode_config(values, capabilities)
+        assert str(app.value).startswith(f"“{field.label}” {bounds}"), str(app.value)
+
+
+def test_the_three_surfaces_refuse_a_pos_bias_factor_with_the_same_bounds() -> None:
+    bounds = re.escape(f"POS bias for 'adjectives' must be a number {POS_BIAS_FACTORS.text()}, got 20.0")
+    with pytest.raises(ValueError, match=bounds):
+        decode_from_flags(build_parser().parse_args(["generate", "--pos-bias", "adjectives=20"]))
+    with pytest.raises(ValueError, match=bounds):
+        parse_decoder("posbias=adjectives:20", 5)
+    with pytest.raises(ValueError, match=bounds):
+        decode_config(default_values() | {"pos_bias": {"adjectives": 20.0}}, POSG)

@@ -21,8 +21,8 @@ from engine.permgen.api import PermGenLoadedModel
 from engine.permgen.bundle import load_permgen_bundle
 from engine.permgen.control import OrderControl
 from engine.permgen.data import encode_examples, tokenizer_texts
-from engine.permgen.heldout import target_nll
 from engine.permgen.decode import PermGenStream
+from engine.permgen.heldout import target_nll
 from engine.permgen.model import PermGenModel
 from engine.permgen.readers import read_examples
 from engine.permgen.text import format_source

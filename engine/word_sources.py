@@ -27,9 +27,9 @@ import torch
 
 from engine.atomic import write_text_atomic
 from engine.bundle import BundleError
+from engine.data.text import normalize
 from engine.decoding.real_words import AllowedWords, TokenPieces, WordSpeller
 from engine.metrics.invented import words
-from engine.permgen.text import normalize
 from engine.small_files import UnusableFileError, read_small_text
 from engine.tokenizer import END_OF_PARAGRAPH, SENTENCE_BEGIN, SENTENCE_END, SPECIAL_TOKENS, VariorumTokenizer
 
@@ -60,7 +60,7 @@ def write_bundle_words(directory: Path, vocabulary: Iterable[str]) -> Path:
 @functools.cache
 def english_words(normalised: bool = False) -> frozenset[str]:
     """The package word list's words (see the module docstring), read once per process; `normalised`:
-    split as PermGen's normalised text is ("don't" → "do n't" → do, n, t; engine/permgen/text.py)."""
+    split as PermGen's normalised text is ("don't" → "do n't" → do, n, t; engine/data/text.py)."""
     try:
         from wordfreq import get_frequency_dict
     except ImportError:  # a required dependency, but an environment may predate it
@@ -107,7 +107,7 @@ def lm_vocabulary(training: frozenset[str] | None, tokenizer: VariorumTokenizer,
 
 def permgen_vocabulary(training: frozenset[str] | None, tokenizer: VariorumTokenizer, device: torch.device,
                        lowercase: bool) -> RealWordVocabulary:
-    """A PermGen model's real words: normalised text (engine/permgen/text.py); eos and every mark end a word."""
+    """A PermGen model's real words: normalised text (engine/data/text.py); eos and every mark end a word."""
     return RealWordVocabulary(training, tokenizer.piece_bytes(), permgen_boundary_ids(tokenizer), device,
                               lambda text: normalize(text, lowercase))
 

@@ -5,7 +5,7 @@ every decoding control, the sentence-order behaviour of permuted vs `--no-permut
 beam search act exactly as in the app. Source i asks for K candidates with base seed
 `seed + i·K` (candidate j has seed + i·K + j, so no two candidates share a seed). Texts are
 compared as the model's normalised word tokens (lowercased, PTB-tokenized:
-engine/permgen/text.py), as the papers score their tokenized data.
+engine/data/text.py), as the papers score their tokenized data.
 
 **Paragraphs** (task story / abstract; title + keywords → paragraph): the K candidates are
 ranked by Eq. 8 (mean token log-prob; rank 1 first) and each is its sentences reordered by
@@ -33,6 +33,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from engine.api import GenerationRequest
+from engine.data.text import normalize
 from engine.decoding.generate import Variant
 from engine.decoding.settings import DecodeConfig
 from engine.evaluation.splits import EvalSplit
@@ -49,7 +50,6 @@ from engine.metrics.paraphrase import (
 )
 from engine.permgen.api import PermGenLoadedModel
 from engine.permgen.bundle import PermGenBundle
-from engine.permgen.text import normalize
 
 Progress = Callable[[int], None]
 Words = list[str]

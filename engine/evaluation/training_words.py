@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from engine.data.corpus import read_corpus, split_documents
+from engine.data.text import normalize
 from engine.metrics.invented import word_set
 from engine.permgen.data import DataStats, load_examples, split_examples
-from engine.permgen.text import normalize
 from engine.small_files import file_problem
 
 

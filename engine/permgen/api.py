@@ -22,6 +22,7 @@ from typing import Any
 import torch
 
 from engine.controls import Capabilities, ParagraphControls
+from engine.data.text import normalize
 from engine.decoding.generate import DecodeStream
 from engine.loaded_model import GenerationRequest, LoadedModel
 from engine.permgen.beam_decode import BeamPermGenStream
@@ -31,7 +32,7 @@ from engine.permgen.decode import PermGenStream
 from engine.permgen.keywords import title_keywords
 from engine.permgen.paraphrase import ParaphraseStream
 from engine.permgen.runner import Seq2SeqRunner
-from engine.permgen.text import format_source, normalize
+from engine.permgen.text import format_source
 from engine.word_sources import RealWordVocabulary, permgen_vocabulary
 
 

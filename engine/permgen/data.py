@@ -18,10 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine.data.corpus import is_validation
+from engine.data.paragraphs import ParagraphExample, ReaderError
+from engine.data.text import normalize
 from engine.permgen.model import EncodedExample
 from engine.permgen.paraphrase_readers import paraphrase_format, read_paraphrase_pairs
-from engine.permgen.readers import ParagraphExample, ReaderError, read_examples
-from engine.permgen.text import format_source, normalize
+from engine.permgen.readers import read_examples
+from engine.permgen.text import format_source
 from engine.tokenizer import MAX_SENTENCES, VariorumTokenizer
 
 

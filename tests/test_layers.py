@@ -33,7 +33,6 @@ FAMILY_EXCEPTIONS = {
     ("engine.bundle", "engine.permgen.bundle"): "load_model_bundle returns a PermGenBundle for a PermGen bundle dir",
     ("engine.bundle", "engine.permgen.config"): "load_model_bundle builds a PermGen model from its config",
     ("engine.bundle", "engine.permgen.model"): "load_model_bundle builds a PermGen model from its config",
-    ("engine.loaded_model", "engine.permgen.control"): "GenerationRequest checks a PermGen request's sentence plan",
     ("engine.training_loop", "engine.permgen.model"): "the loop's model type is LanguageModel | PermGenModel",
 }
 
@@ -43,7 +42,6 @@ CYCLE_EXCEPTIONS = {
     ("app.controls", "app.persistence"): "the controls panel lists presets, which store the controls' values",
     ("engine.bundle", "engine.permgen"): "(family rule above) PermGen's bundle builds on Bundle",
     ("engine.bundle_words", "engine.evaluation"): "a bundle's words.txt is the training word set the eval also reads",
-    ("engine.loaded_model", "engine.permgen"): "(family rule above) PermGen's loaded model builds on LoadedModel",
     ("engine.metrics", "engine.diagnostics"): "metrics/frequency.py re-exports AGG's groups and I(W) of diagnostics",
     ("engine.onnx", "engine.evaluate"): "the int8 check scores with evaluate.py; onnx/ is tools and runtime in one",
     ("engine.onnx", "engine.permgen"): "ONNX export and the int8 check pick the family by bundle kind",

@@ -30,6 +30,7 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file, save_model
 
 from engine.atomic import atomic_directory
+from engine.bundled_model import BundledModel
 from engine.config import (
     BUNDLE_DTYPES,
     BUNDLE_FORMAT_VERSION,
@@ -77,24 +78,16 @@ class Bundle:
         return self.path.name
 
 
-def _config_sections(model: LanguageModel | PermGenModel) -> dict[str, Any]:
-    """The family-specific part of config.json: kind, the (decoder) model config, PermGen's extras."""
-    if isinstance(model, LanguageModel):
-        return {"kind": LM_KIND, "model": model.config.to_dict()}
-    extras = model.config.to_dict()
-    return {"kind": PERMGEN_KIND, "model": extras.pop("model"), "permgen": extras}
-
-
 def save_bundle(
     directory: Path,
-    model: LanguageModel | PermGenModel,
+    model: BundledModel,
     tokenizer: VariorumTokenizer,
     card: str,
     provenance: dict[str, Any] | None = None,
     weights_dtype: str = "float32",
 ) -> None:
-    """Write a bundle of either family atomically: built in a temporary sibling, then moved into place."""
-    sections = _config_sections(model)
+    """Write a bundle of any family atomically: built in a temporary sibling, then moved into place."""
+    sections = {"kind": model.kind, **model.bundle_sections()}
     if tokenizer.vocab_size != sections["model"]["vocab_size"]:
         raise BundleError(
             f"tokenizer has {tokenizer.vocab_size} tokens but the model expects {sections['model']['vocab_size']}"

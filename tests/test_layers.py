@@ -33,7 +33,6 @@ FAMILY_EXCEPTIONS = {
     ("engine.bundle", "engine.permgen.bundle"): "load_model_bundle returns a PermGenBundle for a PermGen bundle dir",
     ("engine.bundle", "engine.permgen.config"): "load_model_bundle builds a PermGen model from its config",
     ("engine.bundle", "engine.permgen.model"): "load_model_bundle builds a PermGen model from its config",
-    ("engine.training_loop", "engine.permgen.model"): "the loop's model type is LanguageModel | PermGenModel",
 }
 
 # (importer, imported) packages: the edges that close today's cycles. Without them the graph between
@@ -46,7 +45,6 @@ CYCLE_EXCEPTIONS = {
     ("engine.onnx", "engine.evaluate"): "the int8 check scores with evaluate.py; onnx/ is tools and runtime in one",
     ("engine.onnx", "engine.permgen"): "ONNX export and the int8 check pick the family by bundle kind",
     ("engine.pos", "engine.heads"): "POS training data is built for the POSG head, whose groups are POS tags",
-    ("engine.training_loop", "engine.permgen"): "(family rule above) PermGen's trainer is a TrainingLoop",
 }
 
 

@@ -45,10 +45,13 @@ class PermGenLoadedModel(LoadedModel):
         """`runtime`: auto / torch / onnx (engine/onnx/runtime.py)."""
         self.permgen = bundle
         self.device = device
-        if runtime != "torch":
-            from engine.onnx.runtime import choose_permgen_runtime
+        if runtime != "torch":  # the exported encoder and decoder step behind the encoder-decoder runner seam
+            from engine.onnx.runtime import choose_runtime
+            from engine.onnx.seq2seq_runner import OnnxSeq2SeqRunner
 
-            choice = choose_permgen_runtime(bundle.path, bundle.model.backbone.decoder, runtime, device)
+            decoder = bundle.model.backbone.decoder  # its position checks run before every ONNX step
+            choice = choose_runtime(bundle.path, bundle.model.kind, runtime, device,
+                                    lambda graphs: OnnxSeq2SeqRunner(graphs, decoder))
             self.runtime, self.runner, self.runtime_note = choice.name, choice.runner, choice.note
 
     @property

@@ -27,7 +27,7 @@ from engine.bundle import (
     CONFIG_FILE,
     Bundle,
     BundleError,
-    load_model_bundle,
+    bundle_family,
     read_bundle_card,
     read_bundle_config,
 )
@@ -206,17 +206,12 @@ class Engine:
         return infos
 
     def load(self, path: Path, device: str = "auto", runtime: str = "auto") -> LoadedModel:
-        """Load and validate a bundle (raises BundleError with a specific message).
+        """Load and validate a bundle of any family (raises BundleError with a specific message).
 
         `runtime` (auto / torch / onnx / onnx-int8) picks what runs the backbone: torch, or the
-        bundle's ONNX export on ONNX Runtime (engine/onnx/runtime.py), for either family."""
-        target = resolve_device(device)
-        bundle = load_model_bundle(Path(path), target)  # either family (docs/training-and-bundles.md)
-        if isinstance(bundle, Bundle):
-            return LanguageLoadedModel(bundle, target, runtime)
-        from engine.permgen.api import PermGenLoadedModel  # PermGen encoder-decoder (docs/architecture.md)
-
-        return PermGenLoadedModel(bundle, target, runtime)
+        bundle's ONNX export on ONNX Runtime (engine/onnx/runtime.py), for every family."""
+        target, path = resolve_device(device), Path(path)
+        return bundle_family(path).load(path, target, runtime)  # engine/families
 
 
 __all__ = [

@@ -26,7 +26,7 @@ from pathlib import Path
 import torch
 
 from engine.atomic import write_text_atomic
-from engine.bundle import BundleError
+from engine.bundled_model import BundleError
 from engine.data.text import normalize
 from engine.decoding.real_words import AllowedWords, TokenPieces, WordSpeller
 from engine.metrics.invented import words

@@ -29,18 +29,12 @@ GENERIC = (
 )
 
 # (importer, imported) modules: generic code that reaches into a family today.
-FAMILY_EXCEPTIONS = {
-    ("engine.bundle", "engine.permgen.bundle"): "load_model_bundle returns a PermGenBundle for a PermGen bundle dir",
-    ("engine.bundle", "engine.permgen.config"): "load_model_bundle builds a PermGen model from its config",
-    ("engine.bundle", "engine.permgen.model"): "load_model_bundle builds a PermGen model from its config",
-}
+FAMILY_EXCEPTIONS: dict[tuple[str, str], str] = {}
 
 # (importer, imported) packages: the edges that close today's cycles. Without them the graph between
 # packages is acyclic.
 CYCLE_EXCEPTIONS = {
     ("app.controls", "app.persistence"): "the controls panel lists presets, which store the controls' values",
-    ("engine.bundle", "engine.permgen"): "(family rule above) PermGen's bundle builds on Bundle",
-    ("engine.bundle_words", "engine.evaluation"): "a bundle's words.txt is the training word set the eval also reads",
     ("engine.metrics", "engine.diagnostics"): "metrics/frequency.py re-exports AGG's groups and I(W) of diagnostics",
     ("engine.onnx", "engine.evaluate"): "the int8 check scores with evaluate.py; onnx/ is tools and runtime in one",
     ("engine.onnx", "engine.permgen"): "ONNX export and the int8 check pick the family by bundle kind",

@@ -1,10 +1,10 @@
 """The engine API for PermGen bundles: a `LoadedModel` that writes stories / abstracts / paraphrases.
 
-`Engine.load` returns this for a bundle whose config says kind "permgen". Requests name the task
-the bundle was trained for and give `title`, `keywords` (empty → the title's content words,
-engine/permgen/keywords.py), `num_sentences` (1–10; None = the model decides, up to 10) and
-`sentence_order` (None = the model's choice, [k] = start with sentence k, a full permutation =
-that order). A `--no-permute` baseline bundle starts every candidate with its most likely
+`Engine.load` returns this for a bundle whose config says kind "permgen" (engine/permgen/family.py).
+Requests name the task the bundle was trained for and give `title`, `keywords` (empty → the
+title's content words, engine/permgen/keywords.py), `num_sentences` (1–10; None = the model
+decides, up to 10) and `sentence_order` (None = the model's choice, [k] = start with sentence k,
+a full permutation = that order). A `--no-permute` baseline bundle starts every candidate with its most likely
 sentence instead of distinct ones (it never saw another first sentence in training).
 `beam_width` > 1 writes each sentence by beam search (engine/permgen/beam_decode.py).
 

@@ -1,0 +1,19 @@
+"""Model families: the protocol a family supplies and the registry that finds one by a bundle's kind.
+
+Generic code (the bundle reader, the bundle pickers, the engine API) asks `model_family(kind)`
+instead of testing the kind; docs/architecture.md ("Model families") says what a new family
+supplies and how it registers.
+"""
+
+from engine.families.base import ModelBuilder, ModelFamily
+from engine.families.registry import FAMILIES, UnknownFamilyError, family_kinds, model_families, model_family
+
+__all__ = [
+    "FAMILIES",
+    "ModelBuilder",
+    "ModelFamily",
+    "UnknownFamilyError",
+    "family_kinds",
+    "model_families",
+    "model_family",
+]

@@ -1,6 +1,6 @@
 """The language-model family (kind "lm"): a GPT-2 backbone × an output head, continuing text.
 
-What the registry (engine/families) needs to build, load and measure it; the model is
+What the registry (engine/families) needs to build, load, measure and export it; the model is
 engine/model.py, its loaded model engine/api.py and its trainer engine/train.py. Each member
 imports what it uses when it runs, so finding the family costs nothing.
 """
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from engine.controls import LM_TASKS
-from engine.families import ModelBuilder, ModelFamily
+from engine.families import HeldOutOnnx, ModelBuilder, ModelFamily, OnnxGraphs
 
 if TYPE_CHECKING:
     from engine.loaded_model import LoadedModel
@@ -53,6 +53,31 @@ class LanguageModelFamily:
         from engine.evaluate import lm_perplexity
 
         return lm_perplexity(directory, files, fraction, everything)
+
+    def onnx_graphs(self, directory: Path) -> OnnxGraphs:
+        from engine.bundle import load_bundle
+        from engine.onnx.export import gpt2_step_graphs
+
+        model = load_bundle(directory, "cpu").model
+        return gpt2_step_graphs(model.backbone, model.config)
+
+    def onnx_perplexity(self, directory: Path, files: list[Path]) -> HeldOutOnnx:
+        """Block perplexity of the bundle's validation split of `files`, as `variorum perplexity` measures it."""
+        from engine.bundle import load_bundle
+        from engine.evaluate import block_perplexity, held_out_blocks
+        from engine.onnx.runner import OnnxBackboneRunner
+        from engine.onnx.session import open_graphs
+
+        bundle = load_bundle(directory)
+        documents, blocks = held_out_blocks(bundle, files)
+        config = bundle.model.config
+
+        def perplexity(decoder: str | None, sha256: str) -> float:
+            graphs = open_graphs(directory, self.kind, torch.device("cpu"), decoder, sha256)
+            return block_perplexity(bundle.model, blocks, runner=OnnxBackboneRunner(graphs, config.block_size,
+                                                                                     config.n_embd))[1]
+
+        return HeldOutOnnx(perplexity, documents, int(blocks[:, 1:].numel()))
 
 
 FAMILY: ModelFamily = LanguageModelFamily()

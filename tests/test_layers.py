@@ -36,8 +36,6 @@ FAMILY_EXCEPTIONS: dict[tuple[str, str], str] = {}
 CYCLE_EXCEPTIONS = {
     ("app.controls", "app.persistence"): "the controls panel lists presets, which store the controls' values",
     ("engine.metrics", "engine.diagnostics"): "metrics/frequency.py re-exports AGG's groups and I(W) of diagnostics",
-    ("engine.onnx", "engine.evaluate"): "the int8 check scores with evaluate.py; onnx/ is tools and runtime in one",
-    ("engine.onnx", "engine.permgen"): "ONNX export and the int8 check pick the family by bundle kind",
     ("engine.pos", "engine.heads"): "POS training data is built for the POSG head, whose groups are POS tags",
 }
 

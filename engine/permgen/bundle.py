@@ -13,7 +13,7 @@ from typing import TypeAlias
 
 import torch
 
-from engine.bundle import ModelBundle, bundle_kind, load_typed_bundle
+from engine.bundle import ModelBundle, load_typed_bundle
 from engine.permgen.model import PermGenModel
 
 PermGenBundle: TypeAlias = ModelBundle[PermGenModel]  # a loaded PermGen bundle (model in eval mode)
@@ -23,7 +23,3 @@ def load_permgen_bundle(directory: Path, device: str | torch.device = "cpu") -> 
     """Load a PermGen bundle (`load_model_bundle` for kind "permgen"); `BundleError` naming what is wrong."""
     return load_typed_bundle(directory, device, PermGenModel)
 
-
-def is_permgen_bundle(directory: Path) -> bool:
-    """True when `directory/config.json` declares a PermGen bundle (never raises)."""
-    return bundle_kind(directory) == PermGenModel.kind

@@ -1,6 +1,6 @@
 """The PermGen family (kind "permgen"): the encoder-decoder that writes stories, abstracts and paraphrases.
 
-What the registry (engine/families) needs to build, load and measure it; the model is
+What the registry (engine/families) needs to build, load, measure and export it; the model is
 engine/permgen/model.py, its loaded model engine/permgen/api.py and its trainer
 engine/permgen/train.py. Each member imports what it uses when it runs, so finding the family
 (to list bundles, say) loads neither transformers' BART nor the decoders.
@@ -8,13 +8,14 @@ engine/permgen/train.py. Each member imports what it uses when it runs, so findi
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import torch
 
-from engine.families import ModelBuilder, ModelFamily
+from engine.families import HeldOutOnnx, ModelBuilder, ModelFamily, OnnxGraphs
 
 if TYPE_CHECKING:
     from engine.loaded_model import LoadedModel
@@ -58,6 +59,33 @@ class PermGenFamily:
         from engine.permgen.heldout import bundle_held_out
 
         return bundle_held_out(load_permgen_bundle(directory), files)
+
+    def onnx_graphs(self, directory: Path) -> OnnxGraphs:
+        from engine.onnx.export import bart_graphs
+        from engine.permgen.bundle import load_permgen_bundle
+
+        model = load_permgen_bundle(directory, "cpu").model
+        return bart_graphs(model.backbone, model.config.model)
+
+    def onnx_perplexity(self, directory: Path, files: list[Path]) -> HeldOutOnnx:
+        """Natural-order target perplexity of the held-out examples of `files` (`ppl_natural` of
+        `held_out_perplexity`); only the decoder step differs between the two measures."""
+        from engine.onnx.seq2seq_runner import OnnxSeq2SeqRunner
+        from engine.onnx.session import open_graphs
+        from engine.permgen.bundle import load_permgen_bundle
+        from engine.permgen.heldout import held_out_examples, target_nll
+        from engine.permgen.marks import mark_target
+
+        bundle = load_permgen_bundle(directory)
+        data = held_out_examples(bundle, files)
+
+        def perplexity(decoder: str | None, sha256: str) -> float:
+            graphs = open_graphs(directory, self.kind, torch.device("cpu"), decoder, sha256)
+            runner = OnnxSeq2SeqRunner(graphs, bundle.model.backbone.decoder)
+            return math.exp(target_nll(bundle.model, data, 1, natural=True, runner=runner))
+
+        tokens = sum(len(mark_target(e.sentences, range(1, len(e.sentences) + 1))) for e in data)  # 1-based orders
+        return HeldOutOnnx(perplexity, len(data), tokens)
 
 
 FAMILY: ModelFamily = PermGenFamily()

@@ -1,7 +1,7 @@
 """The language-model family (kind "lm"): a GPT-2 backbone × an output head, continuing text.
 
-What the registry (engine/families) needs to build, load, measure and export it; the model is
-engine/model.py, its loaded model engine/api.py and its trainer engine/train.py. Each member
+What the registry (engine/families) needs to build, load, train, measure and export it; the model
+is engine/model.py, its loaded model engine/api.py and its trainer engine/train.py. Each member
 imports what it uses when it runs, so finding the family costs nothing.
 """
 
@@ -26,6 +26,7 @@ class LanguageModelFamily:
     kind = "lm"
     name = "language model"
     config_sections = ("model",)
+    trainer = "train"
 
     def tasks(self, config: Mapping[str, Any]) -> tuple[str, ...]:
         return LM_TASKS
@@ -42,6 +43,11 @@ class LanguageModelFamily:
         from engine.bundle import load_bundle
 
         return LanguageLoadedModel(load_bundle(directory, device), device, runtime)
+
+    def train(self, argv: list[str]) -> int:
+        from engine.train import main
+
+        return main(argv)
 
     def training_words(self, config: Mapping[str, Any], files: list[Path] | None) -> frozenset[str] | None:
         from engine.bundle_words import lm_training_words

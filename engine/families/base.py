@@ -2,7 +2,8 @@
 
 A family is a kind of model a bundle can hold (config.json "kind"): the language model, PermGen,
 and the families added later. The bundle reader builds its model (`model_builder`), the app and
-the CLI load it for a device and a runtime (`load`), `variorum perplexity` measures it
+the CLI load it for a device and a runtime (`load`), `variorum build-recipe` trains it (`trainer`,
+`train`), `variorum perplexity` measures it
 (`held_out_perplexity`), `variorum export-onnx` exports it (`onnx_graphs`) and checks its int8
 decoder (`onnx_perplexity`), the real-words control reads its training words (`training_words`),
 and the bundle pickers ask what it writes (`tasks`). engine/families/registry.py finds a family by
@@ -86,6 +87,10 @@ class ModelFamily(Protocol):
     def config_sections(self) -> tuple[str, ...]:
         """The sections its config.json must hold as objects, "model" (the decoder's ModelConfig) first."""
 
+    @property
+    def trainer(self) -> str:
+        """The `variorum` command that trains it (engine/cli.py); recipes name it as their "trainer"."""
+
     def tasks(self, config: Mapping[str, Any]) -> tuple[str, ...]:
         """The writing tasks (engine/controls.py TASKS) a bundle with this config.json does."""
 
@@ -96,6 +101,9 @@ class ModelFamily(Protocol):
     def load(self, directory: Path, device: torch.device, runtime: str) -> LoadedModel:
         """The bundle in `directory`, loaded on `device` and ready to generate; `runtime` is auto / torch /
         onnx / onnx-int8 (engine/onnx/runtime.py)."""
+
+    def train(self, argv: list[str]) -> int:
+        """Run its trainer command with `argv` (the command's own flags) → the exit status."""
 
     def training_words(self, config: Mapping[str, Any], files: list[Path] | None) -> frozenset[str] | None:
         """The words of a bundle's training text (the real-words control's `words.txt`), read from `files`

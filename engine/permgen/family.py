@@ -1,9 +1,9 @@
 """The PermGen family (kind "permgen"): the encoder-decoder that writes stories, abstracts and paraphrases.
 
-What the registry (engine/families) needs to build, load, measure and export it; the model is
-engine/permgen/model.py, its loaded model engine/permgen/api.py and its trainer
-engine/permgen/train.py. Each member imports what it uses when it runs, so finding the family
-(to list bundles, say) loads neither transformers' BART nor the decoders.
+What the registry (engine/families) needs to build, load, train, measure and export it; the model
+is engine/permgen/model.py, its loaded model engine/permgen/api.py and its trainer
+engine/permgen/train.py. Each member imports what it uses when it runs, so finding the family (to
+list bundles, say) loads neither transformers' BART nor the decoders.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ class PermGenFamily:
     kind = "permgen"
     name = "PermGen"
     config_sections = ("model", "permgen")
+    trainer = "train-permgen"
 
     def tasks(self, config: Mapping[str, Any]) -> tuple[str, ...]:
         return (str(config.get("permgen", {}).get("task", "story")),)
@@ -43,6 +44,11 @@ class PermGenFamily:
         from engine.permgen.bundle import load_permgen_bundle
 
         return PermGenLoadedModel(load_permgen_bundle(directory, device), device, runtime)
+
+    def train(self, argv: list[str]) -> int:
+        from engine.permgen.train import main
+
+        return main(argv)
 
     def training_words(self, config: Mapping[str, Any], files: list[Path] | None) -> frozenset[str] | None:
         from engine.permgen.data import permgen_training_words

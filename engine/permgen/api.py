@@ -33,7 +33,8 @@ from engine.permgen.keywords import title_keywords
 from engine.permgen.paraphrase import ParaphraseStream
 from engine.permgen.runner import Seq2SeqRunner
 from engine.permgen.text import format_source
-from engine.word_sources import RealWordVocabulary, permgen_vocabulary
+from engine.tokenizer import END_OF_PARAGRAPH, SENTENCE_BEGIN, SENTENCE_END, SPECIAL_TOKENS, VariorumTokenizer
+from engine.word_sources import RealWordVocabulary
 
 
 class PermGenLoadedModel(LoadedModel):
@@ -98,10 +99,18 @@ class PermGenLoadedModel(LoadedModel):
         return self.permgen.path
 
     def _real_word_vocabulary(self, training: frozenset[str] | None) -> RealWordVocabulary:
-        return permgen_vocabulary(training, self.permgen.tokenizer, self.device, self.permgen.model.config.lowercase)
+        """Normalised text (engine/data/text.py), as the model writes it; eos and every mark end a word."""
+        tokenizer, lowercase = self.permgen.tokenizer, self.permgen.model.config.lowercase
+        return RealWordVocabulary(training, tokenizer.piece_bytes(), permgen_boundary_ids(tokenizer), self.device,
+                                  lambda text: normalize(text, lowercase))
 
     def group_names(self) -> list[str]:
         return self.permgen.model.head.group_names()
 
     def token_counts(self) -> list[int]:
         return [int(c) for c in self.permgen.tokenizer.counts]
+
+
+def permgen_boundary_ids(tokenizer: VariorumTokenizer) -> list[int]:
+    """The ids that end a word in PermGen's output: eos (its start token), ⟨B-t⟩, ⟨E-t⟩ and ⟨EOP⟩."""
+    return [tokenizer.eos_id, *(SPECIAL_TOKENS.index(t) for t in (*SENTENCE_BEGIN, *SENTENCE_END, END_OF_PARAGRAPH))]

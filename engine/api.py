@@ -17,7 +17,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import platformdirs
 import torch
@@ -27,7 +27,7 @@ from engine.bundle import (
     CONFIG_FILE,
     Bundle,
     BundleError,
-    load_model_bundle,
+    bundle_family,
     read_bundle_card,
     read_bundle_config,
 )
@@ -37,9 +37,14 @@ from engine.decoding import DecodeConfig, DecodeStream, TokenEvent, Variant
 from engine.decoding.backbone_runner import BackboneRunner
 from engine.devices import gpu_unavailable_reason, resolve_device
 from engine.loaded_model import GenerationRequest, LoadedModel
+from engine.model import LanguageModel
 from engine.pos.tagger import Tagger, TaggerUnavailableError
 from engine.prompt_join import stream_after_prompt
 from engine.word_sources import RealWordVocabulary, lm_vocabulary
+
+if TYPE_CHECKING:  # onnxruntime's runner loads only when a bundle runs on it
+    from engine.onnx.runner import OnnxBackboneRunner
+    from engine.onnx.runtime import RuntimeChoice
 
 RESOURCES_MODELS = Path(__file__).resolve().parent.parent / "resources" / "models"
 
@@ -84,8 +89,6 @@ class LanguageLoadedModel(LoadedModel):
         self.bundle = bundle
         self.device = device
         if runtime != "torch":
-            from engine.onnx.runtime import choose_lm_runtime
-
             config = bundle.model.config
             choice = choose_lm_runtime(bundle.path, config.block_size, config.n_embd, runtime, device)
             self.runtime, self.runner, self.runtime_note = choice.name, choice.runner, choice.note
@@ -134,6 +137,17 @@ class LanguageLoadedModel(LoadedModel):
     def token_counts(self) -> list[int]:
         """Training-set count of every token id (the frequency classes the app colours by)."""
         return [int(c) for c in self.bundle.tokenizer.counts]
+
+
+def choose_lm_runtime(bundle_dir: Path, block_size: int, n_embd: int, runtime: str,
+                      device: torch.device) -> RuntimeChoice[OnnxBackboneRunner]:
+    """Resolve `runtime` for a language-model bundle (engine/onnx/runtime.py): its ONNX runner is the
+    exported GPT-2 step behind the backbone-runner seam."""
+    from engine.onnx.runner import OnnxBackboneRunner
+    from engine.onnx.runtime import choose_runtime
+
+    return choose_runtime(bundle_dir, LanguageModel.kind, runtime, device,
+                          lambda graphs: OnnxBackboneRunner(graphs, block_size, n_embd))
 
 
 def coarse_pos_group(tag: str) -> str:
@@ -192,17 +206,12 @@ class Engine:
         return infos
 
     def load(self, path: Path, device: str = "auto", runtime: str = "auto") -> LoadedModel:
-        """Load and validate a bundle (raises BundleError with a specific message).
+        """Load and validate a bundle of any family (raises BundleError with a specific message).
 
         `runtime` (auto / torch / onnx / onnx-int8) picks what runs the backbone: torch, or the
-        bundle's ONNX export on ONNX Runtime (engine/onnx/runtime.py), for either family."""
-        target = resolve_device(device)
-        bundle = load_model_bundle(Path(path), target)  # either family (docs/training-and-bundles.md)
-        if isinstance(bundle, Bundle):
-            return LanguageLoadedModel(bundle, target, runtime)
-        from engine.permgen.api import PermGenLoadedModel  # PermGen encoder-decoder (docs/architecture.md)
-
-        return PermGenLoadedModel(bundle, target, runtime)
+        bundle's ONNX export on ONNX Runtime (engine/onnx/runtime.py), for every family."""
+        target, path = resolve_device(device), Path(path)
+        return bundle_family(path).load(path, target, runtime)  # engine/families
 
 
 __all__ = [

@@ -1,8 +1,9 @@
 """Model bundles: one directory format, one writer and one reader for every model family.
 
 A bundle holds everything needed to run a model (docs/training-and-bundles.md):
-`config.json` = {format_version, kind ("lm" | "permgen"), model: the (decoder) `ModelConfig`,
-permgen: the encoder-decoder extras (PermGen only), provenance}, `model.safetensors` (float32,
+`config.json` = {format_version, kind: the model family (engine/families: "lm", "permgen", …),
+model: the (decoder) `ModelConfig`, the family's own sections (PermGen: permgen, the encoder-decoder
+extras), provenance}, `model.safetensors` (float32,
 float16 or bfloat16; loading copies them into float32 parameters), `tokenizer.json` +
 `token_counts.json`, `card.md`, plus any files the head adds (`bundle_files`: POSG writes
 `pos_vocab.json`, F² `freq_classes.json`).
@@ -14,6 +15,10 @@ bundle and what is wrong — never a bare traceback: config fields are type- and
 (engine.config), the weights are checked against the config before the model is allocated
 (`build_checked`: shapes, dtypes, finite values), and JSON files that are not files or are nested
 too deeply are refused.
+
+The family named by `kind` (engine/families) says which sections its config.json holds and builds its
+model; this module knows no family. A loaded bundle is a `ModelBundle` of the family's model:
+`load_bundle` gives a language model's (`Bundle`), engine/permgen/bundle.py a PermGen one's.
 """
 
 from __future__ import annotations
@@ -23,51 +28,38 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import Any, Generic, TypeAlias, TypeVar
 
 import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_model
 
 from engine.atomic import atomic_directory
-from engine.config import (
-    BUNDLE_DTYPES,
-    BUNDLE_FORMAT_VERSION,
-    ConfigError,
-    ModelConfig,
-    config_from_dict,
-)
+from engine.bundled_model import BundledModel, BundleError
+from engine.config import BUNDLE_DTYPES, BUNDLE_FORMAT_VERSION, ConfigError
+from engine.families import ModelBuilder, ModelFamily, family_kinds, model_family
 from engine.heads.base import OutputHead
 from engine.model import LanguageModel
 from engine.small_files import UnusableFileError, file_problem, read_small_json, read_small_text
 from engine.tokenizer import TOKENIZER_FILE, TokenizerError, VariorumTokenizer
 
-if TYPE_CHECKING:
-    from engine.permgen.bundle import PermGenBundle
-    from engine.permgen.model import PermGenModel
-
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.safetensors"
 CARD_FILE = "card.md"
 REQUIRED_FILES = (CONFIG_FILE, WEIGHTS_FILE, TOKENIZER_FILE, CARD_FILE)
-LM_KIND = "lm"
-PERMGEN_KIND = "permgen"
-KINDS = (LM_KIND, PERMGEN_KIND)
+LM_KIND = LanguageModel.kind  # version 1 bundles of language models named no kind
 WEIGHT_DTYPES: dict[str, torch.dtype] = {name: getattr(torch, name) for name in BUNDLE_DTYPES}
 
 M = TypeVar("M", bound=torch.nn.Module)
-
-
-class BundleError(Exception):
-    """A bundle cannot be used; the message says which bundle and why."""
+B = TypeVar("B", bound=BundledModel)
 
 
 @dataclass
-class Bundle:
-    """A loaded language-model bundle: model (in eval mode), tokenizer, card and provenance."""
+class ModelBundle(Generic[B]):
+    """A loaded bundle of any family: model (in eval mode), tokenizer, card and provenance."""
 
     path: Path
-    model: LanguageModel
+    model: B
     tokenizer: VariorumTokenizer
     card: str
     provenance: dict[str, Any] = field(default_factory=dict)
@@ -77,24 +69,19 @@ class Bundle:
         return self.path.name
 
 
-def _config_sections(model: LanguageModel | PermGenModel) -> dict[str, Any]:
-    """The family-specific part of config.json: kind, the (decoder) model config, PermGen's extras."""
-    if isinstance(model, LanguageModel):
-        return {"kind": LM_KIND, "model": model.config.to_dict()}
-    extras = model.config.to_dict()
-    return {"kind": PERMGEN_KIND, "model": extras.pop("model"), "permgen": extras}
+Bundle: TypeAlias = ModelBundle[LanguageModel]  # a loaded language-model bundle (`load_bundle`)
 
 
 def save_bundle(
     directory: Path,
-    model: LanguageModel | PermGenModel,
+    model: BundledModel,
     tokenizer: VariorumTokenizer,
     card: str,
     provenance: dict[str, Any] | None = None,
     weights_dtype: str = "float32",
 ) -> None:
-    """Write a bundle of either family atomically: built in a temporary sibling, then moved into place."""
-    sections = _config_sections(model)
+    """Write a bundle of any family atomically: built in a temporary sibling, then moved into place."""
+    sections = {"kind": model.kind, **model.bundle_sections()}
     if tokenizer.vocab_size != sections["model"]["vocab_size"]:
         raise BundleError(
             f"tokenizer has {tokenizer.vocab_size} tokens but the model expects {sections['model']['vocab_size']}"
@@ -142,12 +129,12 @@ def read_bundle_config(directory: Path) -> dict[str, Any]:
         raise BundleError(f"bundle {directory}: format version {version!r} is unknown ({readable}); "
                           "re-export the bundle with a matching Variorum")
     kind = config.get("kind", LM_KIND if version == 1 else None)  # version 1 language models named no kind
-    if kind not in KINDS:
-        raise BundleError(f"bundle {directory}: kind {kind!r} in {CONFIG_FILE} is not one of {list(KINDS)}")
-    if not isinstance(config.get("model"), dict) or (kind == PERMGEN_KIND and not isinstance(config.get("permgen"),
-                                                                                          dict)):
-        section = "'model' and 'permgen' sections" if kind == PERMGEN_KIND else "'model' section"
-        raise BundleError(f"bundle {directory}: {CONFIG_FILE} has no {section}")
+    if kind not in family_kinds():
+        raise BundleError(f"bundle {directory}: kind {kind!r} in {CONFIG_FILE} is not one of {family_kinds()}")
+    sections = model_family(kind).config_sections
+    if not all(isinstance(config.get(section), dict) for section in sections):
+        names = " and ".join(repr(section) for section in sections)
+        raise BundleError(f"bundle {directory}: {CONFIG_FILE} has no {names} section{'s' * (len(sections) > 1)}")
     _check_provenance(directory, config.get("provenance", {}))
     return {**config, "kind": kind}
 
@@ -166,7 +153,7 @@ def _check_provenance(directory: Path, provenance: Any) -> None:
 
 
 def bundle_kind(directory: Path) -> str | None:
-    """The family a bundle's config.json declares ("lm", "permgen"), or None when unreadable (never raises)."""
+    """The family a bundle's config.json declares ("lm", "permgen", …), or None when unreadable (never raises)."""
     try:
         return str(read_bundle_config(Path(directory))["kind"])
     except BundleError:
@@ -249,20 +236,13 @@ def _check_weights(directory: Path, state: dict[str, torch.Tensor], reference: t
                               "the file is damaged")
 
 
-def _builder(directory: Path, config: dict[str, Any]) -> tuple[int, Callable[[], torch.nn.Module]]:
+def _builder(directory: Path, config: dict[str, Any]) -> ModelBuilder:
     """The vocabulary size the config implies and a builder of the family's model (`BundleError` if invalid)."""
+    family = model_family(config["kind"])
     try:
-        if config["kind"] == PERMGEN_KIND:  # imported here: engine.permgen builds on this module
-            from engine.permgen.config import PermGenConfig
-            from engine.permgen.model import PermGenModel
-
-            permgen = PermGenConfig.from_dict({**config["permgen"], "model": config["model"]})
-            return permgen.model.vocab_size, lambda: PermGenModel(permgen)
-        model = config_from_dict(ModelConfig, config["model"])
-        return model.vocab_size, lambda: LanguageModel(model)
+        return family.model_builder(config)
     except (ConfigError, TypeError) as error:
-        kind = "PermGen" if config["kind"] == PERMGEN_KIND else "model"
-        raise BundleError(f"bundle {directory}: invalid {kind} config ({error})") from None
+        raise BundleError(f"bundle {directory}: invalid {family.name} config ({error})") from None
 
 
 def check_bundle_folder(directory: Path) -> None:
@@ -272,22 +252,34 @@ def check_bundle_folder(directory: Path) -> None:
         raise BundleError(f"bundle {directory} {what}")
 
 
-def load_model_bundle(
-    directory: Path, device: str | torch.device = "cpu", expect: str | None = None
-) -> Bundle | PermGenBundle:
-    """The one bundle reader: load and validate a bundle of any family (or of family `expect`).
-
-    Returns a `Bundle` (language model) or a `PermGenBundle`; raises `BundleError` naming what is wrong.
-    """
+def _checked_config(directory: Path) -> dict[str, Any]:
+    """config.json of the bundle folder `directory`, after checking it holds every required file
+    (`read_bundle_config`); `BundleError` naming what is wrong."""
     directory = Path(directory)
     check_bundle_folder(directory)
     missing = [name for name in REQUIRED_FILES if not (directory / name).exists()]  # the readers name other kinds
     if missing:
         raise BundleError(f"bundle {directory} is missing {', '.join(missing)}")
-    config = read_bundle_config(directory)
+    return read_bundle_config(directory)
+
+
+def bundle_family(directory: Path) -> ModelFamily:
+    """The family of the bundle in `directory` (`_checked_config`'s kind), to load or measure it."""
+    return model_family(_checked_config(directory)["kind"])
+
+
+def load_model_bundle(
+    directory: Path, device: str | torch.device = "cpu", expect: str | None = None
+) -> ModelBundle[BundledModel]:
+    """The one bundle reader: load and validate a bundle of any family (or of the family of kind `expect`).
+
+    Raises `BundleError` naming what is wrong; `load_typed_bundle` types the model by its class.
+    """
+    directory = Path(directory)
+    config = _checked_config(directory)
     if expect is not None and config["kind"] != expect:
         raise BundleError(f"bundle {directory} holds a {config['kind']!r} model, not a {expect!r} one; "
-                          "`variorum generate --bundle` and the app load either kind")
+                          "`variorum generate --bundle` and the app load any kind")
     vocab_size, build = _builder(directory, config)
     tokenizer = load_bundle_tokenizer(directory)
     if tokenizer.vocab_size != vocab_size:
@@ -297,17 +289,44 @@ def load_model_bundle(
         )
     model = build_checked(directory, build)
     model.to(device).eval()
-    card = read_bundle_card(directory)
-    provenance = config.get("provenance", {})
-    if isinstance(model, LanguageModel):
-        return Bundle(directory, model, tokenizer, card, provenance)
-    from engine.permgen.bundle import PermGenBundle
+    return ModelBundle(directory, model, tokenizer, read_bundle_card(directory), config.get("provenance", {}))
 
-    return PermGenBundle(directory, cast("PermGenModel", model), tokenizer, card, provenance)
+
+def load_typed_bundle(directory: Path, device: str | torch.device, model_type: type[B]) -> ModelBundle[B]:
+    """Load a bundle of the family whose models are `model_type`s (`load_model_bundle` for its kind)."""
+    bundle = load_model_bundle(directory, device, model_type.kind)
+    model = bundle.model
+    assert isinstance(model, model_type)  # the family of `model_type.kind` builds a `model_type`
+    return ModelBundle(bundle.path, model, bundle.tokenizer, bundle.card, bundle.provenance)
 
 
 def load_bundle(directory: Path, device: str | torch.device = "cpu") -> Bundle:
     """Load a language-model bundle (`load_model_bundle` for kind "lm")."""
-    bundle = load_model_bundle(directory, device, LM_KIND)
-    assert isinstance(bundle, Bundle)  # guaranteed by `expect`
-    return bundle
+    return load_typed_bundle(directory, device, LanguageModel)
+
+
+__all__ = [  # BundleError is defined with BundledModel (engine/bundled_model.py) and read from here
+    "CARD_FILE",
+    "CONFIG_FILE",
+    "LM_KIND",
+    "MAX_WEIGHT_MAGNITUDE",
+    "REQUIRED_FILES",
+    "STORED_FLOAT_DTYPES",
+    "WEIGHTS_FILE",
+    "WEIGHT_DTYPES",
+    "Bundle",
+    "BundleError",
+    "ModelBundle",
+    "build_checked",
+    "bundle_family",
+    "bundle_kind",
+    "check_bundle_folder",
+    "load_bundle",
+    "load_bundle_tokenizer",
+    "load_model_bundle",
+    "load_typed_bundle",
+    "read_bundle_card",
+    "read_bundle_config",
+    "read_bundle_json",
+    "save_bundle",
+]

@@ -1,7 +1,8 @@
 """Which bundle serves which writing task, and what to tell a writer who has none for a task.
 
-A bundle's tasks come from its config.json alone (no weights loaded): a PermGen bundle does the one
-task it was trained for (`permgen.task`), a language-model bundle continues text. A models folder
+A bundle's tasks come from its config.json alone (no weights loaded), as its family reads them
+(engine/families): a PermGen bundle does the one task it was trained for (`permgen.task`), a
+language-model bundle continues text. A models folder
 may hold `defaults.json` ({task: bundle folder name}) naming the bundle a task starts with; else
 the first usable bundle (by folder name) that does the task is taken.
 """
@@ -12,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from engine.controls import LM_TASKS
+from engine.families import model_family
 from engine.small_files import UnusableFileError, read_small_json
 
 DEFAULTS_FILE = "defaults.json"
@@ -38,10 +39,8 @@ B = TypeVar("B", bound=DescribedBundle)
 
 
 def bundle_tasks(config: dict[str, Any]) -> tuple[str, ...]:
-    """The tasks a bundle with this config.json does."""
-    if config.get("kind") == "permgen":
-        return (str(config.get("permgen", {}).get("task", "story")),)
-    return LM_TASKS
+    """The tasks a bundle with this (checked) config.json does, as its family says."""
+    return model_family(config["kind"]).tasks(config)
 
 
 def read_defaults(directories: Sequence[Path]) -> dict[str, str]:

@@ -2,11 +2,14 @@
 
     variorum bundle-words --bundle resources/models/roc-stories-tiny [--files a.json b.tsv]
 
-The words are rebuilt exactly as `variorum eval` rebuilds them (engine/evaluation/training_words.py):
-the training side of the hash split of the files the bundle records (or `--files`), read with the
-trainer's readers; a PermGen bundle's words in its normalised form. The trainers write the same file
-when they write a bundle, so this command is for bundles made before that (engine/word_sources.py
-says how the real-words control uses it).
+The words are rebuilt exactly as `variorum eval` rebuilds them, by the bundle's family
+(engine/families `training_words`): a bundle records its training files and held-out fraction, and
+reading those files with the trainer's own readers and keeping the training side of its hash split
+gives exactly the text it learnt from. A language model's words come from its raw documents
+(`lm_training_words`); a PermGen model's from its normalised sources and target sentences
+(engine/permgen/data.py), as its evaluation compares normalised words. The trainers write the same
+file when they write a bundle, so this command is for bundles made before that
+(engine/word_sources.py says how the real-words control uses it).
 """
 
 from __future__ import annotations
@@ -14,22 +17,57 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
-from engine.bundle import PERMGEN_KIND, BundleError, read_bundle_config
+from engine.bundle import BundleError, read_bundle_config
 from engine.cli_errors import reports_user_errors
-from engine.evaluation.training_words import lm_training_words, permgen_training_words
-from engine.word_sources import write_bundle_words
+from engine.data.corpus import read_corpus, split_documents
+from engine.families import model_family
+from engine.metrics.invented import word_set
+from engine.small_files import file_problem
+from engine.word_sources import read_bundle_words, write_bundle_words
+
+
+def recorded_files(provenance: dict[str, Any], override: list[Path] | None = None) -> list[Path]:
+    """The training files to read: `override` (each must exist), else those the bundle recorded; [] (with
+    a note on stderr: the rate is then left out) when none is named or a recorded one is not here."""
+    if override:
+        problems = [f"{f} {problem}" for f in override if (problem := file_problem(f)) is not None]
+        if problems:
+            raise ValueError(f"training file {problems[0]}")
+        return override
+    files = [Path(p) for p in provenance.get("train", {}).get("train_files", [])]
+    missing = [str(f) for f in files if not f.is_file()]
+    if missing:
+        print(f"note: no invented-word rate: the recorded training files {', '.join(missing)} are not here "
+              "(run from the directory the bundle was trained in, or pass --train-files)", file=sys.stderr)
+        return []
+    return files
+
+
+def lm_training_words(provenance: dict[str, Any], override: list[Path] | None = None) -> frozenset[str] | None:
+    """Words of a language model's training documents (the training side of its hash split); None when
+    no training file is known."""
+    files = recorded_files(provenance, override)
+    if not files:
+        return None
+    train = provenance.get("train", {})
+    documents = read_corpus(files)
+    documents = documents[: train["max_docs"]] if train.get("max_docs") else documents  # as engine/train.py
+    return word_set(split_documents(documents, float(train.get("valid_fraction", 0.05)))[0])
 
 
 def training_words(directory: Path, files: list[Path] | None = None) -> frozenset[str] | None:
     """The words of a bundle's training text, from `files` or the files it records (None: none is here)."""
     config = read_bundle_config(directory)
-    provenance = config.get("provenance", {})
-    if config["kind"] == PERMGEN_KIND:
-        permgen = config.get("permgen", {})
-        task, lowercase = str(permgen.get("task", "story")), bool(permgen.get("lowercase", True))
-        return permgen_training_words(provenance, task, lowercase, files)
-    return lm_training_words(provenance, files)
+    return model_family(config["kind"]).training_words(config, files)
+
+
+def known_training_words(directory: Path, files: list[Path] | None = None) -> frozenset[str] | None:
+    """A bundle's training words as evaluation takes them: rebuilt from `files` when given, else its
+    `words.txt`, else rebuilt from the files it records (None when none is here)."""
+    stored = None if files else read_bundle_words(directory)
+    return stored if stored is not None else training_words(directory, files)
 
 
 def write_training_words(directory: Path, files: list[Path] | None = None) -> Path:

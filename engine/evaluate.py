@@ -2,8 +2,9 @@
 
 Perplexity is exp(mean NLL per BPE token) over all held-out blocks: the documents of the
 files that the deterministic hash split puts in validation (with the bundle's own
-`valid_fraction`), encoded and blocked exactly as in training. For a PermGen bundle it is the
-held-out target NLL of engine/permgen/heldout.py (natural and random sentence order).
+`valid_fraction`), encoded and blocked exactly as in training (`lm_perplexity`). Each family says
+what it measures (engine/families `held_out_perplexity`): for a PermGen bundle it is the held-out
+target NLL of engine/permgen/heldout.py (natural and random sentence order).
 """
 
 from __future__ import annotations
@@ -17,13 +18,12 @@ from typing import Any
 
 import torch
 
-from engine.bundle import Bundle, load_bundle
+from engine.bundle import Bundle, bundle_family, load_bundle
 from engine.cli_errors import reports_user_errors
 from engine.data.blocks import make_blocks
 from engine.data.corpus import read_corpus, split_documents
 from engine.decoding.backbone_runner import BackboneRunner
 from engine.model import LanguageModel
-from engine.permgen.bundle import is_permgen_bundle, load_permgen_bundle
 from engine.torch_modes import eval_mode
 
 
@@ -82,6 +82,19 @@ def tokens_per_word(documents: list[str], encoded: list[list[int]]) -> float:
     return sum(len(ids) + 1 for ids in encoded) / sum(len(d.split()) + 1 for d in documents)
 
 
+def lm_perplexity(directory: Path, files: list[Path], fraction: float | None = None,
+                  everything: bool = False) -> dict[str, Any]:
+    """A language-model bundle's perplexity (per token and per word) on `held_out_documents`."""
+    bundle = load_bundle(directory)
+    documents = held_out_documents(bundle, files, fraction, everything)
+    encoded = bundle.tokenizer.encode_batch(documents)
+    blocks = _blocks(bundle, encoded)
+    loss, ppl = block_perplexity(bundle.model, blocks)
+    ratio = tokens_per_word(documents, encoded)
+    return {"documents": len(documents), "tokens": int(blocks[:, 1:].numel()), "loss": round(loss, 4),
+            "perplexity": round(ppl, 2), "perplexity_per_word": round(math.exp(loss * ratio), 2)}
+
+
 @reports_user_errors("perplexity")
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="variorum perplexity", description=__doc__.splitlines()[0])
@@ -90,19 +103,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--valid-fraction", type=float, help="default: the bundle's training split")
     parser.add_argument("--all", action="store_true", help="evaluate on every document, not the held-out split")
     args = parser.parse_args(argv)
-    if is_permgen_bundle(args.bundle):  # encoder-decoder: held-out target NLL (engine/permgen/heldout.py)
-        from engine.permgen.heldout import bundle_held_out
-
-        print(json.dumps(bundle_held_out(load_permgen_bundle(args.bundle), args.files)))
-        return 0
-    bundle = load_bundle(args.bundle)
-    documents = held_out_documents(bundle, args.files, args.valid_fraction, args.all)
-    encoded = bundle.tokenizer.encode_batch(documents)
-    blocks = _blocks(bundle, encoded)
-    loss, ppl = block_perplexity(bundle.model, blocks)
-    ratio = tokens_per_word(documents, encoded)
-    print(json.dumps({"documents": len(documents), "tokens": int(blocks[:, 1:].numel()), "loss": round(loss, 4),
-                      "perplexity": round(ppl, 2), "perplexity_per_word": round(math.exp(loss * ratio), 2)}))
+    family = bundle_family(args.bundle)
+    print(json.dumps(family.held_out_perplexity(args.bundle, args.files, args.valid_fraction, args.all)))
     return 0
 
 

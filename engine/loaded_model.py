@@ -9,7 +9,7 @@ other at import time, so there is no import cycle between them.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,7 +20,29 @@ from engine.controls import MAX_VARIANTS, TASKS, Capabilities
 from engine.decode_fields import BEAM_WIDTH
 from engine.decoding import DecodeConfig, DecodeStream, TokenEvent, Variant
 from engine.decoding.real_words import WordSpeller
+from engine.tokenizer import MAX_SENTENCES
 from engine.word_sources import RealWordVocabulary, read_bundle_words
+
+
+class OrderError(ValueError):
+    """A sentence count or order that a paragraph cannot follow; the message says why."""
+
+
+def check_sentence_plan(num_sentences: int | None, order: Sequence[int]) -> None:
+    """`OrderError` unless a paragraph can be written with `num_sentences` sentences (1 to MAX_SENTENCES;
+    None: the model decides, up to MAX_SENTENCES) in `order`: none, the first sentence's number, or a full
+    order using each number from 1 to `num_sentences` once."""
+    n = num_sentences
+    if n is not None and (isinstance(n, bool) or not 1 <= n <= MAX_SENTENCES):
+        raise OrderError(f"number of sentences must be from 1 to {MAX_SENTENCES}, got {n}")
+    limit = n if n is not None else MAX_SENTENCES
+    if any(not 1 <= t <= limit for t in order):
+        raise OrderError(f"sentence numbers must be from 1 to {limit}, got {list(order)}")
+    if len(order) > 1 and (n is None or sorted(order) != list(range(1, n + 1))):
+        raise OrderError(
+            f"a full order must use each number from 1 to the number of sentences exactly once, "
+            f"got {list(order)} for {n} sentences"
+        )
 
 
 @dataclass(frozen=True)
@@ -31,7 +53,7 @@ class GenerationRequest:
     n: int = 3
     task: str = "continue"
     decode: DecodeConfig = field(default_factory=DecodeConfig)
-    # PermGen tasks: the input and the sentence-order control (engine/permgen/control.py)
+    # paragraph tasks: the input and the sentence plan (`check_sentence_plan`)
     title: str = ""
     keywords: list[str] = field(default_factory=list, hash=False)
     num_sentences: int | None = None  # 1-10; None = the model decides (up to 10)
@@ -53,10 +75,8 @@ class GenerationRequest:
         if not 1 <= self.n <= MAX_VARIANTS:
             raise ValueError(f"number of variants must be between 1 and {MAX_VARIANTS}, got {self.n}")
         BEAM_WIDTH.check(self.beam_width)
-        if self.task in ("story", "abstract"):  # PermGen: validates the count and the order up front
-            from engine.permgen.control import OrderControl
-
-            OrderControl(self.num_sentences, tuple(self.sentence_order or ()))
+        if self.task in ("story", "abstract"):  # the count and the order are checked up front
+            check_sentence_plan(self.num_sentences, self.sentence_order or ())
 
     @property
     def writer_texts(self) -> list[str]:

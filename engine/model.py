@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
-from torch import nn
 from transformers.cache_utils import Cache
 
 from engine.backbones import GPT2Backbone
 from engine.backbones.kv_cache import KVCache
+from engine.bundled_model import BundledModel
 from engine.config import ConfigError, ModelConfig
 from engine.heads import OutputHead, build_head
 from engine.heads.termination import document_steps
@@ -17,8 +19,10 @@ IGNORE_INDEX = -100  # target value excluded from the loss (padding, prompt posi
 EOS_ID = SPECIAL_TOKENS.index(EOS)  # the document separator; termination steps restart after it
 
 
-class LanguageModel(nn.Module):
+class LanguageModel(BundledModel):
     """Decoder-only LM: ids [B, T] → hidden [B, T, D] → grouped next-token distributions."""
+
+    kind = "lm"
 
     def __init__(self, config: ModelConfig, backbone: GPT2Backbone | None = None) -> None:
         super().__init__()
@@ -28,8 +32,8 @@ class LanguageModel(nn.Module):
         self.backbone = backbone if backbone is not None else GPT2Backbone(config)
         self.head: OutputHead = build_head(config, self.backbone.token_embedding)
 
-    def num_parameters(self) -> int:
-        return sum(p.numel() for p in self.parameters())  # tied weights are counted once
+    def bundle_sections(self) -> dict[str, Any]:
+        return {"model": self.config.to_dict()}
 
     def hidden_states(
         self,

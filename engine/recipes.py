@@ -36,10 +36,10 @@ from engine.bundle import CARD_FILE
 from engine.checkpoint import read_checkpoint_state
 from engine.config import ConfigError
 from engine.devices import DEVICE_CHOICES, resolve_device
+from engine.families import ModelFamily, model_families
 from engine.small_files import UnusableFileError, read_small_json
 from engine.training_loop import training_finished
 
-TRAINERS = ("train", "train-permgen")
 RECIPES_OUT = Path("runs") / "recipes"
 EVAL_HEADING = "\n## Evaluation against the baseline (variorum build-recipe)\n"
 
@@ -56,8 +56,8 @@ def read_recipe(path: Path) -> dict[str, Any]:
     if not is_plain_name(recipe["name"]):
         raise ConfigError(f"recipe {path}: \"name\" must be a plain folder name (letters, digits, '-', '_', '.'; "
                           f"no path separators or '..'), got {recipe['name']!r}")
-    if recipe.get("trainer") not in TRAINERS:
-        raise ConfigError(f"recipe {path}: \"trainer\" must be one of {list(TRAINERS)}, got {recipe.get('trainer')!r}")
+    if recipe.get("trainer") not in (trainers := trainer_families()):
+        raise ConfigError(f"recipe {path}: \"trainer\" must be one of {list(trainers)}, got {recipe.get('trainer')!r}")
     if not isinstance(recipe.get("eval", []), list) or not isinstance(recipe.get("diagnose_files", []), list):
         raise ConfigError(f"recipe {path}: \"eval\" and \"diagnose_files\" must be lists of strings")
     return recipe
@@ -69,14 +69,9 @@ def is_plain_name(name: object) -> bool:
             and not name.startswith(".") and len(name) <= 100)
 
 
-def _trainer_main(trainer: str) -> Any:
-    if trainer == "train":
-        from engine.train import main
-
-        return main
-    from engine.permgen.train import main as permgen_main
-
-    return permgen_main
+def trainer_families() -> dict[str, ModelFamily]:
+    """Every family by its trainer command, the name a recipe's "trainer" gives (engine/families)."""
+    return {family.trainer: family for family in model_families()}
 
 
 def _captured(main: Any, argv: list[str]) -> tuple[int, str]:
@@ -145,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     train_argv += ["--resume"] * args.resume + (["--chunk-steps", str(args.chunk_steps)] if args.chunk_steps else [])
     train_argv += ["--compile"] * (args.compile and recipe["trainer"] == "train")
     print(f"variorum {recipe['trainer']} {shlex.join(train_argv)}  (on {device})", flush=True)
-    code = int(_trainer_main(recipe["trainer"])(train_argv))
+    code = trainer_families()[recipe["trainer"]].train(train_argv)
     if code:
         return code
     bundle = out / "bundle"

@@ -36,11 +36,10 @@ from tqdm import tqdm
 from engine.atomic import write_text_atomic
 from engine.bundle import save_bundle
 from engine.bundle_words import training_words
+from engine.bundled_model import BundledModel
 from engine.checkpoint import load_checkpoint, resume_state, save_checkpoint
 from engine.config import ConfigError, TrainConfig
 from engine.devices import resolve_device
-from engine.model import LanguageModel
-from engine.permgen.model import PermGenModel
 from engine.plots import plot_loss_curve
 from engine.precision import resolve_precision
 from engine.small_files import UnusableFileError, read_small_json
@@ -49,7 +48,7 @@ from engine.torch_modes import eval_mode
 from engine.training_speed import Throughput, build_optimizer, compile_wanted, mark_weights_updated
 from engine.word_sources import write_bundle_words
 
-M = TypeVar("M", bound="LanguageModel | PermGenModel")
+M = TypeVar("M", bound=BundledModel)  # any family's model: the bundle writer saves it through this base
 METRICS_FILE = "metrics.jsonl"
 
 

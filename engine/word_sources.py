@@ -26,12 +26,12 @@ from pathlib import Path
 import torch
 
 from engine.atomic import write_text_atomic
-from engine.bundle import BundleError
+from engine.bundled_model import BundleError
+from engine.data.text import normalize
 from engine.decoding.real_words import AllowedWords, TokenPieces, WordSpeller
 from engine.metrics.invented import words
-from engine.permgen.text import normalize
 from engine.small_files import UnusableFileError, read_small_text
-from engine.tokenizer import END_OF_PARAGRAPH, SENTENCE_BEGIN, SENTENCE_END, SPECIAL_TOKENS, VariorumTokenizer
+from engine.tokenizer import VariorumTokenizer
 
 WORDS_FILE = "words.txt"
 ZIPF_FLOOR = 3.0  # wordfreq's Zipf scale: log10 of occurrences per billion words
@@ -60,7 +60,8 @@ def write_bundle_words(directory: Path, vocabulary: Iterable[str]) -> Path:
 @functools.cache
 def english_words(normalised: bool = False) -> frozenset[str]:
     """The package word list's words (see the module docstring), read once per process; `normalised`:
-    split as PermGen's normalised text is ("don't" → "do n't" → do, n, t; engine/permgen/text.py)."""
+    split as normalised text is ("don't" → "do n't" → do, n, t; engine/data/text.py), for models that
+    write it (PermGen)."""
     try:
         from wordfreq import get_frequency_dict
     except ImportError:  # a required dependency, but an environment may predate it
@@ -103,18 +104,6 @@ def lm_vocabulary(training: frozenset[str] | None, tokenizer: VariorumTokenizer,
                   device: torch.device) -> RealWordVocabulary:
     """A language model's real words: text as typed; eos ends a word."""
     return RealWordVocabulary(training, tokenizer.piece_bytes(), [tokenizer.eos_id], device)
-
-
-def permgen_vocabulary(training: frozenset[str] | None, tokenizer: VariorumTokenizer, device: torch.device,
-                       lowercase: bool) -> RealWordVocabulary:
-    """A PermGen model's real words: normalised text (engine/permgen/text.py); eos and every mark end a word."""
-    return RealWordVocabulary(training, tokenizer.piece_bytes(), permgen_boundary_ids(tokenizer), device,
-                              lambda text: normalize(text, lowercase))
-
-
-def permgen_boundary_ids(tokenizer: VariorumTokenizer) -> list[int]:
-    """The ids that end a word in PermGen's output: eos (its start token), ⟨B-t⟩, ⟨E-t⟩ and ⟨EOP⟩."""
-    return [tokenizer.eos_id, *(SPECIAL_TOKENS.index(t) for t in (*SENTENCE_BEGIN, *SENTENCE_END, END_OF_PARAGRAPH))]
 
 
 def missing_words_note(bundle: Path) -> str:

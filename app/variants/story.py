@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from app.variants.spans import TokenSpan
-from engine.permgen.text import display_paragraph
+from engine.data.text import display_paragraph
 
 
 @dataclass

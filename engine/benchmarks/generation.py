@@ -134,8 +134,8 @@ def compare_runtimes(
 def onnx_runner(bundle: Bundle, device: torch.device, scratch: Path, runtime: str) -> BackboneRunner[Any]:
     """The bundle's ONNX runner (`runtime` onnx / onnx-int8); a bundle without an export is exported to a
     copy in `scratch` first (int8 needs `variorum export-onnx --int8 FILES` beforehand)."""
+    from engine.api import choose_lm_runtime
     from engine.onnx.export import export_bundle
-    from engine.onnx.runtime import choose_lm_runtime
     from engine.onnx.session import exported
 
     path = bundle.path

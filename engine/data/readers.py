@@ -2,7 +2,7 @@
 
 - ROCStories Plan-and-Write `…titlesepkeysepstory….txt` (lowercased, word-tokenized): each
   story's sentences detokenized and sentence-cased as PermGen's display does
-  (engine/permgen/text.py), one document per story; its titles and storylines are dropped.
+  (engine/data/text.py), one document per story; its titles and storylines are dropped.
 - Brown `corpus/cXNN.txt`: `word/tag` tokens, one sentence a line. `read_brown_tagged` keeps
   the gold tags (sentences of (word, tag)); as documents each file is one text of its words.
 - WikiText-2 `wiki.*.tokens.txt`: one document per paragraph line (as the evaluation splits
@@ -19,9 +19,9 @@ import re
 from pathlib import Path
 
 from engine.data.corpus import CorpusError, read_text_lines
+from engine.data.paragraphs import ReaderError, read_plan_and_write
 from engine.data.prose import read_tokenized_sentences, read_wrapped_paragraphs
-from engine.permgen.readers import ReaderError, read_plan_and_write
-from engine.permgen.text import display_paragraph
+from engine.data.text import display_paragraph
 
 BROWN_FILE = re.compile(r"c[a-r]\d\d(\.txt)?$")
 WIKI_JOINS = {" @-@ ": "-", " @,@ ": ",", " @.@ ": "."}

@@ -25,6 +25,12 @@ LM_COLUMNS = [
 ]
 
 
+def display_name(path: Path) -> str:
+    """A bundle's name in tables: its folder, or the run folder for trainers' `<run>/bundle` layout."""
+    path = Path(path)
+    return path.parent.name if path.name == "bundle" and path.parent.name else path.name
+
+
 def _fmt(value: Any, scale: float = 1.0) -> str:
     if value is None:
         return "–"

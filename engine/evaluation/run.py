@@ -13,9 +13,10 @@ on (`topp=0.9`, `topp=0.9,words`).
 Writes report.json (all numbers, the exact command, seeds, split and bundle hashes),
 report.md (tables, bundles side by side, human row) and four PNG plots, with a progress bar.
 
-PermGen bundles (engine/evaluation/seq2seq.py) take their task's split instead — stories
-`--split rocstories_story`, abstracts `agenda_abstract`, paraphrases `parasci` — with K
-candidates per source:
+The split's task picks the protocol, and every bundle must do that task (as its family says,
+engine/families): language models continue text on any split without a task; PermGen bundles
+(engine/evaluation/seq2seq.py) take their task's split — stories `--split rocstories_story`,
+abstracts `agenda_abstract`, paraphrases `parasci` — with K candidates per source:
 
     variorum eval --bundles runs/pg/permgen/bundle runs/pg/no_permute/bundle --split rocstories_story \
         --candidates 3 --max-sources 100 --decoders topp=0.9 topk=40
@@ -24,21 +25,20 @@ candidates per source:
 from __future__ import annotations
 
 import argparse
-import functools
 import shlex
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from tqdm import tqdm
 
-from engine.bundle import Bundle, load_bundle
+from engine.bundle import Bundle, BundleError, load_bundle, read_bundle_config
+from engine.bundle_choice import bundle_tasks
+from engine.bundle_words import known_training_words
 from engine.cli_errors import check_output_dir, reports_user_errors
 from engine.data.corpus import file_sha256
-from engine.devices import resolve_device
-from engine.evaluation.decoders import SPEC_HELP, check_decoders, parse_decoder
+from engine.evaluation.decoders import SPEC_HELP, check_decoders
 from engine.evaluation.figures import write_plots
 from engine.evaluation.protocols import (
     ProtocolConfig,
@@ -47,8 +47,8 @@ from engine.evaluation.protocols import (
     windows_for,
     work_units,
 )
-from engine.evaluation.report import write_reports
-from engine.evaluation.seq2seq import evaluate_seq2seq, human_seq2seq, sources_of
+from engine.evaluation.report import display_name, write_reports
+from engine.evaluation.seq2seq import run_seq2seq
 from engine.evaluation.splits import (
     DEFAULT_FRACTION,
     SPLIT_FILES,
@@ -57,9 +57,6 @@ from engine.evaluation.splits import (
     load_split,
     split_from_file,
 )
-from engine.evaluation.training_words import lm_training_words, permgen_training_words
-from engine.permgen.bundle import PermGenBundle, is_permgen_bundle, load_permgen_bundle
-from engine.word_sources import read_bundle_words
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -111,41 +108,10 @@ def protocol_from_args(args: argparse.Namespace) -> ProtocolConfig:
     )
 
 
-def training_words(bundle: Path, override: list[Path] | None,
-                   rebuild: Callable[[], frozenset[str] | None]) -> frozenset[str] | None:
-    """A bundle's training words: rebuilt from `override` files when given, else its `words.txt`, else
-    rebuilt from the files it records (None when none is here)."""
-    stored = None if override else read_bundle_words(bundle)
-    return stored if stored is not None else rebuild()
-
-
 def held_out(bundle: Bundle, split: EvalSplit) -> bool | None:
     """True if the bundle's training split held every split document out (None: unknown)."""
     fraction = bundle.provenance.get("train", {}).get("valid_fraction")
     return None if fraction is None else float(fraction) >= split.fraction
-
-
-def display_name(path: Path) -> str:
-    """A bundle's name in tables: its folder, or the run folder for trainers' `<run>/bundle` layout."""
-    path = Path(path)
-    return path.parent.name if path.name == "bundle" and path.parent.name else path.name
-
-
-def held_out_seq2seq(bundle: PermGenBundle, split: EvalSplit) -> bool | None:
-    """True if the bundle trained on none of the split's files; None if it did (PermGen does not record
-    whether its held-out part was a hash split or other files) or its provenance has no file list."""
-    trained = {Path(f).name for f in bundle.provenance.get("train", {}).get("train_files", [])}
-    return None if not trained or trained & {Path(f["path"]).name for f in split.files} else True
-
-
-def seq2seq_entry(bundle: PermGenBundle, split: EvalSplit, result: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "name": display_name(bundle.path), "path": str(bundle.path), "head": bundle.model.config.model.head,
-        "task": bundle.model.config.task, "permute": bundle.model.config.permute,
-        "sha256": file_sha256(bundle.path / "model.safetensors"),
-        "config_sha256": file_sha256(bundle.path / "config.json"),
-        "held_out": held_out_seq2seq(bundle, split), "result": result,
-    }
 
 
 def bundle_entry(bundle: Bundle, split: EvalSplit, result: dict[str, Any]) -> dict[str, Any]:
@@ -167,38 +133,31 @@ def run_lm(args: argparse.Namespace, config: ProtocolConfig, split: EvalSplit) -
     with tqdm(total=total, desc="eval", unit="prefix", file=sys.stderr) as bar:
         for bundle in bundles:
             bar.set_postfix_str(display_name(bundle.path))
-            rebuild = functools.partial(lm_training_words, bundle.provenance, args.train_files)
-            words = None if args.no_invented_words else training_words(bundle.path, args.train_files, rebuild)
+            words = None if args.no_invented_words else known_training_words(bundle.path, args.train_files)
             result = evaluate_bundle(bundle, split, config, bar.update, words)
             entries.append(bundle_entry(bundle, split, result.to_dict()))
     return entries, human_metrics(bundles[0], split, config)
 
 
-def run_seq2seq(
-    args: argparse.Namespace, config: ProtocolConfig, split: EvalSplit
-) -> tuple[list[Any], dict[str, Any]]:
-    """The paragraph or paraphrase protocol for every PermGen bundle → (entries, human row)."""
-    bundles = [load_permgen_bundle(path, resolve_device(args.device)) for path in args.bundles]
-    for bundle in bundles:
-        check_decoders(bundle.model.head.capabilities(), config.decoders)
-        if bundle.model.config.task != split.task:
-            raise ValueError(f"bundle {bundle.path} writes a {bundle.model.config.task!r}; split {split.name!r} "
-                             f"evaluates {split.task!r} (splits: {SPLIT_TASKS})")
-    total = sources_of(split, config.max_sources) * len(config.decoders) * len(bundles)
-    entries = []
-    with tqdm(total=total, desc="eval", unit="source", file=sys.stderr) as bar:
-        for bundle in bundles:
-            bar.set_postfix_str(display_name(bundle.path))
-            # max_new_tokens = the model's sentence length: each sentence stops at the model's own cap
-            specs = [(spec, parse_decoder(spec, bundle.model.config.max_sentence_len)) for spec in config.decoders]
-            c = bundle.model.config
-            rebuild = functools.partial(permgen_training_words, bundle.provenance, c.task, c.lowercase,
-                                        args.train_files)
-            words = None if args.no_invented_words else training_words(bundle.path, args.train_files, rebuild)
-            result = evaluate_seq2seq(bundle, split, specs, config.candidates, config.beam_width, config.seed,
-                                      config.max_sources, bar.update, words)
-            entries.append(seq2seq_entry(bundle, split, {"seq2seq": result}))
-    return entries, {"seq2seq": human_seq2seq(split, config.max_sources, bundles[0].model.config.lowercase)}
+def check_bundles(paths: list[Path], split: EvalSplit) -> None:
+    """A `ValueError` unless the bundles are of one family and every one does the split's task; a bundle
+    whose config.json cannot be read is left to its loading, which says why (after `--out` is checked)."""
+    configs = {path: config for path in paths if (config := _readable_config(path)) is not None}
+    kinds = list(dict.fromkeys(config["kind"] for config in configs.values()))
+    if len(kinds) > 1:
+        raise ValueError(f"bundles of different families ({', '.join(kinds)}) are evaluated on different splits; "
+                         "evaluate them apart")
+    for path, config in configs.items():
+        if split.task not in (tasks := bundle_tasks(config)):
+            raise ValueError(f"bundle {path} writes {' / '.join(map(repr, tasks))}; split {split.name!r} evaluates "
+                             f"task {split.task!r} (the task splits: {SPLIT_TASKS}; any other split: 'continue')")
+
+
+def _readable_config(path: Path) -> dict[str, Any] | None:
+    try:
+        return read_bundle_config(Path(path))
+    except BundleError:
+        return None
 
 
 def run(args: argparse.Namespace, argv: list[str]) -> Path:
@@ -207,15 +166,11 @@ def run(args: argparse.Namespace, argv: list[str]) -> Path:
         split = load_split(args.split, args.data_root, args.split_fraction, args.max_documents)
     else:
         split = split_from_file(args.split_file, 1.0, args.max_documents)
-    permgen = [is_permgen_bundle(path) for path in args.bundles]
-    if any(permgen) and not all(permgen):
-        raise ValueError("PermGen bundles and language models are evaluated on different splits; evaluate them apart")
-    if any(permgen) != (split.task != "continue"):
-        raise ValueError(f"split {split.name!r} evaluates task {split.task!r}: PermGen bundles need one of "
-                         f"{SPLIT_TASKS}, language models any other split")
+    check_bundles(args.bundles, split)
     out = args.out or Path("runs") / "eval" / split.name
     check_output_dir("--out", out)  # before the decoding, which can take hours
-    entries, human = run_seq2seq(args, config, split) if any(permgen) else run_lm(args, config, split)
+    protocol = run_lm if split.task == "continue" else run_seq2seq
+    entries, human = protocol(args, config, split)
     report: dict[str, Any] = {
         "command": "variorum eval " + shlex.join(argv),
         "created": time.strftime("%Y-%m-%d %H:%M:%S %z"),

@@ -1,11 +1,12 @@
-"""Protocols for PermGen bundles: paragraphs (PermGen §5.4) and paraphrases (POSG §5.3).
+"""Protocols for PermGen bundles: paragraphs (PermGen §5.4) and paraphrases (POSG §5.3); `run_seq2seq`
+runs them for `variorum eval`.
 
 Candidates come from the app's own path, `PermGenLoadedModel.stream(GenerationRequest)`, so
 every decoding control, the sentence-order behaviour of permuted vs `--no-permute` bundles and
 beam search act exactly as in the app. Source i asks for K candidates with base seed
 `seed + i·K` (candidate j has seed + i·K + j, so no two candidates share a seed). Texts are
 compared as the model's normalised word tokens (lowercased, PTB-tokenized:
-engine/permgen/text.py), as the papers score their tokenized data.
+engine/data/text.py), as the papers score their tokenized data.
 
 **Paragraphs** (task story / abstract; title + keywords → paragraph): the K candidates are
 ranked by Eq. 8 (mean token log-prob; rank 1 first) and each is its sentences reordered by
@@ -29,13 +30,25 @@ counts as an unchanged sentence.
 
 from __future__ import annotations
 
+import argparse
 import math
+import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
+from tqdm import tqdm
+
 from engine.api import GenerationRequest
+from engine.bundle_words import known_training_words
+from engine.data.corpus import file_sha256
+from engine.data.text import normalize
 from engine.decoding.settings import DecodeConfig
 from engine.decoding.stream import Variant
+from engine.devices import resolve_device
+from engine.evaluation.decoders import check_decoders, parse_decoder
+from engine.evaluation.protocols import ProtocolConfig
+from engine.evaluation.report import display_name
 from engine.evaluation.splits import EvalSplit
 from engine.metrics.bleu import pairwise_self_bleu, top1_and_oracle_bleu
 from engine.metrics.diversity import distinct_n_corpus, distinct_n_per_text, entropy_n
@@ -50,10 +63,9 @@ from engine.metrics.paraphrase import (
 )
 from engine.metrics.repetition import seq_rep_n
 from engine.permgen.api import PermGenLoadedModel
-from engine.permgen.bundle import PermGenBundle
+from engine.permgen.bundle import PermGenBundle, load_permgen_bundle
 from engine.permgen.data import encode_examples
 from engine.permgen.heldout import target_nll
-from engine.permgen.text import normalize
 
 Progress = Callable[[int], None]
 Words = list[str]
@@ -218,3 +230,42 @@ def human_seq2seq(split: EvalSplit, max_sources: int | None, lowercase: bool = T
                 "sources": count}
     targets = [normalize(" ".join(e.sentences), lowercase).split() for e in split.examples[:count]]
     return {**corpus_diversity(targets), "sources": count}
+
+
+def run_seq2seq(
+    args: argparse.Namespace, config: ProtocolConfig, split: EvalSplit
+) -> tuple[list[Any], dict[str, Any]]:
+    """The paragraph or paraphrase protocol for every bundle of `variorum eval` (each doing the split's
+    task, engine/evaluation/run.py) → (entries, human row)."""
+    bundles = [load_permgen_bundle(path, resolve_device(args.device)) for path in args.bundles]
+    for bundle in bundles:
+        check_decoders(bundle.model.head.capabilities(), config.decoders)
+    total = sources_of(split, config.max_sources) * len(config.decoders) * len(bundles)
+    entries = []
+    with tqdm(total=total, desc="eval", unit="source", file=sys.stderr) as bar:
+        for bundle in bundles:
+            bar.set_postfix_str(display_name(bundle.path))
+            # max_new_tokens = the model's sentence length: each sentence stops at the model's own cap
+            specs = [(spec, parse_decoder(spec, bundle.model.config.max_sentence_len)) for spec in config.decoders]
+            words = None if args.no_invented_words else known_training_words(bundle.path, args.train_files)
+            result = evaluate_seq2seq(bundle, split, specs, config.candidates, config.beam_width, config.seed,
+                                      config.max_sources, bar.update, words)
+            entries.append(seq2seq_entry(bundle, split, {"seq2seq": result}))
+    return entries, {"seq2seq": human_seq2seq(split, config.max_sources, bundles[0].model.config.lowercase)}
+
+
+def held_out_seq2seq(bundle: PermGenBundle, split: EvalSplit) -> bool | None:
+    """True if the bundle trained on none of the split's files; None if it did (PermGen does not record
+    whether its held-out part was a hash split or other files) or its provenance has no file list."""
+    trained = {Path(f).name for f in bundle.provenance.get("train", {}).get("train_files", [])}
+    return None if not trained or trained & {Path(f["path"]).name for f in split.files} else True
+
+
+def seq2seq_entry(bundle: PermGenBundle, split: EvalSplit, result: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "name": display_name(bundle.path), "path": str(bundle.path), "head": bundle.model.config.model.head,
+        "task": bundle.model.config.task, "permute": bundle.model.config.permute,
+        "sha256": file_sha256(bundle.path / "model.safetensors"),
+        "config_sha256": file_sha256(bundle.path / "config.json"),
+        "held_out": held_out_seq2seq(bundle, split), "result": result,
+    }

@@ -21,7 +21,7 @@ TurkCorpus's test file is a published test split that no recipe trains on (the P
 reads its tune file), so every row is kept, in file order; `references` holds all 8 rewrites of each
 source (multi-reference BLEU), `pairs` the source with its first rewrite.
 
-The two paragraph splits hold `examples` (engine/permgen/readers.py), selected like the rest with
+The two paragraph splits hold `examples` (engine/data/paragraphs.py), selected like the rest with
 the hash of the target paragraph — the key PermGen's own training split uses
 (engine/permgen/data.py `split_examples`). The Plan-and-Write test file is the authors' test
 split; PermGen bundles trained on its dev file (engine/benchmarks/permgen_compare.py) never saw it.
@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING
 from engine.data.corpus import CorpusError, file_sha256, is_validation, read_documents
 
 if TYPE_CHECKING:
-    from engine.permgen.readers import ParagraphExample
+    from engine.data.paragraphs import ParagraphExample
 
 DEFAULT_FRACTION = 0.05  # = TrainConfig.valid_fraction's default: held out by default bundles
 

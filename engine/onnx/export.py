@@ -1,7 +1,9 @@
 """`variorum export-onnx --bundle B`: write B's decoder step (and a PermGen bundle's encoder) as ONNX next to it.
 
-Files go to `<bundle>/onnx/`: `decoder.onnx` (language models: the GPT-2 step; PermGen: the BART
-decoder step) and, for PermGen, `encoder.onnx`; with `--int8 FILES` also `decoder.int8.onnx` when
+The bundle's family (engine/families `onnx_graphs`) says which graphs it has, built here by backbone:
+a GPT-2 backbone's step (`gpt2_step_graphs`, language models) or a BART encoder and decoder step
+(`bart_graphs`, PermGen). Files go to `<bundle>/onnx/`, one per graph role: `decoder.onnx` and, for
+an encoder-decoder, `encoder.onnx`; with `--int8 FILES` also `decoder.int8.onnx` when
 it keeps held-out perplexity within 2% (engine/onnx/quantize.py); and `export.json`, the record
 the runtime checks before it uses them: the opset, every input and output with its dimension
 names, the sha256 of the bundle's weights file (a retrained bundle makes the export stale: the
@@ -21,14 +23,20 @@ import re
 import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import nn
 
-from engine.bundle import CARD_FILE, WEIGHTS_FILE, check_bundle_folder, load_bundle
+from engine.bundle import CARD_FILE, WEIGHTS_FILE, bundle_family
 from engine.cli_errors import reports_user_errors
+from engine.families import OnnxGraph, OnnxGraphs
 from engine.onnx import EXPORT_FILE, ONNX_DIR
+
+if TYPE_CHECKING:  # the backbones (and transformers) load only when a graph is built
+    from engine.backbones.bart import BartBackbone
+    from engine.backbones.gpt2 import GPT2Backbone
+    from engine.config import ModelConfig
 
 OPSET = 17  # LayerNormalization is a native op from 17; ONNX Runtime ≥ 1.15 runs it everywhere
 EXPORT_FORMAT = 2  # 2: graph weights refer to the bundle's weights file; 1 (still read): graphs hold them
@@ -50,7 +58,7 @@ class GraphRecord:
 class ExportRecord:
     """What `export.json` holds; the runtime refuses an export whose record does not fit the bundle."""
 
-    kind: str  # "lm": a language model's decoder step; "permgen": a PermGen encoder and decoder step
+    kind: str  # the bundle's kind (engine/families): the runtime opens only an export of its bundle's kind
     opset: int
     weights_sha256: str
     layers: int
@@ -171,50 +179,44 @@ def _empty_past(layers: int, rows: int, heads: int, length: int, head_dim: int) 
     return tuple(torch.zeros(rows, heads, length, head_dim) for _ in range(2 * layers))
 
 
-def export_lm(bundle_dir: Path, out: Path) -> ExportRecord:
-    """The GPT-2 decoder step of a language-model bundle → `out/decoder.onnx`."""
+def gpt2_step_graphs(backbone: GPT2Backbone, config: ModelConfig) -> OnnxGraphs:
+    """A GPT-2 backbone's decoder step (`decoder.onnx`): a language model's graph."""
     from engine.onnx.graphs import GPT2StepGraph  # here, not at the top: the runtime reads this module too
-    bundle = load_bundle(bundle_dir, "cpu")
-    config = bundle.model.config
+
     layers, heads, head_dim = config.n_layer, config.n_head, config.n_embd // config.n_head
-    graph = GPT2StepGraph(bundle.model.backbone).eval()
     ids = torch.randint(0, config.vocab_size, (2, 3))  # [N, T]; traced with a non-empty past so S stays symbolic
-    record = _trace(
-        graph, (ids, *_empty_past(layers, 2, heads, 4, head_dim)), out / "decoder.onnx",
+    decoder = OnnxGraph(
+        "decoder", GPT2StepGraph(backbone).eval(), (ids, *_empty_past(layers, 2, heads, 4, head_dim)),
         {"input_ids": ["batch", "new"], **_cache_dims("past", layers, heads, head_dim, "past")},
         {"hidden": ["batch", "new", config.n_embd], **_cache_dims("present", layers, heads, head_dim, "total")},
     )
-    return ExportRecord("lm", OPSET, file_sha256(bundle_dir / WEIGHTS_FILE), layers, heads, head_dim,
-                        {"decoder": record})
+    return OnnxGraphs((decoder,), layers, heads, head_dim)
 
 
-def export_permgen(bundle_dir: Path, out: Path) -> ExportRecord:
-    """A PermGen bundle's encoder → `out/encoder.onnx` and decoder step → `out/decoder.onnx`."""
+def bart_graphs(backbone: BartBackbone, config: ModelConfig) -> OnnxGraphs:
+    """A BART backbone's encoder (`encoder.onnx`) and decoder step (`decoder.onnx`): PermGen's graphs;
+    `config` is the decoder's."""
     from engine.onnx.seq2seq_graphs import BartEncoderGraph, BartStepGraph
-    from engine.permgen.bundle import load_permgen_bundle
 
-    model = load_permgen_bundle(bundle_dir, "cpu").model
-    config = model.config.model
     layers, heads, head_dim = config.n_layer, config.n_head, config.n_embd // config.n_head
     cross = _cache_dims("cross", layers, heads, head_dim, "source")
     for dims in cross.values():
         dims[0] = 1  # one source per request, broadcast to the decoder's rows
     source = torch.randint(0, config.vocab_size, (1, 5))  # [1, S]
-    encoder = _trace(BartEncoderGraph(model.backbone).eval(), (source,), out / "encoder.onnx",
-                     {"source_ids": [1, "source"]}, cross)
+    encoder = OnnxGraph("encoder", BartEncoderGraph(backbone).eval(), (source,), {"source_ids": [1, "source"]},
+                        cross)
     ids = torch.randint(0, config.vocab_size, (2, 3))  # [N, T]; traced with a non-empty past so P stays symbolic
     positions = torch.ones_like(ids)  # sentence 1, local 1: inside every table
     empty_cross = tuple(torch.zeros(1, heads, 5, head_dim) for _ in range(2 * layers))
     new: list[str | int] = ["batch", "new"]
-    decoder = _trace(  # a plain-BART bundle's graph has no (sentence, local) inputs: it never reads them
-        BartStepGraph(model.backbone).eval(), (ids, positions, positions, *empty_cross,
-                                              *_empty_past(layers, 2, heads, 4, head_dim)), out / "decoder.onnx",
+    decoder = OnnxGraph(  # a plain-BART bundle's graph has no (sentence, local) inputs: it never reads them
+        "decoder", BartStepGraph(backbone).eval(),
+        (ids, positions, positions, *empty_cross, *_empty_past(layers, 2, heads, 4, head_dim)),
         {"input_ids": new, "sentence": new, "local": new, **cross, **_cache_dims("past", layers, heads, head_dim,
                                                                                   "past")},
         {"hidden": ["batch", "new", config.n_embd], **_cache_dims("present", layers, heads, head_dim, "total")},
     )
-    return ExportRecord("permgen", OPSET, file_sha256(bundle_dir / WEIGHTS_FILE), layers, heads, head_dim,
-                        {"encoder": encoder, "decoder": decoder})
+    return OnnxGraphs((encoder, decoder), layers, heads, head_dim)
 
 
 def card_section(record: ExportRecord) -> str:
@@ -255,21 +257,22 @@ def update_card(card: str, section: str) -> str:
 
 
 def export_bundle(bundle_dir: Path, int8_files: list[Path] | None = None) -> ExportRecord:
-    """Export the bundle's graphs to `<bundle>/onnx/`, write export.json and the card section."""
-    from engine.permgen.bundle import is_permgen_bundle
-
+    """Export the graphs of the bundle's family to `<bundle>/onnx/`, write export.json and the card section."""
     bundle_dir = Path(bundle_dir)
-    check_bundle_folder(bundle_dir)
-    permgen = is_permgen_bundle(bundle_dir)
+    family = bundle_family(bundle_dir)
     out = bundle_dir / ONNX_DIR
     out.mkdir(exist_ok=True)
     (out / EXPORT_FILE).unlink(missing_ok=True)  # no record while the graphs are rewritten: a crash leaves none
-    record = export_permgen(bundle_dir, out) if permgen else export_lm(bundle_dir, out)
+    graphs = family.onnx_graphs(bundle_dir)
+    traced = {graph.role: _trace(graph.module, graph.example, out / f"{graph.role}.onnx", graph.inputs,
+                                 graph.outputs) for graph in graphs.graphs}
+    record = ExportRecord(family.kind, OPSET, file_sha256(bundle_dir / WEIGHTS_FILE), graphs.layers, graphs.heads,
+                          graphs.head_dim, traced)
     (out / EXPORT_FILE).write_text(record.to_json())  # the int8 check opens the fp32 graph through it
     if int8_files:
         from engine.onnx.quantize import quantize_checked
 
-        record.int8 = quantize_checked(bundle_dir, record.kind, int8_files)
+        record.int8 = quantize_checked(bundle_dir, family.onnx_perplexity(bundle_dir, int8_files))
     (out / EXPORT_FILE).write_text(record.to_json())
     card = bundle_dir / CARD_FILE
     card.write_text(update_card(card.read_text(errors="replace"), card_section(record)))

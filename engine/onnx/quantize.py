@@ -2,7 +2,8 @@
 
 `quantize_checked` writes `decoder.int8.onnx` (weights of every MatMul as int8, activations
 quantized on the fly; embeddings stay as they are) and measures held-out perplexity once through
-the fp32 decoder and once through the int8 one, with the torch head on top of each:
+the fp32 decoder and once through the int8 one, with the torch head on top of each, as the bundle's
+family measures it (engine/families `onnx_perplexity`):
 
 - a language model: the documents and blocks `variorum perplexity` uses (the bundle's
   validation split of the given files);
@@ -18,38 +19,31 @@ either way.
 from __future__ import annotations
 
 import logging
-import math
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import torch
-
+from engine.families import HeldOutOnnx
 from engine.onnx import ONNX_DIR
-from engine.onnx.session import OpenGraphs, open_graphs
 
 INT8_FILE = "decoder.int8.onnx"
 MAX_PERPLEXITY_RISE = 0.02  # the int8 decoder is offered while perplexity stays within 2% of fp32
 
-Perplexity = Callable[[OpenGraphs], float]  # held-out perplexity through one set of open graphs
 
-
-def quantize_checked(bundle_dir: Path, kind: str, files: list[Path]) -> dict[str, Any]:
+def quantize_checked(bundle_dir: Path, held_out: HeldOutOnnx) -> dict[str, Any]:
     """Write the int8 decoder and the perplexity check (see the module docstring) → export.json's `int8`."""
     from engine.onnx.export import file_sha256
 
-    perplexity, documents, tokens = (_lm_perplexity if kind == "lm" else _permgen_perplexity)(bundle_dir, files)
     out = bundle_dir / ONNX_DIR
     _quantize(out / "decoder.onnx", out / INT8_FILE, bundle_dir)
-    cpu = torch.device("cpu")
-    fp32, int8 = (perplexity(open_graphs(bundle_dir, kind, cpu, graph, file_sha256(out / INT8_FILE)))
-                  for graph in (None, INT8_FILE))
+    fp32 = held_out.perplexity(None, "")
+    int8 = held_out.perplexity(INT8_FILE, file_sha256(out / INT8_FILE))
     offered = int8 <= fp32 * (1 + MAX_PERPLEXITY_RISE)
     if not offered:
         (out / INT8_FILE).unlink()
     return {"file": INT8_FILE, "sha256": file_sha256(out / INT8_FILE) if offered else "", "offered": offered,
             "fp32_perplexity": round(fp32, 4), "int8_perplexity": round(int8, 4),
-            "change_percent": round(100 * (int8 / fp32 - 1), 3), "documents": documents, "tokens": tokens}
+            "change_percent": round(100 * (int8 / fp32 - 1), 3), "documents": held_out.examples,
+            "tokens": held_out.tokens}
 
 
 def _quantize(graph: Path, int8: Path, bundle_dir: Path) -> None:
@@ -85,37 +79,3 @@ def _quantize(graph: Path, int8: Path, bundle_dir: Path) -> None:
     share_bundle_weights(quantized, bundle_dir / WEIGHTS_FILE)
     onnx.save(quantized, str(int8))
 
-
-def _lm_perplexity(bundle_dir: Path, files: list[Path]) -> tuple[Perplexity, int, int]:
-    """Block perplexity of the LM's validation split → (measure, documents, tokens)."""
-    from engine.bundle import load_bundle
-    from engine.evaluate import block_perplexity, held_out_blocks
-    from engine.onnx.runner import OnnxBackboneRunner
-
-    bundle = load_bundle(bundle_dir)
-    documents, blocks = held_out_blocks(bundle, files)
-    config = bundle.model.config
-
-    def measure(graphs: OpenGraphs) -> float:
-        runner = OnnxBackboneRunner(graphs, config.block_size, config.n_embd)
-        return block_perplexity(bundle.model, blocks, runner=runner)[1]
-
-    return measure, documents, int(blocks[:, 1:].numel())
-
-
-def _permgen_perplexity(bundle_dir: Path, files: list[Path]) -> tuple[Perplexity, int, int]:
-    """Natural-order target perplexity of the PermGen bundle's held-out examples → (measure, examples, tokens)."""
-    from engine.onnx.seq2seq_runner import OnnxSeq2SeqRunner
-    from engine.permgen.bundle import load_permgen_bundle
-    from engine.permgen.heldout import held_out_examples, target_nll
-    from engine.permgen.marks import mark_target
-
-    bundle = load_permgen_bundle(bundle_dir)
-    data = held_out_examples(bundle, files)
-
-    def measure(graphs: OpenGraphs) -> float:
-        runner = OnnxSeq2SeqRunner(graphs, bundle.model.backbone.decoder)
-        return math.exp(target_nll(bundle.model, data, 1, natural=True, runner=runner))
-
-    tokens = sum(len(mark_target(e.sentences, range(1, len(e.sentences) + 1))) for e in data)  # orders are 1-based
-    return measure, len(data), tokens

@@ -19,19 +19,25 @@ import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 import torch
 
 from engine.onnx import RUNTIMES
-from engine.onnx.runner import OnnxBackboneRunner
 from engine.onnx.session import OnnxUnavailable, OpenGraphs, exported, open_graphs, read_record
 
-if TYPE_CHECKING:  # PermGen's pieces load (transformers' BART) only when a PermGen bundle is
-    from engine.backbones.bart import HierarchicalDecoder
-    from engine.onnx.seq2seq_runner import OnnxSeq2SeqRunner
 
-Runner = TypeVar("Runner", OnnxBackboneRunner, "OnnxSeq2SeqRunner")
+class OnnxRunner(Protocol):
+    """What the choice needs of a family's ONNX runner: its name, and a first tiny step that raises when
+    the exported graphs cannot run here."""
+
+    @property
+    def name(self) -> str: ...
+
+    def check(self) -> None: ...
+
+
+Runner = TypeVar("Runner", bound=OnnxRunner)
 
 
 @dataclass
@@ -52,23 +58,10 @@ def onnxruntime_installed() -> bool:
     return importlib.util.find_spec("onnxruntime") is not None
 
 
-def choose_lm_runtime(bundle_dir: Path, block_size: int, n_embd: int, runtime: str,
-                      device: torch.device) -> RuntimeChoice[OnnxBackboneRunner]:
-    """Resolve `runtime` for a language-model bundle (see the module docstring)."""
-    return _choose(bundle_dir, "lm", runtime, device, lambda graphs: OnnxBackboneRunner(graphs, block_size, n_embd))
-
-
-def choose_permgen_runtime(bundle_dir: Path, decoder: HierarchicalDecoder, runtime: str,
-                           device: torch.device) -> RuntimeChoice[OnnxSeq2SeqRunner]:
-    """Resolve `runtime` for a PermGen bundle; `decoder` is its torch decoder (position checks)."""
-    from engine.onnx.seq2seq_runner import OnnxSeq2SeqRunner
-
-    return _choose(bundle_dir, "permgen", runtime, device, lambda graphs: OnnxSeq2SeqRunner(graphs, decoder))
-
-
-def _choose(bundle_dir: Path, kind: str, runtime: str, device: torch.device,
-            make_runner: Callable[[OpenGraphs], Runner]) -> RuntimeChoice[Runner]:
-    """`runtime` resolved for a bundle whose export is of `kind`; `make_runner` wraps its open graphs."""
+def choose_runtime(bundle_dir: Path, kind: str, runtime: str, device: torch.device,
+                   make_runner: Callable[[OpenGraphs], Runner]) -> RuntimeChoice[Runner]:
+    """`runtime` resolved for a bundle of the family `kind` (see the module docstring); `make_runner` wraps
+    its open graphs in the family's runner (engine/api.py `choose_lm_runtime`, engine/permgen/api.py)."""
     check_runtime(runtime)
     if runtime == "torch" or (runtime == "auto" and not (exported(bundle_dir) and onnxruntime_installed())):
         return RuntimeChoice("torch")

@@ -1,10 +1,10 @@
 """The engine API for PermGen bundles: a `LoadedModel` that writes stories / abstracts / paraphrases.
 
-`Engine.load` returns this for a bundle whose config says kind "permgen". Requests name the task
-the bundle was trained for and give `title`, `keywords` (empty → the title's content words,
-engine/permgen/keywords.py), `num_sentences` (1–10; None = the model decides, up to 10) and
-`sentence_order` (None = the model's choice, [k] = start with sentence k, a full permutation =
-that order). A `--no-permute` baseline bundle starts every candidate with its most likely
+`Engine.load` returns this for a bundle whose config says kind "permgen" (engine/permgen/family.py).
+Requests name the task the bundle was trained for and give `title`, `keywords` (empty → the
+title's content words, engine/permgen/keywords.py), `num_sentences` (1–10; None = the model
+decides, up to 10) and `sentence_order` (None = the model's choice, [k] = start with sentence k,
+a full permutation = that order). A `--no-permute` baseline bundle starts every candidate with its most likely
 sentence instead of distinct ones (it never saw another first sentence in training).
 `beam_width` > 1 writes each sentence by beam search (engine/permgen/beam_decode.py).
 
@@ -22,6 +22,7 @@ from typing import Any
 import torch
 
 from engine.controls import Capabilities, ParagraphControls
+from engine.data.text import normalize
 from engine.decoding.stream import DecodeStream
 from engine.loaded_model import GenerationRequest, LoadedModel
 from engine.permgen.beam_decode import BeamPermGenStream
@@ -31,8 +32,9 @@ from engine.permgen.decode import PermGenStream
 from engine.permgen.keywords import title_keywords
 from engine.permgen.paraphrase import ParaphraseStream
 from engine.permgen.runner import Seq2SeqRunner
-from engine.permgen.text import format_source, normalize
-from engine.word_sources import RealWordVocabulary, permgen_vocabulary
+from engine.permgen.text import format_source
+from engine.tokenizer import END_OF_PARAGRAPH, SENTENCE_BEGIN, SENTENCE_END, SPECIAL_TOKENS, VariorumTokenizer
+from engine.word_sources import RealWordVocabulary
 
 
 class PermGenLoadedModel(LoadedModel):
@@ -44,10 +46,13 @@ class PermGenLoadedModel(LoadedModel):
         """`runtime`: auto / torch / onnx (engine/onnx/runtime.py)."""
         self.permgen = bundle
         self.device = device
-        if runtime != "torch":
-            from engine.onnx.runtime import choose_permgen_runtime
+        if runtime != "torch":  # the exported encoder and decoder step behind the encoder-decoder runner seam
+            from engine.onnx.runtime import choose_runtime
+            from engine.onnx.seq2seq_runner import OnnxSeq2SeqRunner
 
-            choice = choose_permgen_runtime(bundle.path, bundle.model.backbone.decoder, runtime, device)
+            decoder = bundle.model.backbone.decoder  # its position checks run before every ONNX step
+            choice = choose_runtime(bundle.path, bundle.model.kind, runtime, device,
+                                    lambda graphs: OnnxSeq2SeqRunner(graphs, decoder))
             self.runtime, self.runner, self.runtime_note = choice.name, choice.runner, choice.note
 
     @property
@@ -94,10 +99,18 @@ class PermGenLoadedModel(LoadedModel):
         return self.permgen.path
 
     def _real_word_vocabulary(self, training: frozenset[str] | None) -> RealWordVocabulary:
-        return permgen_vocabulary(training, self.permgen.tokenizer, self.device, self.permgen.model.config.lowercase)
+        """Normalised text (engine/data/text.py), as the model writes it; eos and every mark end a word."""
+        tokenizer, lowercase = self.permgen.tokenizer, self.permgen.model.config.lowercase
+        return RealWordVocabulary(training, tokenizer.piece_bytes(), permgen_boundary_ids(tokenizer), self.device,
+                                  lambda text: normalize(text, lowercase))
 
     def group_names(self) -> list[str]:
         return self.permgen.model.head.group_names()
 
     def token_counts(self) -> list[int]:
         return [int(c) for c in self.permgen.tokenizer.counts]
+
+
+def permgen_boundary_ids(tokenizer: VariorumTokenizer) -> list[int]:
+    """The ids that end a word in PermGen's output: eos (its start token), ⟨B-t⟩, ⟨E-t⟩ and ⟨EOP⟩."""
+    return [tokenizer.eos_id, *(SPECIAL_TOKENS.index(t) for t in (*SENTENCE_BEGIN, *SENTENCE_END, END_OF_PARAGRAPH))]

@@ -19,12 +19,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from engine.loaded_model import check_sentence_plan
 from engine.permgen.marks import EOP_ID, begin_id
 from engine.tokenizer import MAX_SENTENCES
-
-
-class OrderError(ValueError):
-    """A sentence-order request cannot be followed; the message says why."""
 
 
 @dataclass(frozen=True)
@@ -36,17 +33,7 @@ class OrderControl:
     distinct_starts: bool = True  # False: the first mark is the most likely one, like every other
 
     def __post_init__(self) -> None:
-        n = self.num_sentences
-        if n is not None and (isinstance(n, bool) or not 1 <= n <= MAX_SENTENCES):
-            raise OrderError(f"number of sentences must be from 1 to {MAX_SENTENCES}, got {n}")
-        limit = self.limit
-        if any(not 1 <= t <= limit for t in self.order):
-            raise OrderError(f"sentence numbers must be from 1 to {limit}, got {list(self.order)}")
-        if len(self.order) > 1 and (n is None or sorted(self.order) != list(range(1, n + 1))):
-            raise OrderError(
-                f"a full order must use each number from 1 to the number of sentences exactly once, "
-                f"got {list(self.order)} for {n} sentences"
-            )
+        check_sentence_plan(self.num_sentences, self.order)
 
     @property
     def limit(self) -> int:

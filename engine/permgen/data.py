@@ -16,12 +16,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from engine.bundle_words import recorded_files
 from engine.data.corpus import is_validation
+from engine.data.paragraphs import ParagraphExample, ReaderError
+from engine.data.text import normalize
+from engine.metrics.invented import word_set
 from engine.permgen.model import EncodedExample
 from engine.permgen.paraphrase_readers import paraphrase_format, read_paraphrase_pairs
-from engine.permgen.readers import ParagraphExample, ReaderError, read_examples
-from engine.permgen.text import format_source, normalize
+from engine.permgen.readers import read_examples
+from engine.permgen.text import format_source
 from engine.tokenizer import MAX_SENTENCES, VariorumTokenizer
 
 
@@ -76,6 +81,19 @@ def split_examples(
     train = [e for e in examples if not is_validation(" ".join(e.sentences), valid_fraction)]
     valid = [e for e in examples if is_validation(" ".join(e.sentences), valid_fraction)]
     return train, valid
+
+
+def permgen_training_words(provenance: dict[str, Any], task: str, lowercase: bool,
+                           override: list[Path] | None = None) -> frozenset[str] | None:
+    """Words of a PermGen model's normalised training sources and targets; None when no file is known
+    (engine/bundle_words.py)."""
+    files = recorded_files(provenance, override)
+    if not files:
+        return None
+    fraction = float(provenance.get("train", {}).get("valid_fraction", 0.05))
+    examples = split_examples(load_examples(files, DataStats(), task=task), fraction)[0]
+    texts = [normalize(t, lowercase) for e in examples for t in (e.title, *e.keywords, *e.sentences)]
+    return word_set(texts)
 
 
 def target_sentences(example: ParagraphExample, lowercase: bool = True) -> list[str]:

@@ -31,6 +31,7 @@ from typing import Any
 
 import torch
 
+from engine.data.text import display_paragraph
 from engine.decoding.class_sampling import most_likely_groups
 from engine.decoding.copy_limit import CopyLimit
 from engine.decoding.real_words import WordSpeller
@@ -48,7 +49,6 @@ from engine.permgen.marks import EOP_ID, end_id, sentence_of_begin
 from engine.permgen.model import PAD_ID, START_ID, PermGenModel
 from engine.permgen.rows import PermGenRows
 from engine.permgen.runner import Seq2SeqRunner
-from engine.permgen.text import display_paragraph
 from engine.tokenizer import SPECIAL_TOKENS, VariorumTokenizer
 from engine.torch_modes import eval_mode
 

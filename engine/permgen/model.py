@@ -20,11 +20,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import torch
-from torch import nn
 
 from engine.backbones.bart import BartBackbone, bart_config
+from engine.bundled_model import BundledModel
 from engine.heads import OutputHead, build_head
 from engine.model import IGNORE_INDEX
 from engine.permgen.config import PermGenConfig
@@ -108,8 +109,10 @@ def _groups_of(example: EncodedExample) -> list[list[int]]:
     return example.groups
 
 
-class PermGenModel(nn.Module):
+class PermGenModel(BundledModel):
     """Encoder-decoder with hierarchical decoder positions and a swappable output head."""
+
+    kind = "permgen"
 
     def __init__(self, config: PermGenConfig, backbone: BartBackbone | None = None) -> None:
         super().__init__()
@@ -121,8 +124,11 @@ class PermGenModel(nn.Module):
             hf, config.max_sentences, config.max_sentence_len, config.absolute_positions)
         self.head: OutputHead = build_head(m, self.backbone.token_embedding)
 
-    def num_parameters(self) -> int:
-        return sum(p.numel() for p in self.parameters())
+    def bundle_sections(self) -> dict[str, Any]:
+        """The decoder's `ModelConfig` as the "model" section every bundle has, the encoder-decoder extras
+        as "permgen"."""
+        extras = self.config.to_dict()
+        return {"model": extras.pop("model"), "permgen": extras}
 
     def decoder_hidden(self, batch: Batch) -> torch.Tensor:
         """Teacher-forced decoder states [B, T, D]."""

@@ -1,7 +1,7 @@
 """Paraphrase a passage sentence by sentence with a paraphrase bundle (task "paraphrase").
 
 The passage is split into sentences (engine/permgen/passage.py). For sentence j the model writes
-N alternatives from the normalised sentence (engine/permgen/text.py), each one marked sentence
+N alternatives from the normalised sentence (engine/data/text.py), each one marked sentence
 ⟨B-1⟩ … ⟨E-1⟩ ⟨EOP⟩ (engine/permgen/config.py):
 
 - sampling / greedy: `PermGenStream` with one sentence, so a POSG (or F²) head samples its two
@@ -32,6 +32,7 @@ from typing import Any
 
 import torch
 
+from engine.data.text import detokenize, normalize
 from engine.decode_fields import BEAM_WIDTH
 from engine.decoding.beam import Hypothesis
 from engine.decoding.copy_limit import CopyLimit
@@ -47,7 +48,6 @@ from engine.permgen.model import START_ID, PermGenModel
 from engine.permgen.passage import reassemble, separators, split_passage
 from engine.permgen.rows import PermGenRows
 from engine.permgen.runner import Seq2SeqRunner
-from engine.permgen.text import detokenize, normalize
 from engine.tokenizer import VariorumTokenizer
 from engine.torch_modes import eval_mode
 

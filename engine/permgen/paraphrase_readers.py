@@ -30,8 +30,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from engine.permgen.readers import ParagraphExample, ReaderError
-from engine.permgen.text import normalize
+from engine.data.paragraphs import ParagraphExample, ReaderError
+from engine.data.text import normalize
 
 MRPC_HEADER = ["Quality", "#1 ID", "#2 ID", "#1 String", "#2 String"]
 PARASCI_SOURCE_SUFFIX = ".src.txt"

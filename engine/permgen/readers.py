@@ -1,12 +1,11 @@
 """Readers for the paragraph-generation data in ../shared/data (see each SOURCE.md).
 
 Every reader returns `ParagraphExample`s (title, keywords, sentences — normalised lowercase,
-word-tokenized text, engine/permgen/text.py) and raises `ReaderError` naming the file and line
+word-tokenized text, engine/data/text.py) and raises `ReaderError` naming the file and line
 of the first malformed line.
 
-- Plan-and-Write ROCStories `…titlesepkeysepstory.{dev,test}.txt`:
-  `title <EOT> k1 … k5 <EOL> </s> s1 </s> … </s> s5`; the `.3.1.1` variant has TAB-separated
-  keywords with `#` between sentence groups (all keywords are kept, in order).
+- Plan-and-Write ROCStories `…titlesepkeysepstory.{dev,test}.txt`: engine/data/paragraphs.py (the
+  language model reads them too).
 - Diffusion-LM `roc_valid.json`: JSON lines `["s1 s2 … s5"]` — no title, no keywords; sentences
   split at . ! ? before a capital letter, storyline keywords extracted (engine/permgen/keywords.py).
 - Story Cloze 2016 TSV (header line): 4 context sentences + the right ending; keywords extracted.
@@ -24,54 +23,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from engine.data.corpus import CorpusError, story_cloze_sentences
+from engine.data.paragraphs import ParagraphExample, ReaderError, line_error, numbered_lines, read_plan_and_write
+from engine.data.text import normalize
 from engine.permgen.keywords import storyline
-from engine.permgen.text import normalize
 from engine.small_files import file_problem
-
-
-class ReaderError(ValueError):
-    """A data file is malformed; the message names the file and line."""
-
-
-@dataclass(frozen=True)
-class ParagraphExample:
-    """One input (title + keywords) and its target paragraph as sentences, normalised."""
-
-    title: str
-    keywords: tuple[str, ...]
-    sentences: tuple[str, ...]
-
-
-def _lines(path: Path) -> list[tuple[int, str]]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise ReaderError(f"{path}: cannot read ({error})") from None
-    return [(number, line) for number, line in enumerate(text.splitlines(), start=1) if line.strip()]
-
-
-def _fail(path: Path, number: int, why: str) -> ReaderError:
-    return ReaderError(f"{path}:{number}: {why}")
-
-
-def read_plan_and_write(path: Path) -> list[ParagraphExample]:
-    examples = []
-    for number, line in _lines(path):
-        if line.count("<EOT>") != 1 or line.count("<EOL>") != 1:
-            raise _fail(path, number, "expected 'title <EOT> keywords <EOL> </s> sentence …'")
-        title, rest = line.split("<EOT>")
-        storyline_text, story = rest.split("<EOL>")
-        sentences = [s.strip() for s in story.split("</s>") if s.strip()]
-        keywords = [k for k in re.split(r"[\t ]+", storyline_text.strip()) if k and k != "#"]
-        if not title.strip() or not sentences or story.split("</s>")[0].strip():
-            raise _fail(path, number, "missing title or story sentences (each must follow '</s>')")
-        examples.append(ParagraphExample(" ".join(title.split()), tuple(keywords), tuple(sentences)))
-    return examples
-
 
 _RAW_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[\"'A-Z])")
 
@@ -84,13 +42,13 @@ def _with_storyline(sentences: list[str], title: str = "", lowercase: bool = Tru
 
 def read_diffusion_lm(path: Path) -> list[ParagraphExample]:
     examples = []
-    for number, line in _lines(path):
+    for number, line in numbered_lines(path):
         try:
             row = json.loads(line)
         except json.JSONDecodeError as error:
-            raise _fail(path, number, f"not JSON ({error.msg})") from None
+            raise line_error(path, number, f"not JSON ({error.msg})") from None
         if not (isinstance(row, list) and len(row) == 1 and isinstance(row[0], str) and row[0].strip()):
-            raise _fail(path, number, 'expected a one-element list holding the story text, ["…"]')
+            raise line_error(path, number, 'expected a one-element list holding the story text, ["…"]')
         examples.append(_with_storyline(_RAW_SPLIT.split(row[0].strip())))
     return examples
 
@@ -106,14 +64,14 @@ def read_story_cloze(path: Path) -> list[ParagraphExample]:
 def read_abstracts(path: Path) -> list[ParagraphExample]:
     """Title + abstract objects (JSON Lines) → cased examples with extracted storyline keywords."""
     examples = []
-    for number, line in _lines(path):
+    for number, line in numbered_lines(path):
         try:
             row = json.loads(line)
         except (json.JSONDecodeError, RecursionError):
-            raise _fail(path, number, "not a JSON object") from None
+            raise line_error(path, number, "not a JSON object") from None
         if not (isinstance(row, dict) and all(isinstance(row.get(k), str) and row[k].strip()
                                               for k in ("title", "abstract"))):
-            raise _fail(path, number, 'expected an object with non-empty strings "title" and "abstract"')
+            raise line_error(path, number, 'expected an object with non-empty strings "title" and "abstract"')
         sentences = _RAW_SPLIT.split(" ".join(row["abstract"].split()))
         examples.append(_with_storyline(sentences, " ".join(row["title"].split()), lowercase=False))
     return examples
@@ -124,10 +82,10 @@ _PLACEHOLDER = re.compile(r"<[a-z]+_(\d+)>")
 
 def read_agenda(path: Path) -> list[ParagraphExample]:
     examples = []
-    for number, line in _lines(path):
+    for number, line in numbered_lines(path):
         fields = line.split("\t")
         if len(fields) != 6:
-            raise _fail(path, number, f"expected 6 TAB-separated fields (src ent nerd rel out sorder), "
+            raise line_error(path, number, f"expected 6 TAB-separated fields (src ent nerd rel out sorder), "
                                       f"got {len(fields)}")
         title, entity_field, _, _, abstract, _ = fields
         entities = [e.strip() for e in entity_field.split(" ; ") if e.strip()]
@@ -135,13 +93,13 @@ def read_agenda(path: Path) -> list[ParagraphExample]:
         def entity(match: re.Match[str], entities: list[str] = entities, number: int = number) -> str:
             index = int(match.group(1))
             if index >= len(entities):
-                raise _fail(path, number, f"placeholder {match.group(0)} but only {len(entities)} entities")
+                raise line_error(path, number, f"placeholder {match.group(0)} but only {len(entities)} entities")
             return entities[index]
 
         text = _PLACEHOLDER.sub(entity, abstract)
         sentences = [s.strip() for s in re.split(r"(?<= [.?!])\s+", f" {text.strip()}") if s.strip()]
         if not title.strip() or not sentences:
-            raise _fail(path, number, "empty title or abstract")
+            raise line_error(path, number, "empty title or abstract")
         examples.append(ParagraphExample(normalize(title), tuple(entities), tuple(sentences)))
     return examples
 

@@ -17,7 +17,7 @@ Neither paper covers the combination (PermGen has no POS head; POSG's paraphrase
 seq2seq whose target is one sentence, so there is no order to follow). Where the POSG paper is
 ambiguous: it tags its paraphrase data with CoreNLP, which also tokenized it (§5.3), but does not
 say whether that was before or after lowercasing. We tag the normalised sentences (lowercased,
-word-tokenized: engine/permgen/text.py) because those are the exact strings whose BPE tokens are
+word-tokenized: engine/data/text.py) because those are the exact strings whose BPE tokens are
 the targets — the tagger's character spans must index the same string the tokenizer saw.
 Lowercasing costs the tagger some accuracy (proper nouns mostly come out as NN). V_ρ comes from
 the whole sentences, including tokens past `max_sentence_len` that training cuts off; such a
@@ -30,8 +30,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from engine.data.paragraphs import ParagraphExample
 from engine.permgen.model import EncodedExample
-from engine.permgen.readers import ParagraphExample
 from engine.pos.tagger import Tagger
 from engine.pos.training import PosTrainingData, prepare_pos_training
 from engine.tokenizer import VariorumTokenizer

@@ -40,6 +40,7 @@ from engine.backbones.bart import load_hf_bart
 from engine.cli_args import add_dataclass_flags, dataclass_from_flags
 from engine.config import ConfigError, ModelConfig, TrainConfig, config_from_dict
 from engine.data.blocks import BatchOrder
+from engine.data.paragraphs import ParagraphExample
 from engine.heads.posg import POSGHead
 from engine.heads.registry import fit_head, load_fitted_head
 from engine.permgen.bundle import load_permgen_bundle
@@ -50,7 +51,6 @@ from engine.permgen.heldout import target_nll
 from engine.permgen.model import EncodedExample, PermGenModel, collate
 from engine.permgen.paraphrase_readers import both_directions
 from engine.permgen.permutation import PermutationSampler
-from engine.permgen.readers import ParagraphExample
 from engine.permgen.tagging import attach_groups, tag_targets
 from engine.pos.tagger import TaggerUnavailableError
 from engine.pos.training import PosTrainingData

@@ -15,7 +15,6 @@ from safetensors.torch import load_file
 
 from engine.api import Engine, LanguageLoadedModel
 from engine.bundle import (
-    Bundle,
     BundleError,
     bundle_kind,
     load_bundle,
@@ -26,7 +25,7 @@ from engine.bundle import (
 from engine.config import BUNDLE_FORMAT_VERSION
 from engine.model import LanguageModel
 from engine.permgen.api import PermGenLoadedModel
-from engine.permgen.bundle import PermGenBundle, load_permgen_bundle
+from engine.permgen.bundle import load_permgen_bundle
 from engine.permgen.model import EncodedExample, PermGenModel, collate
 from engine.tokenizer import VariorumTokenizer
 from tests.conftest import FIXTURES, tiny_config
@@ -68,7 +67,7 @@ def _edit(bundle: Path, **fields: object) -> None:
 def test_version_1_language_model_loads_and_computes_as_before() -> None:
     assert "kind" not in json.loads((OLD / "v1-lm" / "config.json").read_text())  # the old layout, unchanged
     bundle = load_model_bundle(OLD / "v1-lm")
-    assert isinstance(bundle, Bundle) and bundle_kind(OLD / "v1-lm") == "lm"
+    assert isinstance(bundle.model, LanguageModel) and bundle_kind(OLD / "v1-lm") == "lm"
     with torch.no_grad():
         log_probs = bundle.model.next_log_probs(torch.tensor([EXPECTED["lm_input"]]))
     assert list(log_probs.shape) == EXPECTED["lm_next_log_probs_shape"]
@@ -78,7 +77,7 @@ def test_version_1_language_model_loads_and_computes_as_before() -> None:
 
 def test_version_1_permgen_bundle_loads_and_computes_as_before() -> None:
     bundle = load_model_bundle(OLD / "v1-permgen")
-    assert isinstance(bundle, PermGenBundle)
+    assert isinstance(bundle.model, PermGenModel)
     tok = bundle.tokenizer
     example = EncodedExample(tok.encode(EXPECTED["pg_source"]), [tok.encode(s) for s in EXPECTED["pg_sentences"]])
     with torch.no_grad():
@@ -104,10 +103,10 @@ def test_the_writer_names_the_kind_and_the_reader_returns_that_family(
 ) -> None:
     save_bundle(tmp_path / "lm", LanguageModel(tiny_config(tokenizer.vocab_size)), tokenizer, "# lm\n")
     save_bundle(tmp_path / "pg", pg_model, pg_tokenizer, "# pg\n")
-    for name, kind, loaded_type in (("lm", "lm", Bundle), ("pg", "permgen", PermGenBundle)):
+    for name, kind, model_type in (("lm", "lm", LanguageModel), ("pg", "permgen", PermGenModel)):
         config = read_bundle_config(tmp_path / name)
         assert (config["format_version"], config["kind"]) == (BUNDLE_FORMAT_VERSION, kind)
-        assert isinstance(load_model_bundle(tmp_path / name), loaded_type)
+        assert isinstance(load_model_bundle(tmp_path / name).model, model_type)
     with pytest.raises(BundleError, match="holds a 'permgen' model, not a 'lm' one"):
         load_bundle(tmp_path / "pg")
     with pytest.raises(BundleError, match="holds a 'lm' model, not a 'permgen' one"):

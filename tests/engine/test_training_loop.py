@@ -13,11 +13,12 @@ import torch
 from safetensors.torch import load_file
 
 from engine.api import Engine, GenerationRequest, LoadedModel
-from engine.bundle import Bundle, load_model_bundle
+from engine.bundle import load_model_bundle
 from engine.config import ConfigError, TrainConfig
 from engine.decoding import DecodeConfig
+from engine.model import LanguageModel
 from engine.permgen.api import PermGenLoadedModel
-from engine.permgen.bundle import PermGenBundle
+from engine.permgen.model import PermGenModel
 from engine.permgen.train import PermGenTrainer
 from engine.permgen.train import main as permgen_main
 from engine.train import Trainer
@@ -61,7 +62,7 @@ def test_language_model_learns_saves_loads_and_generates(tmp_path: Path, memoris
     log = _log(tmp_path)
     assert [r["step"] for r in log] == list(range(1, 41)) and all(r["tokens_per_s"] > 0 for r in log)
     bundle = load_model_bundle(tmp_path / "bundle")
-    assert isinstance(bundle, Bundle) and bundle.provenance["summary"]["step"] == 40
+    assert isinstance(bundle.model, LanguageModel) and bundle.provenance["summary"]["step"] == 40
     model = Engine(search_dirs=[]).load(tmp_path / "bundle", device="cpu")
     assert isinstance(model, LoadedModel)
     variants = model.generate(GenerationRequest(prompt="the red fox", n=1,
@@ -82,7 +83,7 @@ def test_permgen_learns_saves_half_precision_loads_and_generates(tmp_path: Path)
     stored = load_file(str(tmp_path / "bundle" / "model.safetensors"))
     assert {t.dtype for t in stored.values()} == {torch.bfloat16}
     bundle = load_model_bundle(tmp_path / "bundle")
-    assert isinstance(bundle, PermGenBundle) and "loss_curve.png" in {p.name for p in tmp_path.iterdir()}
+    assert isinstance(bundle.model, PermGenModel) and "loss_curve.png" in {p.name for p in tmp_path.iterdir()}
     model = Engine(search_dirs=[]).load(tmp_path / "bundle", device="cpu")
     assert isinstance(model, PermGenLoadedModel)
     request = GenerationRequest(task="story", title="the cake", n=1, num_sentences=2,
@@ -192,5 +193,5 @@ def test_train_permgen_takes_the_shared_run_flags(tmp_path: Path, capsys: pytest
     assert permgen_main([*argv, "--chunk-steps", "1"]) == 0
     assert permgen_main([*argv, "--resume"]) == 0
     assert [r["step"] for r in _log(tmp_path)] == [1, 2]
-    assert isinstance(load_model_bundle(tmp_path / "bundle"), PermGenBundle)
+    assert isinstance(load_model_bundle(tmp_path / "bundle").model, PermGenModel)
     assert "step 2: train loss" in capsys.readouterr().out  # the loop's progress line

@@ -173,10 +173,10 @@ def test_wrong_bundle_for_the_split_is_a_clear_error(
     base = ["--data-root", str(data_root), "--out", str(tmp_path / "x"), *PG_FLAGS]
     story = ["--split", "rocstories_story"]
     cases = [
-        ([str(tiny_bundle)], story, "PermGen bundles need one of"),
-        ([str(pg_bundles["story"])], ["--split", "parasci"], "writes a 'story'"),
+        ([str(tiny_bundle)], story, "writes 'continue'; split 'rocstories_story' evaluates task 'story'"),
+        ([str(pg_bundles["story"])], ["--split", "parasci"], "writes 'story'; split 'parasci' evaluates task"),
         ([str(pg_bundles["story"]), str(tiny_bundle)], story, "evaluate them apart"),
-        ([str(pg_bundles["story"])], ["--split-file", str(TINY_SPLIT)], "PermGen bundles need one of"),
+        ([str(pg_bundles["story"])], ["--split-file", str(TINY_SPLIT)], "evaluates task 'continue' (the task splits"),
     ]
     for bundles, split, message in cases:
         capsys.readouterr()

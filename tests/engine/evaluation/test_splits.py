@@ -57,8 +57,8 @@ def story_root(tmp_path: Path, lines: list[str]) -> Path:
 
 
 def test_story_split_is_permgens_own_held_out_part(tmp_path: Path) -> None:
+    from engine.data.paragraphs import read_plan_and_write
     from engine.permgen.data import split_examples
-    from engine.permgen.readers import read_plan_and_write
 
     lines = [f"story {i} <EOT> cat{i} dog <EOL> </s> a cat number {i} sat . </s> then it ran {i % 7} miles ."
              for i in range(300)]

@@ -109,7 +109,7 @@ def test_a_graph_of_another_model_fails_its_first_step_and_falls_back(
 def test_gpu_model_needs_the_cuda_provider_else_decodes_with_torch(exported_copy: Path) -> None:
     import torch
 
-    from engine.onnx.runtime import choose_lm_runtime
+    from engine.api import choose_lm_runtime
     from engine.onnx.session import OnnxUnavailable, providers_for
 
     cuda, cpu = torch.device("cuda"), torch.device("cpu")

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import torch
 
+from engine.api import choose_lm_runtime
 from engine.onnx import quantize
 from engine.onnx.export import export_bundle
-from engine.onnx.runtime import choose_lm_runtime
 from tests.conftest import STORIES
 
 pytest.importorskip("onnxruntime")

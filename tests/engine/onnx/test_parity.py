@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 import torch
 
+from engine.api import choose_lm_runtime
 from engine.bundle import load_bundle
 from engine.decoding import DecodeConfig, VariantStream
 from engine.decoding.real_words import AllowedWords, TokenPieces, WordSpeller
 from engine.heads.termination import TerminationHead
 from engine.metrics.invented import words
 from engine.onnx.runner import OnnxBackboneRunner
-from engine.onnx.runtime import choose_lm_runtime
 from tests.conftest import STORIES
 from tests.engine.decoding.test_real_words import assert_only_allowed_words
 from tests.engine.onnx.conftest import HEADS

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine.permgen.control import OrderControl, OrderError
+from engine.loaded_model import OrderError
+from engine.permgen.control import OrderControl
 from engine.permgen.marks import (
     EOP_ID,
     MarkError,

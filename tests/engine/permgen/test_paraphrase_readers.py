@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from engine.config import TrainConfig
+from engine.data.paragraphs import ReaderError
 from engine.permgen.data import DataStats, example_source, load_examples, target_sentences
 from engine.permgen.paraphrase_readers import (
     both_directions,
@@ -16,7 +17,6 @@ from engine.permgen.paraphrase_readers import (
     read_turkcorpus_references,
 )
 from engine.permgen.passage import reassemble, separators, split_passage
-from engine.permgen.readers import ReaderError
 from engine.permgen.train import PermGenTrainer
 from engine.tokenizer import VariorumTokenizer
 from tests.engine.permgen.conftest import FIXTURES, STORIES, tiny_permgen_config

@@ -6,9 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from engine.data.paragraphs import ReaderError
+from engine.data.text import detokenize, normalize
 from engine.permgen.keywords import storyline, title_keywords
-from engine.permgen.readers import ReaderError, read_examples
-from engine.permgen.text import detokenize, format_source, normalize
+from engine.permgen.readers import read_examples
+from engine.permgen.text import format_source
 from tests.engine.permgen.conftest import FIXTURES
 
 

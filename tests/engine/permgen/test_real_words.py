@@ -12,13 +12,14 @@ from engine.api import Engine, GenerationRequest
 from engine.bundle_words import main as bundle_words_main
 from engine.decoding.real_words import AllowedWords, TokenPieces, WordSpeller
 from engine.decoding.settings import DecodeConfig
+from engine.permgen.api import permgen_boundary_ids
 from engine.permgen.beam_decode import BeamPermGenStream
 from engine.permgen.control import OrderControl
 from engine.permgen.decode import PermGenStream
 from engine.permgen.model import PermGenModel
 from engine.permgen.paraphrase import ParaphraseStream
 from engine.tokenizer import VariorumTokenizer
-from engine.word_sources import WORDS_FILE, permgen_boundary_ids, read_bundle_words
+from engine.word_sources import WORDS_FILE, read_bundle_words
 from tests.engine.decoding.test_real_words import assert_only_allowed_words
 from tests.engine.permgen.test_paraphrase import PASSAGE, para_bundle, para_model  # noqa: F401  (fixtures)
 

@@ -13,9 +13,9 @@ from engine.bundle import BundleError, save_bundle
 from engine.cli import main as cli_main
 from engine.config import TrainConfig
 from engine.decoding.settings import DecodeConfig
+from engine.loaded_model import OrderError
 from engine.permgen.api import PermGenLoadedModel
 from engine.permgen.bundle import load_permgen_bundle
-from engine.permgen.control import OrderError
 from engine.permgen.model import PermGenModel, collate
 from engine.permgen.train import PermGenTrainer
 from engine.tokenizer import VariorumTokenizer

@@ -1,0 +1,38 @@
+"""What the layers below the bundle reader know of a bundle: the base of its model, and its error.
+
+The language model (engine/model.py) and PermGen (engine/permgen/model.py) derive from
+`BundledModel`, and so does any new family's model: the bundle writer (engine/bundle.py
+`save_bundle`) writes any of them through it, and the training loop (engine/training_loop.py)
+trains any of them, without knowing which family it is. A family reads its config sections back
+when the bundle loads (engine/families). `BundleError` is here, not in engine/bundle.py, because
+modules the family protocol builds on raise it too (engine/word_sources.py reads `words.txt`);
+engine/bundle.py exports it with the rest of the bundle API.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar
+
+from torch import nn
+
+from engine.heads.base import OutputHead
+
+
+class BundleError(Exception):
+    """A bundle cannot be used; the message says which bundle and why."""
+
+
+class BundledModel(nn.Module, ABC):
+    """A model a bundle can hold: its family's kind, its output head and its sections of config.json."""
+
+    kind: ClassVar[str]  # config.json "kind": the family that reads the bundle back
+    head: OutputHead  # its `bundle_files()` go into the bundle too (POSG: pos_vocab.json)
+
+    @abstractmethod
+    def bundle_sections(self) -> dict[str, Any]:
+        """The family's sections of config.json: "model", the (decoder) `ModelConfig` every bundle has
+        (bundle pickers read its head), and any of the family's own (PermGen: "permgen")."""
+
+    def num_parameters(self) -> int:
+        return sum(p.numel() for p in self.parameters())  # tied weights are counted once

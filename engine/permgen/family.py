@@ -1,0 +1,97 @@
+"""The PermGen family (kind "permgen"): the encoder-decoder that writes stories, abstracts and paraphrases.
+
+What the registry (engine/families) needs to build, load, train, measure and export it; the model
+is engine/permgen/model.py, its loaded model engine/permgen/api.py and its trainer
+engine/permgen/train.py. Each member imports what it uses when it runs, so finding the family (to
+list bundles, say) loads neither transformers' BART nor the decoders.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from engine.families import HeldOutOnnx, ModelBuilder, ModelFamily, OnnxGraphs
+
+if TYPE_CHECKING:
+    from engine.loaded_model import LoadedModel
+
+
+class PermGenFamily:
+    """PermGen bundles: "model" (the decoder) and "permgen" (the encoder-decoder extras), one task each."""
+
+    kind = "permgen"
+    name = "PermGen"
+    config_sections = ("model", "permgen")
+    trainer = "train-permgen"
+
+    def tasks(self, config: Mapping[str, Any]) -> tuple[str, ...]:
+        return (str(config.get("permgen", {}).get("task", "story")),)
+
+    def model_builder(self, config: Mapping[str, Any]) -> ModelBuilder:
+        from engine.permgen.config import PermGenConfig
+        from engine.permgen.model import PermGenModel
+
+        permgen = PermGenConfig.from_dict({**config["permgen"], "model": config["model"]})
+        return permgen.model.vocab_size, lambda: PermGenModel(permgen)
+
+    def load(self, directory: Path, device: torch.device, runtime: str) -> LoadedModel:
+        from engine.permgen.api import PermGenLoadedModel
+        from engine.permgen.bundle import load_permgen_bundle
+
+        return PermGenLoadedModel(load_permgen_bundle(directory, device), device, runtime)
+
+    def train(self, argv: list[str]) -> int:
+        from engine.permgen.train import main
+
+        return main(argv)
+
+    def training_words(self, config: Mapping[str, Any], files: list[Path] | None) -> frozenset[str] | None:
+        from engine.permgen.data import permgen_training_words
+
+        permgen = config.get("permgen", {})
+        return permgen_training_words(config.get("provenance", {}), str(permgen.get("task", "story")),
+                                      bool(permgen.get("lowercase", True)), files)
+
+    def held_out_perplexity(self, directory: Path, files: list[Path], fraction: float | None,
+                            everything: bool) -> dict[str, Any]:
+        """The held-out target NLL in natural and random sentence order (engine/permgen/heldout.py), on the
+        hash split the bundle's training held out: `fraction` and `everything` do not apply."""
+        from engine.permgen.bundle import load_permgen_bundle
+        from engine.permgen.heldout import bundle_held_out
+
+        return bundle_held_out(load_permgen_bundle(directory), files)
+
+    def onnx_graphs(self, directory: Path) -> OnnxGraphs:
+        from engine.onnx.export import bart_graphs
+        from engine.permgen.bundle import load_permgen_bundle
+
+        model = load_permgen_bundle(directory, "cpu").model
+        return bart_graphs(model.backbone, model.config.model)
+
+    def onnx_perplexity(self, directory: Path, files: list[Path]) -> HeldOutOnnx:
+        """Natural-order target perplexity of the held-out examples of `files` (`ppl_natural` of
+        `held_out_perplexity`); only the decoder step differs between the two measures."""
+        from engine.onnx.seq2seq_runner import OnnxSeq2SeqRunner
+        from engine.onnx.session import open_graphs
+        from engine.permgen.bundle import load_permgen_bundle
+        from engine.permgen.heldout import held_out_examples, target_nll
+        from engine.permgen.marks import mark_target
+
+        bundle = load_permgen_bundle(directory)
+        data = held_out_examples(bundle, files)
+
+        def perplexity(decoder: str | None, sha256: str) -> float:
+            graphs = open_graphs(directory, self.kind, torch.device("cpu"), decoder, sha256)
+            runner = OnnxSeq2SeqRunner(graphs, bundle.model.backbone.decoder)
+            return math.exp(target_nll(bundle.model, data, 1, natural=True, runner=runner))
+
+        tokens = sum(len(mark_target(e.sentences, range(1, len(e.sentences) + 1))) for e in data)  # 1-based orders
+        return HeldOutOnnx(perplexity, len(data), tokens)
+
+
+FAMILY: ModelFamily = PermGenFamily()

@@ -4,6 +4,7 @@ out like the Hugging Face cache (snapshots linking into blobs): no download anyw
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 from pathlib import Path
 
@@ -14,30 +15,35 @@ from transformers import BartConfig, BartForConditionalGeneration, GPT2Config, G
 TEXT = ["The cat sat on the mat.", "A dog ran home early.", "She went to the park and read a book."] * 20
 
 
-def _tokenizer(vocab_size: int = 300) -> ByteLevelBPETokenizer:
+def _tokenizer(special_tokens: list[str], vocab_size: int = 300) -> ByteLevelBPETokenizer:
     tokenizer = ByteLevelBPETokenizer()
-    tokenizer.train_from_iterator(TEXT, vocab_size=vocab_size, min_frequency=1, special_tokens=["<|endoftext|>"])
+    tokenizer.train_from_iterator(TEXT, vocab_size=vocab_size, min_frequency=1, special_tokens=special_tokens)
     return tokenizer
 
 
 def write_gpt2(folder: Path) -> Path:
-    """GPT2LMHeadModel (1 × 8) with its byte-level BPE as vocab.json + merges.txt."""
+    """GPT2LMHeadModel (1 × 8) with its byte-level BPE as vocab.json + merges.txt, `<|endoftext|>` last
+    (as in GPT-2, where it is id 50256)."""
     folder.mkdir(parents=True, exist_ok=True)
-    tokenizer = _tokenizer()
-    tokenizer.save_model(str(folder))
-    config = GPT2Config(vocab_size=tokenizer.get_vocab_size(), n_positions=32, n_embd=8, n_layer=1, n_head=2)
+    _tokenizer([]).save_model(str(folder))
+    vocab = json.loads((folder / "vocab.json").read_text(encoding="utf-8"))
+    eos = vocab["<|endoftext|>"] = len(vocab)
+    (folder / "vocab.json").write_text(json.dumps(vocab), encoding="utf-8")
+    config = GPT2Config(vocab_size=len(vocab), n_positions=32, n_embd=8, n_layer=1, n_head=2, bos_token_id=eos,
+                        eos_token_id=eos)
     GPT2LMHeadModel(config).save_pretrained(folder)
     return folder
 
 
 def write_bart(folder: Path) -> Path:
-    """BartForConditionalGeneration (1 + 1 × 8) with its tokenizer as tokenizer.json."""
+    """BartForConditionalGeneration (1 + 1 × 8) with its tokenizer as tokenizer.json (BART's specials first)."""
     folder.mkdir(parents=True, exist_ok=True)
-    tokenizer = _tokenizer()
+    tokenizer = _tokenizer(["<s>", "<pad>", "</s>", "<unk>", "<mask>"])
     tokenizer.save(str(folder / "tokenizer.json"))
     config = BartConfig(vocab_size=tokenizer.get_vocab_size(), d_model=8, encoder_layers=1, decoder_layers=1,
                         encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=16,
-                        decoder_ffn_dim=16, max_position_embeddings=32)
+                        decoder_ffn_dim=16, max_position_embeddings=32, pad_token_id=1, bos_token_id=0,
+                        eos_token_id=2, decoder_start_token_id=2)
     BartForConditionalGeneration(config).save_pretrained(folder)
     return folder
 

@@ -1,0 +1,104 @@
+"""A checkpoint's byte-level BPE vocabulary as a Variorum tokenizer, and its embedding rows moved to match.
+
+Every Variorum bundle keeps its special tokens at the first ids (engine/tokenizer.py: eos, pad,
+⟨B-1..10⟩, ⟨E-1..10⟩, ⟨EOP⟩), and the engine relies on it (eos = 0 ends a document, restarts the
+termination steps, separates training documents). A GPT-2 or BART checkpoint numbers its tokens its
+own way (GPT-2's end of text is id 50256). Rather than teach every decoder and head a second
+numbering, an import renumbers the checkpoint's vocabulary once:
+
+- new ids 0 … 21 are our special tokens; eos takes the checkpoint's end-of-text token and its
+  embedding row (GPT-2 `<|endoftext|>`, BART `</s>`), pad takes the checkpoint's pad token where it
+  has one; the sentence marks are new rows;
+- every other checkpoint token follows in the checkpoint's own order, so id k > its eos becomes
+  k + 21 and an id below it k + 22 (for GPT-2, whose eos is last, every word id moves up by 22);
+- the merges and the byte-level pre-tokenizer and decoder stay the checkpoint's, so a text is cut
+  into exactly the same pieces as the checkpoint's own tokenizer cuts it (checked in the tests
+  against transformers' tokenizer).
+
+`source_rows[i]` says which checkpoint row new id i takes (−1: a new row). `move_rows` applies it to
+an embedding table (the tied output layer follows), starting new rows at the mean of the
+checkpoint's rows: a neutral point the fine-tune moves them from. Rows past the tokenizer's size,
+which some fine-tunes add to round the table up, are dropped: no text produces them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors
+
+from engine.checkpoints.inspect import CheckpointError, CheckpointInfo
+from engine.small_files import UnusableFileError, read_small_json, read_small_text
+from engine.tokenizer import EOS, PAD, SPECIAL_TOKENS, VariorumTokenizer
+
+# The checkpoint tokens our eos and pad take, by family, in the order they are looked for.
+END_OF_TEXT = {"gpt2": ("<|endoftext|>",), "bart": ("</s>",)}
+PADDING = {"gpt2": (), "bart": ("<pad>",)}
+
+
+@dataclass(frozen=True)
+class ImportedVocabulary:
+    """The renumbered tokenizer and, for each of its ids, the checkpoint row it takes (−1 = new)."""
+
+    tokenizer: VariorumTokenizer
+    source_rows: list[int]  # [new vocab]
+
+
+def _read_bpe(info: CheckpointInfo) -> tuple[dict[str, int], list[tuple[str, str]]]:
+    """The checkpoint's token → id map (added tokens included) and its merges, in order."""
+    try:
+        if info.tokenizer[0].name == "tokenizer.json":
+            spec: Any = read_small_json(info.tokenizer[0])
+            model = spec.get("model") or {}
+            if model.get("type") != "BPE":
+                raise CheckpointError(f"{info.tokenizer[0]}: a {model.get('type')} tokenizer, not byte-level BPE")
+            vocab = dict(model["vocab"])
+            vocab.update({t["content"]: t["id"] for t in spec.get("added_tokens") or []})
+            merges = [tuple(m.split(" ", 1)) if isinstance(m, str) else tuple(m) for m in model.get("merges") or []]
+        else:
+            vocab = dict(read_small_json(info.tokenizer[0]))
+            lines = read_small_text(info.tokenizer[1]).splitlines()
+            merges = [tuple(line.split(" ", 1)) for line in lines if line and not line.startswith("#version")]
+    except (UnusableFileError, KeyError, TypeError, ValueError) as error:
+        raise CheckpointError(f"{info.path}: its tokenizer cannot be read ({error})") from None
+    if any(len(m) != 2 for m in merges):
+        raise CheckpointError(f"{info.path}: its tokenizer's merges are not pairs of pieces")
+    return vocab, [(a, b) for a, b in merges]
+
+
+def _special_row(vocab: dict[str, int], names: tuple[str, ...]) -> int:
+    return next((vocab[name] for name in names if name in vocab), -1)
+
+
+def import_vocabulary(info: CheckpointInfo) -> ImportedVocabulary:
+    """The checkpoint's tokenizer renumbered with our special tokens first (see the module docstring)."""
+    vocab, merges = _read_bpe(info)
+    eos_row = _special_row(vocab, END_OF_TEXT[info.family])
+    if eos_row < 0:
+        raise CheckpointError(f"{info.path}: its tokenizer has no end-of-text token "
+                              f"({' or '.join(END_OF_TEXT[info.family])})")
+    taken = {EOS: eos_row, PAD: _special_row(vocab, PADDING[info.family])}
+    source_rows = [taken.get(token, -1) for token in SPECIAL_TOKENS]
+    new_vocab = {token: i for i, token in enumerate(SPECIAL_TOKENS)}
+    for token, row in sorted(vocab.items(), key=lambda item: item[1]):
+        if row in source_rows or token in new_vocab:
+            continue
+        new_vocab[token] = len(source_rows)
+        source_rows.append(row)
+    tokenizer = Tokenizer(models.BPE(vocab=new_vocab, merges=merges))
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.decoder = decoders.ByteLevel()
+    tokenizer.post_processor = processors.ByteLevel(trim_offsets=False)
+    tokenizer.add_special_tokens(SPECIAL_TOKENS)
+    return ImportedVocabulary(VariorumTokenizer(tokenizer), source_rows)
+
+
+def move_rows(table: torch.Tensor, source_rows: list[int]) -> torch.Tensor:
+    """Checkpoint embedding rows [V_checkpoint, D] → rows in the new numbering [V_new, D]; new rows at the mean."""
+    index = torch.tensor(source_rows, dtype=torch.long, device=table.device)
+    moved = table[index.clamp(min=0)].clone()
+    moved[index < 0] = table.mean(dim=0)
+    return moved
+

@@ -1,0 +1,39 @@
+"""A GPT-2 checkpoint from the cache becomes a bundle the engine loads and writes with, offline."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from engine.api import DecodeConfig, Engine, GenerationRequest
+from engine.checkpoints.importer import import_checkpoint
+from engine.checkpoints.inspect import CheckpointError
+from engine.data.corpus import file_sha256
+from tests.engine.checkpoints.conftest import add_to_cache
+
+
+def test_a_cached_gpt2_becomes_a_bundle_that_writes(gpt2_folder: Path, tmp_path: Path) -> None:
+    add_to_cache(tmp_path / "hub", "acme/tiny-gpt2", gpt2_folder)
+    bundle = import_checkpoint("acme/tiny-gpt2", tmp_path / "models" / "tiny", {"HF_HUB_CACHE": str(tmp_path / "hub"),
+                                                                                "HOME": "/nonexistent"})
+    source = json.loads((bundle / "config.json").read_text())["provenance"]["imported_from"]
+    assert source["name"] == "acme/tiny-gpt2" and source["architecture"] == "GPT2LMHeadModel"
+    assert source["weights_sha256"] == {"model.safetensors": file_sha256(gpt2_folder / "model.safetensors")}
+    assert "imported as it is" in (bundle / "card.md").read_text()
+    model = Engine([bundle.parent]).load(bundle, device="cpu", runtime="torch")
+    request = GenerationRequest(prompt="The cat", n=2, decode=DecodeConfig(seed=1, max_new_tokens=8))
+    stream = model.stream(request)
+    for _ in stream:
+        pass
+    assert len(stream.variants) == 2 and all(v.finish_reason for v in stream.variants)
+
+
+def test_a_bart_checkpoint_and_an_existing_folder_are_refused(bart_folder: Path, gpt2_folder: Path,
+                                                              tmp_path: Path) -> None:
+    with pytest.raises(CheckpointError, match="BartForConditionalGeneration checkpoints are recognised but not"):
+        import_checkpoint(str(bart_folder), tmp_path / "b", {"HOME": "/nonexistent"})
+    (tmp_path / "taken").mkdir()
+    with pytest.raises(CheckpointError, match="already exists"):
+        import_checkpoint(str(gpt2_folder), tmp_path / "taken", {"HOME": "/nonexistent"})

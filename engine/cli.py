@@ -36,6 +36,7 @@ FORWARDED: dict[str, tuple[str, str]] = {
     "eval": ("engine.evaluation.run", "evaluate bundles on a split: the papers' tables and plots"),
     "export-onnx": ("engine.onnx.export", "write a bundle's decoder (and encoder) as ONNX for --runtime onnx"),
     "bundle-words": ("engine.bundle_words", "write a bundle's training words (words.txt) for real words only"),
+    "import": ("engine.checkpoints.command", "a pretrained GPT-2 checkpoint on this machine as a bundle (offline)"),
 }
 
 

@@ -23,6 +23,8 @@ from engine.checkpoints.hf_cache import find_checkpoint
 from engine.checkpoints.inspect import CheckpointError, CheckpointInfo
 from engine.data.corpus import file_sha256
 
+IMPORTED_FAMILIES = ("gpt2",)  # BART: recognised, imported once its fine-tune on this vocabulary exists
+
 
 def _card(info: CheckpointInfo, parameters: int, tokens: int) -> str:
     return (f"# {info.name}, imported\n\n**What it is.** The pretrained GPT-2 checkpoint `{info.name}` "
@@ -39,7 +41,7 @@ def import_checkpoint(name_or_dir: str, out: Path, environ: Mapping[str, str] | 
     if out.exists():
         raise CheckpointError(f"{out} already exists; pick a new folder for the bundle")
     info = find_checkpoint(name_or_dir, os.environ if environ is None else environ)
-    if info.family != "gpt2":
+    if info.family not in IMPORTED_FAMILIES:
         raise CheckpointError(f"{info.name}: {info.architecture} checkpoints are recognised but not imported yet; "
                               "GPT-2 (GPT2LMHeadModel) checkpoints are")
     model, tokenizer = import_gpt2(info)

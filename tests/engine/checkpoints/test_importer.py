@@ -37,3 +37,22 @@ def test_a_bart_checkpoint_and_an_existing_folder_are_refused(bart_folder: Path,
     (tmp_path / "taken").mkdir()
     with pytest.raises(CheckpointError, match="already exists"):
         import_checkpoint(str(gpt2_folder), tmp_path / "taken", {"HOME": "/nonexistent"})
+
+
+def test_the_import_command_writes_the_bundle_and_lists_the_cache(
+    gpt2_folder: Path, bart_folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from engine.cli import main
+
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    add_to_cache(tmp_path / "hub", "acme/tiny-gpt2", gpt2_folder)
+    add_to_cache(tmp_path / "hub", "tiny-bart", bart_folder)
+    assert main(["import", "acme/tiny-gpt2", "--out", str(tmp_path / "b")]) == 0
+    assert (tmp_path / "b" / "model.safetensors").is_file() and "imported acme/tiny-gpt2" in capsys.readouterr().out
+    assert main(["import", "--list"]) == 0
+    listed = capsys.readouterr().out
+    assert "acme/tiny-gpt2: importable, acme/tiny-gpt2 (GPT2LMHeadModel" in listed
+    assert "tiny-bart: recognised, not importable yet" in listed
+    assert main(["import", "no-such-model", "--out", str(tmp_path / "c")]) == 2
+    assert "variorum import: error: no-such-model: no such folder, and not in the local" in capsys.readouterr().err

@@ -1,0 +1,67 @@
+"""`variorum import`: a pretrained checkpoint from this machine as a Variorum bundle, offline.
+
+    variorum import gpt2                     # a name in the local Hugging Face cache → the user models folder
+    variorum import ~/models/my-gpt2 --out runs/my-gpt2
+    variorum import --list                   # what the local caches hold, and why a model cannot be imported
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+from engine.cli_errors import check_output_dir, reports_user_errors
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="variorum import", description=__doc__.splitlines()[0])
+    p.add_argument("checkpoint", nargs="?", help="a checkpoint folder, or a model name in the local Hugging Face cache")
+    p.add_argument("--out", type=Path, help="the new bundle's folder (default: the user models folder / the name)")
+    p.add_argument("--list", action="store_true", help="list the models in the local Hugging Face caches")
+    return p
+
+
+def _default_out(name: str) -> Path:
+    from engine.api import user_models_dir
+
+    return user_models_dir() / re.sub(r"[^A-Za-z0-9._-]+", "-", name.strip("/").split("/")[-1]).strip(".-")
+
+
+def _list() -> int:
+    from engine.checkpoints.hf_cache import cache_roots, cached_checkpoints
+    from engine.checkpoints.importer import IMPORTED_FAMILIES
+
+    found = cached_checkpoints()
+    if not found:
+        print("no models in the local Hugging Face caches (" + ", ".join(map(str, cache_roots())) + ")")
+    for name, info in found:
+        if isinstance(info, str):
+            print(f"{name}: not importable: {info}")
+        elif info.family in IMPORTED_FAMILIES:
+            print(f"{name}: importable, {info.summary}")
+        else:
+            print(f"{name}: recognised, not importable yet (only GPT-2 is so far): {info.summary}")
+    return 0
+
+
+@reports_user_errors("import")
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    if args.list:
+        return _list()
+    if not args.checkpoint:
+        parser.error("name a checkpoint folder or a cached model (or --list)")
+    from engine.checkpoints.importer import import_checkpoint
+
+    out = args.out or _default_out(args.checkpoint)
+    check_output_dir("--out", out.parent)
+    bundle = import_checkpoint(args.checkpoint, out)
+    print(f"imported {args.checkpoint} as the bundle {bundle}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -16,8 +16,11 @@ numbering, an import renumbers the checkpoint's vocabulary once:
   against transformers' tokenizer).
 
 `source_rows[i]` says which checkpoint row new id i takes (−1: a new row). `move_rows` applies it to
-an embedding table (the tied output layer follows), starting new rows at the mean of the
-checkpoint's rows: a neutral point the fine-tune moves them from. Rows past the tokenizer's size,
+an embedding table (the tied output layer follows), starting new rows at the mean m of the
+checkpoint's rows: a neutral point the fine-tune moves them from, and one the model cannot favour
+before it: under a tied output layer a new row's logit is h·m, the mean of the checkpoint's logits,
+and by Jensen exp(h·m) ≤ (1/V) Σ exp(h·e_i), so each new token has probability at most 1/V (V the
+checkpoint's vocabulary) whatever the hidden state h. Rows past the tokenizer's size,
 which some fine-tunes add to round the table up, are dropped: no text produces them.
 """
 

@@ -63,3 +63,12 @@ def test_a_vocabulary_without_end_of_text_is_refused(gpt2_folder: Path, tmp_path
     (folder / "vocab.json").write_text(json.dumps(vocab))
     with pytest.raises(CheckpointError, match=r"no end-of-text token \(<\|endoftext\|>\)"):
         import_vocabulary(inspect_checkpoint(folder))
+
+
+def test_a_new_row_is_never_likelier_than_one_over_the_checkpoints_vocabulary() -> None:
+    torch.manual_seed(0)
+    table = torch.randn(50, 8) * 3  # [V, D] checkpoint rows
+    moved = move_rows(table, [-1] * 22 + list(range(50)))  # our 22 special rows first, all new
+    hidden = torch.randn(1000, 8) * 5  # any hidden states
+    probs = torch.softmax(hidden @ moved.T, dim=-1)  # tied output layer
+    assert float(probs[:, :22].max()) <= 1 / 50 + 1e-7

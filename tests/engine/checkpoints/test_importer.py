@@ -56,3 +56,20 @@ def test_the_import_command_writes_the_bundle_and_lists_the_cache(
     assert "tiny-bart: recognised, not importable yet" in listed
     assert main(["import", "no-such-model", "--out", str(tmp_path / "c")]) == 2
     assert "variorum import: error: no-such-model: no such folder, and not in the local" in capsys.readouterr().err
+
+
+def test_an_imported_bundle_exports_to_onnx_and_writes_the_same_there(gpt2_folder: Path, tmp_path: Path) -> None:
+    pytest.importorskip("onnxruntime")
+    from engine.onnx.export import export_bundle
+
+    bundle = import_checkpoint(str(gpt2_folder), tmp_path / "tiny", {"HOME": "/nonexistent"})
+    export_bundle(bundle)
+    request = GenerationRequest(prompt="The cat", n=2, decode=DecodeConfig(seed=3, max_new_tokens=6, real_words=False))
+    texts = {}
+    for runtime in ("torch", "onnx"):
+        model = Engine([bundle.parent]).load(bundle, device="cpu", runtime=runtime)
+        stream = model.stream(request)
+        for _ in stream:
+            pass
+        texts[runtime] = [v.text for v in stream.variants]
+    assert texts["onnx"] == texts["torch"]

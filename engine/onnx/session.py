@@ -18,7 +18,7 @@ import torch
 
 from engine.bundle import WEIGHTS_FILE
 from engine.onnx import EXPORT_FILE, ONNX_DIR
-from engine.onnx.export import READABLE_FORMATS, file_sha256
+from engine.onnx.export_format import READABLE_FORMATS, file_sha256
 from engine.onnx.shared_weights import load_graph
 from engine.small_files import UnusableFileError, read_small_json
 

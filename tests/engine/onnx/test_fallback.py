@@ -70,7 +70,7 @@ def test_a_graph_onnx_runtime_cannot_load_is_reported(exported_copy: Path) -> No
     """A graph whose checksum was re-recorded but which ONNX Runtime refuses (a foreign or broken file)."""
     import json
 
-    from engine.onnx.export import file_sha256
+    from engine.onnx.export_format import file_sha256
 
     graph = exported_copy / "onnx" / "decoder.onnx"
     graph.write_bytes(graph.read_bytes()[: graph.stat().st_size // 2])
@@ -90,7 +90,8 @@ def test_a_graph_of_another_model_fails_its_first_step_and_falls_back(
 
     import torch
 
-    from engine.onnx.export import export_bundle, file_sha256
+    from engine.onnx.export import export_bundle
+    from engine.onnx.export_format import file_sha256
 
     torch.manual_seed(0)
     other = tmp_path / "other"

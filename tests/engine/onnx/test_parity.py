@@ -126,7 +126,7 @@ def test_rows_selected_and_window_reset_like_the_torch_cache(make_exported: Call
 
 def test_io_binding_path_gives_the_numpy_path_s_outputs(make_exported: Callable[[str], Path]) -> None:
     """The binding path (what CUDA uses) runs here on the CPU: same names, shapes and values."""
-    from engine.onnx.export import cache_names
+    from engine.onnx.export_format import cache_names
     from engine.onnx.runner import run_bound, run_graph
 
     runner = onnx_runner(make_exported("softmax"))

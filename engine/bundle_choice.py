@@ -23,7 +23,7 @@ TASK_RECIPES = {"continue": "recipes/continue-f2-nmst.json", "story": "recipes/p
 
 
 class DescribedBundle(Protocol):
-    """What choosing needs of engine.api.BundleInfo."""
+    """What choosing needs of engine.front_door.BundleInfo."""
 
     @property
     def path(self) -> Path: ...

@@ -53,7 +53,7 @@ def lm_training_words(provenance: dict[str, Any], override: list[Path] | None = 
         return None
     train = provenance.get("train", {})
     documents = read_corpus(files)
-    documents = documents[: train["max_docs"]] if train.get("max_docs") else documents  # as engine/train.py
+    documents = documents[: train["max_docs"]] if train.get("max_docs") else documents  # as engine/lm/train.py
     return word_set(split_documents(documents, float(train.get("valid_fraction", 0.05)))[0])
 
 

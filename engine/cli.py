@@ -28,8 +28,8 @@ if TYPE_CHECKING:  # torch, transformers and rich load only when a command runs,
 # Commands that parse their own flags: name → (module whose main(argv) runs it, help). Their modules
 # are imported only when the command is chosen.
 FORWARDED: dict[str, tuple[str, str]] = {
-    "train": ("engine.train", "train a model (see `variorum train --help`)"),
-    "perplexity": ("engine.evaluate", "validation perplexity of a bundle"),
+    "train": ("engine.lm.train", "train a model (see `variorum train --help`)"),
+    "perplexity": ("engine.perplexity", "validation perplexity of a bundle"),
     "train-permgen": ("engine.permgen.train", "train a PermGen story/abstract/paraphrase model (see --help)"),
     "diagnose": ("engine.diagnostics.cli", "embedding I(W), group cosine, PPL/Uniq per frequency group"),
     "build-recipe": ("engine.recipes", "build a bundle from recipes/<name>.json and measure it"),
@@ -108,9 +108,9 @@ def _print_final(console: Console, variants: list[Variant]) -> None:
 def run_generate(args: argparse.Namespace, console: Console) -> int:
     from rich.live import Live
 
-    from engine.api import Engine, GenerationRequest, describe_bundle
     from engine.bundle import BundleError
     from engine.bundle_choice import missing_model_message
+    from engine.front_door import Engine, GenerationRequest, describe_bundle
     from engine.generate_flags import decode_from_flags, fit_to_model
     from engine.word_sources import missing_words_note
 
@@ -184,13 +184,13 @@ def _sentence_order(text: str) -> list[int]:
 
 
 def run_bundles(args: argparse.Namespace, console: Console) -> int:
-    from engine import api
+    from engine import front_door
 
-    bundles = api.Engine().list_bundles()
+    bundles = front_door.Engine().list_bundles()
     for info in bundles:
         status = f"UNUSABLE: {info.error}" if info.error else info.summary[:100]
         console.print(f"{info.name}  [{info.head}]  {info.path}\n    {status}", markup=False, highlight=False)
-    console.print(f"{'no bundles found; ' if not bundles else ''}your models folder: {api.user_models_dir()} "
+    console.print(f"{'no bundles found; ' if not bundles else ''}your models folder: {front_door.user_models_dir()} "
                   "(copy a bundle folder there to use it)", markup=False, highlight=False)
     return 0 if bundles else 1
 

@@ -10,7 +10,7 @@ end the bundle in `<out_dir>/bundle` through the one bundle writer (engine/bundl
 
 A family subclasses it and supplies only what is its own: the micro-batches of a step and the
 module whose forward turns one into a loss, its validation numbers, its card and provenance
-(engine/train.py: language models with their objectives; engine/permgen/train.py: PermGen's
+(engine/lm/train.py: language models with their objectives; engine/permgen/train.py: PermGen's
 π-SGD permuted targets).
 """
 

@@ -11,8 +11,8 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QLabel, QProgressBar, QWidget
 
 from app.theme import error_text_colour
-from engine.api import BundleInfo, gpu_unavailable_reason
 from engine.bundle_choice import choose_bundle, read_defaults
+from engine.front_door import BundleInfo, gpu_unavailable_reason
 from engine.onnx import RUNTIMES
 
 DEVICES = (("auto", "Automatic"), ("cpu", "CPU"), ("cuda", "GPU"))

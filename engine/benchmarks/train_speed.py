@@ -32,10 +32,10 @@ import torch
 
 from engine.config import PRECISIONS, ModelConfig, TrainConfig, config_from_dict
 from engine.evaluation.splits import default_data_root
+from engine.lm.train import Trainer
 from engine.permgen.config import PermGenConfig
 from engine.permgen.train import PermGenTrainer
 from engine.precision import Precision
-from engine.train import Trainer
 from engine.training_loop import TrainingLoop
 from engine.training_speed import build_optimizer
 

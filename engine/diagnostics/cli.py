@@ -33,7 +33,7 @@ from engine.diagnostics.embedding import (
     output_embedding,
 )
 from engine.diagnostics.predictions import group_prediction_stats
-from engine.evaluate import held_out_blocks
+from engine.perplexity import held_out_blocks
 
 
 def diagnose(bundle: Bundle, blocks: Any) -> dict[str, Any]:

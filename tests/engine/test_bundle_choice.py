@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from engine.api import BundleInfo, Engine
 from engine.bundle_choice import choose_bundle, missing_model_message, read_defaults
+from engine.front_door import BundleInfo, Engine
 
 
 def _info(name: str, tasks: tuple[str, ...], error: str = "") -> BundleInfo:

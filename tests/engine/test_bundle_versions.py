@@ -13,7 +13,6 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from engine.api import Engine, LanguageLoadedModel
 from engine.bundle import (
     BundleError,
     bundle_kind,
@@ -23,9 +22,11 @@ from engine.bundle import (
     save_bundle,
 )
 from engine.config import BUNDLE_FORMAT_VERSION
+from engine.front_door import Engine
+from engine.lm.loaded import LanguageLoadedModel
 from engine.model import LanguageModel
-from engine.permgen.api import PermGenLoadedModel
 from engine.permgen.bundle import load_permgen_bundle
+from engine.permgen.loaded import PermGenLoadedModel
 from engine.permgen.model import EncodedExample, PermGenModel, collate
 from engine.tokenizer import VariorumTokenizer
 from tests.conftest import FIXTURES, tiny_config

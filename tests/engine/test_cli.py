@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from engine import api
+from engine import front_door
 from engine.cli import main
 
 
@@ -16,8 +16,8 @@ def bundle_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tiny_bundle: Pa
     """Point bundle discovery at a temporary resources dir holding the tiny bundle."""
     resources = tmp_path / "resources"
     shutil.copytree(tiny_bundle, resources / "tiny")
-    monkeypatch.setattr(api, "RESOURCES_MODELS", resources)
-    monkeypatch.setattr(api, "user_models_dir", lambda: tmp_path / "user")
+    monkeypatch.setattr(front_door, "RESOURCES_MODELS", resources)
+    monkeypatch.setattr(front_door, "user_models_dir", lambda: tmp_path / "user")
     return resources
 
 
@@ -73,8 +73,8 @@ def test_bundles_prints_a_card_as_written(bundle_dirs: Path, capsys: pytest.Capt
 def test_no_bundle_found_is_a_clear_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(api, "RESOURCES_MODELS", tmp_path / "none")
-    monkeypatch.setattr(api, "user_models_dir", lambda: tmp_path / "none2")
+    monkeypatch.setattr(front_door, "RESOURCES_MODELS", tmp_path / "none")
+    monkeypatch.setattr(front_door, "user_models_dir", lambda: tmp_path / "none2")
     assert main(["generate"]) == 2
     err = capsys.readouterr().err.replace("\n", " ")
     assert "no bundle for continue" in err and "build-recipe recipes/continue-f2-nmst.json" in err

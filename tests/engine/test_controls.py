@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from app.controls import spec
-from engine.api import Engine
 from engine.cli import build_parser, main
 from engine.controls import (
     DEFAULT_VARIANTS,
@@ -22,6 +21,7 @@ from engine.controls import (
 from engine.decode_fields import FIELDS, POS_TOP_K
 from engine.decoding import DecodeConfig
 from engine.evaluation.decoders import check_decoders
+from engine.front_door import Engine
 from engine.generate_flags import decode_from_flags, fit_to_model
 from engine.heads.posg import POSGHead
 from engine.heads.termination import TerminationHead

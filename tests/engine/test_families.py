@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 import torch
 
-from engine.api import Engine, LanguageLoadedModel
 from engine.bundle import (
     BundleError,
     bundle_family,
@@ -28,11 +27,13 @@ from engine.bundled_model import BundledModel
 from engine.cli import FORWARDED
 from engine.config import ModelConfig, config_from_dict
 from engine.controls import TASKS
-from engine.evaluate import main as perplexity_main
 from engine.families import FAMILIES, ModelBuilder, ModelFamily, UnknownFamilyError, model_family
-from engine.lm_family import LanguageModelFamily
+from engine.front_door import Engine
+from engine.lm.family import LanguageModelFamily
+from engine.lm.loaded import LanguageLoadedModel
 from engine.loaded_model import LoadedModel
 from engine.model import LanguageModel
+from engine.perplexity import main as perplexity_main
 from engine.recipes import trainer_families
 from engine.tokenizer import VariorumTokenizer
 from tests.conftest import FIXTURES, STORIES, tiny_config

@@ -11,18 +11,18 @@ import pytest
 import torch
 
 from engine.config import ConfigError, TrainConfig
+from engine.lm.train import Trainer
 from engine.model import LanguageModel
 from engine.packed_linear import PackedLinear
 from engine.permgen.model import EncodedExample, PermGenModel, collate
 from engine.precision import resolve_precision
 from engine.tokenizer import VariorumTokenizer
-from engine.train import Trainer
 from engine.training_speed import build_optimizer, compile_wanted, mark_weights_updated
 from tests.conftest import tiny_config
 from tests.engine.evaluation.test_decoders import posg_model
 from tests.engine.heads.f2_support import build_f2_model
+from tests.engine.lm.test_train import small_run
 from tests.engine.permgen.conftest import tiny_permgen_config
-from tests.engine.test_train import small_run
 
 CPU = torch.device("cpu")
 

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from engine.config import ConfigError, TrainConfig
-from engine.train import Trainer
+from engine.lm.train import Trainer
 from tests.conftest import STORIES, tiny_config
 
 

@@ -12,16 +12,16 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from engine.api import Engine, GenerationRequest, LoadedModel
 from engine.bundle import load_model_bundle
 from engine.config import ConfigError, TrainConfig
 from engine.decoding import DecodeConfig
+from engine.front_door import Engine, GenerationRequest, LoadedModel
+from engine.lm.train import Trainer
 from engine.model import LanguageModel
-from engine.permgen.api import PermGenLoadedModel
+from engine.permgen.loaded import PermGenLoadedModel
 from engine.permgen.model import PermGenModel
 from engine.permgen.train import PermGenTrainer
 from engine.permgen.train import main as permgen_main
-from engine.train import Trainer
 from engine.training_loop import training_finished
 from tests.conftest import tiny_config
 from tests.engine.permgen.conftest import STORIES, tiny_permgen_config

@@ -19,8 +19,8 @@ from engine.diagnostics import (
     isotropy,
     normalized_singular_values,
 )
-from engine.evaluate import block_perplexity
 from engine.model import LanguageModel
+from engine.perplexity import block_perplexity
 from tests.conftest import STORIES
 
 

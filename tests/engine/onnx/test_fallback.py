@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from engine.api import Engine, GenerationRequest
 from engine.bundle import WEIGHTS_FILE, save_bundle
 from engine.cli import main
 from engine.decoding import DecodeConfig
+from engine.front_door import Engine, GenerationRequest
 from engine.model import LanguageModel
 from engine.tokenizer import VariorumTokenizer
 from tests.conftest import tiny_config
@@ -110,7 +110,7 @@ def test_a_graph_of_another_model_fails_its_first_step_and_falls_back(
 def test_gpu_model_needs_the_cuda_provider_else_decodes_with_torch(exported_copy: Path) -> None:
     import torch
 
-    from engine.api import choose_lm_runtime
+    from engine.lm.loaded import choose_lm_runtime
     from engine.onnx.session import OnnxUnavailable, providers_for
 
     cuda, cpu = torch.device("cuda"), torch.device("cpu")

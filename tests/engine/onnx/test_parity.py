@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from engine.api import choose_lm_runtime
 from engine.bundle import load_bundle
 from engine.decoding import DecodeConfig, VariantStream
 from engine.decoding.real_words import AllowedWords, TokenPieces, WordSpeller
 from engine.heads.termination import TerminationHead
+from engine.lm.loaded import choose_lm_runtime
 from engine.metrics.invented import words
 from engine.onnx.runner import OnnxBackboneRunner
 from tests.conftest import STORIES

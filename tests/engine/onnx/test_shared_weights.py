@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from engine.api import choose_lm_runtime
 from engine.bundle import WEIGHTS_FILE
+from engine.lm.loaded import choose_lm_runtime
 from engine.onnx.export_format import file_sha256
 from engine.onnx.session import OnnxUnavailable, open_graphs
 from engine.onnx.shared_weights import load_graph

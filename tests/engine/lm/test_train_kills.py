@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from engine.bundle import load_bundle
-from engine.train import main as train_main
+from engine.lm.train import main as train_main
 from engine.training_loop import trim_metrics_log
 from tests.conftest import STORIES
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 STEPS = 2
 
 

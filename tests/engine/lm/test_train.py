@@ -16,8 +16,8 @@ from engine.backbones.gpt2 import hf_config
 from engine.bundle import load_bundle
 from engine.cli import main as cli_main
 from engine.config import ConfigError, ModelConfig, TrainConfig
-from engine.train import Trainer
-from engine.train import main as train_main
+from engine.lm.train import Trainer
+from engine.lm.train import main as train_main
 from engine.training_loop import learning_rate
 from tests.conftest import STORIES, tiny_config
 

@@ -1,4 +1,4 @@
-"""Training entry point: `variorum train …` or `python -m engine.train …` (also under torchrun).
+"""Training entry point: `variorum train …` or `python -m engine.lm.train …` (also under torchrun).
 
 What is a language model's own: read the corpus, split it by document hash, train (or reuse) the
 tokenizer, cut token blocks, and minimise the chosen objective (engine/objectives; POSG: its Eq. 4
@@ -28,10 +28,10 @@ from engine.cli_args import add_dataclass_flags, dataclass_from_flags
 from engine.config import ConfigError, ModelConfig, TrainConfig, config_from_dict
 from engine.data.blocks import BatchOrder, make_blocks
 from engine.data.corpus import file_sha256, read_corpus, split_documents
-from engine.evaluate import block_perplexity
 from engine.heads.registry import fit_head, load_fitted_head
 from engine.model import LanguageModel
 from engine.objectives import ObjectiveContext, ObjectiveModule, build_objective
+from engine.perplexity import block_perplexity
 from engine.pos.tagger import TaggerUnavailableError
 from engine.pos.training import PosTrainingData, prepare_pos_training
 from engine.start_weights import copy_start_weights, start_tokenizer_dir

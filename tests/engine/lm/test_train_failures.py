@@ -11,7 +11,7 @@ import torch
 from engine.cli import main as cli_main
 from engine.config import TrainConfig
 from engine.data.corpus import CorpusError, read_jsonl
-from engine.train import Trainer
+from engine.lm.train import Trainer
 from engine.training_loop import TrainingDivergedError
 from tests.conftest import STORIES, tiny_config
 

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from engine import packed_linear
-from engine.api import Engine, GenerationRequest
 from engine.bundle import BundleError
 from engine.decoding import DecodeConfig
+from engine.front_door import Engine, GenerationRequest
 
 
 def test_request_validation() -> None:

@@ -1,7 +1,7 @@
 """The language-model family (kind "lm"): a GPT-2 backbone × an output head, continuing text.
 
 What the registry (engine/families) needs to build, load, train, measure and export it; the model
-is engine/model.py, its loaded model engine/api.py and its trainer engine/train.py. Each member
+is engine/model.py, its loaded model engine/lm/loaded.py and its trainer engine/lm/train.py. Each member
 imports what it uses when it runs, so finding the family costs nothing.
 """
 
@@ -39,13 +39,13 @@ class LanguageModelFamily:
         return model.vocab_size, lambda: LanguageModel(model)
 
     def load(self, directory: Path, device: torch.device, runtime: str) -> LoadedModel:
-        from engine.api import LanguageLoadedModel
         from engine.bundle import load_bundle
+        from engine.lm.loaded import LanguageLoadedModel
 
         return LanguageLoadedModel(load_bundle(directory, device), device, runtime)
 
     def train(self, argv: list[str]) -> int:
-        from engine.train import main
+        from engine.lm.train import main
 
         return main(argv)
 
@@ -56,7 +56,7 @@ class LanguageModelFamily:
 
     def held_out_perplexity(self, directory: Path, files: list[Path], fraction: float | None,
                             everything: bool) -> dict[str, Any]:
-        from engine.evaluate import lm_perplexity
+        from engine.perplexity import lm_perplexity
 
         return lm_perplexity(directory, files, fraction, everything)
 
@@ -70,9 +70,9 @@ class LanguageModelFamily:
     def onnx_perplexity(self, directory: Path, files: list[Path]) -> HeldOutOnnx:
         """Block perplexity of the bundle's validation split of `files`, as `variorum perplexity` measures it."""
         from engine.bundle import load_bundle
-        from engine.evaluate import block_perplexity, held_out_blocks
         from engine.onnx.runner import OnnxBackboneRunner
         from engine.onnx.session import open_graphs
+        from engine.perplexity import block_perplexity, held_out_blocks
 
         bundle = load_bundle(directory)
         documents, blocks = held_out_blocks(bundle, files)

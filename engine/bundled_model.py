@@ -2,7 +2,7 @@
 
 The language model (engine/model.py) and PermGen (engine/permgen/model.py) derive from
 `BundledModel`, and so does any new family's model: the bundle writer (engine/bundle.py
-`save_bundle`) writes any of them through it, and the training loop (engine/training_loop.py)
+`save_bundle`) writes any of them through it, and the training loop (engine/training/loop.py)
 trains any of them, without knowing which family it is. A family reads its config sections back
 when the bundle loads (engine/families). `BundleError` is here, not in engine/bundle.py, because
 modules the family protocol builds on raise it too (engine/word_sources.py reads `words.txt`);

@@ -33,12 +33,12 @@ from typing import Any
 
 from engine.atomic import write_text_atomic
 from engine.bundle import CARD_FILE
-from engine.checkpoint import read_checkpoint_state
 from engine.config import ConfigError
 from engine.devices import DEVICE_CHOICES, resolve_device
 from engine.families import ModelFamily, model_families
 from engine.small_files import UnusableFileError, read_small_json
-from engine.training_loop import training_finished
+from engine.training.checkpoint import read_checkpoint_state
+from engine.training.loop import training_finished
 
 RECIPES_OUT = Path("runs") / "recipes"
 EVAL_HEADING = "\n## Evaluation against the baseline (variorum build-recipe)\n"

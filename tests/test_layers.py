@@ -24,14 +24,13 @@ TOP_LEVEL = ("engine", "app")
 # A family's own modules; generic code reaches them only through the registry (engine/families), by name.
 FAMILIES = ("engine.lm", "engine.permgen")
 GENERIC = (  # the layers below the families (docs/architecture.md), and the tools that ask the registry
-    "engine.front_door", "engine.atomic", "engine.backbones", "engine.bundle", "engine.bundle_choice",
-    "engine.bundle_words", "engine.bundled_model", "engine.checkpoint", "engine.checkpoints", "engine.cli_args",
-    "engine.cli_errors", "engine.config", "engine.controls", "engine.data", "engine.decode_fields",
-    "engine.decoding", "engine.devices", "engine.diagnostics", "engine.perplexity", "engine.evaluation.run",
-    "engine.families", "engine.heads", "engine.loaded_model", "engine.metrics", "engine.model", "engine.objectives",
-    "engine.onnx", "engine.packed_linear", "engine.plots", "engine.pos", "engine.precision", "engine.prompt_join",
-    "engine.recipes", "engine.tokenizer", "engine.torch_modes", "engine.training_card", "engine.training_loop",
-    "engine.training_speed", "engine.word_sources",
+    "engine.atomic", "engine.backbones", "engine.bundle", "engine.bundle_choice", "engine.bundle_words",
+    "engine.bundled_model", "engine.checkpoints", "engine.cli_args", "engine.cli_errors", "engine.config",
+    "engine.controls", "engine.data", "engine.decode_fields", "engine.decoding", "engine.devices",
+    "engine.diagnostics", "engine.evaluation.run", "engine.families", "engine.front_door", "engine.heads",
+    "engine.loaded_model", "engine.metrics", "engine.model", "engine.objectives", "engine.onnx",
+    "engine.packed_linear", "engine.perplexity", "engine.pos", "engine.prompt_join", "engine.recipes",
+    "engine.tokenizer", "engine.torch_modes", "engine.training", "engine.word_sources",
 )
 
 # (importer, imported) modules: generic code that reaches into a family today (none since the family seam).

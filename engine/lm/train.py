@@ -4,7 +4,7 @@ What is a language model's own: read the corpus, split it by document hash, trai
 tokenizer, cut token blocks, and minimise the chosen objective (engine/objectives; POSG: its Eq. 4
 on the observed tags). Everything else — AdamW and its schedule, accumulation, bf16 autocast,
 validation perplexity every `eval_every` steps, checkpoints and `--resume`, early stopping, the
-metrics log, loss curve and bundle — is the shared loop of engine/training_loop.py.
+metrics log, loss curve and bundle — is the shared loop of engine/training/loop.py.
 
 Distributed: under `torchrun`, each rank takes every world_size-th sequence of the same global
 batch and DDP averages the gradients, so N processes follow the 1-process run.
@@ -34,11 +34,11 @@ from engine.objectives import ObjectiveContext, ObjectiveModule, build_objective
 from engine.perplexity import block_perplexity
 from engine.pos.tagger import TaggerUnavailableError
 from engine.pos.training import PosTrainingData, prepare_pos_training
-from engine.start_weights import copy_start_weights, start_tokenizer_dir
 from engine.tokenizer import VariorumTokenizer, saved_tokenizer
 from engine.torch_modes import eval_mode
-from engine.training_card import render_card
-from engine.training_loop import MicroBatch, TrainingLoop, add_run_flags, read_config_file
+from engine.training.card import render_card
+from engine.training.loop import MicroBatch, TrainingLoop, add_run_flags, read_config_file
+from engine.training.start_weights import copy_start_weights, start_tokenizer_dir
 
 
 class Trainer(TrainingLoop[LanguageModel]):

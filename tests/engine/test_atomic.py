@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from engine.atomic import atomic_directory, atomic_file, recover_directory, write_bytes_atomic, write_text_atomic
-from engine.checkpoint import save_checkpoint
+from engine.training.checkpoint import save_checkpoint
 
 
 def test_success_replaces_and_failure_keeps_the_previous_directory(tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ from engine.cli import main as cli_main
 from engine.config import ConfigError, ModelConfig, TrainConfig
 from engine.lm.train import Trainer
 from engine.lm.train import main as train_main
-from engine.training_loop import learning_rate
+from engine.training.loop import learning_rate
 from tests.conftest import STORIES, tiny_config
 
 

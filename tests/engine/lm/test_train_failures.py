@@ -12,7 +12,7 @@ from engine.cli import main as cli_main
 from engine.config import TrainConfig
 from engine.data.corpus import CorpusError, read_jsonl
 from engine.lm.train import Trainer
-from engine.training_loop import TrainingDivergedError
+from engine.training.loop import TrainingDivergedError
 from tests.conftest import STORIES, tiny_config
 
 TINY = ["--train-files", str(STORIES), "--vocab-size", "300", "--n-layer", "1", "--n-embd", "16", "--n-head", "2",

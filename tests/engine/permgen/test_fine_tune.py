@@ -13,7 +13,7 @@ from engine.permgen.model import PermGenModel
 from engine.permgen.train import PermGenTrainer
 from engine.tokenizer import VariorumTokenizer
 from tests.engine.permgen.conftest import FIXTURES, tiny_permgen_config
-from tests.engine.test_start_weights import same_weights
+from tests.engine.training.test_start_weights import same_weights
 
 PAIRS = FIXTURES / "paraphrase" / "fixture.src.txt"
 

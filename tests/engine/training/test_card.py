@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.training_card import portable_command, portable_path
+from engine.training.card import portable_command, portable_path
 
 
 def test_absolute_paths_become_relative_to_the_working_directory(

@@ -1,4 +1,4 @@
-"""The one training loop (engine/training_loop.py) under both families: a tiny language model and a
+"""The one training loop (engine/training/loop.py) under both families: a tiny language model and a
 tiny PermGen model learn a memorisable fixture, write a bundle the one reader loads and the engine
 generates from; chunked training resumes to the same weights; accumulation; early stopping."""
 
@@ -22,7 +22,7 @@ from engine.permgen.loaded import PermGenLoadedModel
 from engine.permgen.model import PermGenModel
 from engine.permgen.train import PermGenTrainer
 from engine.permgen.train import main as permgen_main
-from engine.training_loop import training_finished
+from engine.training.loop import training_finished
 from tests.conftest import tiny_config
 from tests.engine.permgen.conftest import STORIES, tiny_permgen_config
 

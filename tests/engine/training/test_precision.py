@@ -1,4 +1,4 @@
-"""Training precision (engine/precision.py) and the CPU path of the loop: which precision `auto` picks,
+"""Training precision (engine/training/precision.py) and the CPU path of the loop: which precision `auto` picks,
 that bf16 autocast keeps the heads' losses those of float32 (log-space maths on float32 logits), that a
 bf16 run learns and is recorded, and that a checkpoint written before precision was recorded resumes."""
 
@@ -15,9 +15,9 @@ from engine.lm.train import Trainer
 from engine.model import LanguageModel
 from engine.packed_linear import PackedLinear
 from engine.permgen.model import EncodedExample, PermGenModel, collate
-from engine.precision import resolve_precision
 from engine.tokenizer import VariorumTokenizer
-from engine.training_speed import build_optimizer, compile_wanted, mark_weights_updated
+from engine.training.precision import resolve_precision
+from engine.training.speed import build_optimizer, compile_wanted, mark_weights_updated
 from tests.conftest import tiny_config
 from tests.engine.evaluation.test_decoders import posg_model
 from tests.engine.heads.f2_support import build_f2_model
@@ -30,9 +30,9 @@ CPU = torch.device("cpu")
 def test_auto_is_bf16_where_the_cpu_has_bf16_instructions_else_float32_with_a_note(
     monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("engine.precision.cpu_has_fast_bf16", lambda: True)
+    monkeypatch.setattr("engine.training.precision.cpu_has_fast_bf16", lambda: True)
     assert resolve_precision("auto", CPU).name == "bf16" and not resolve_precision("auto", CPU).note
-    monkeypatch.setattr("engine.precision.cpu_has_fast_bf16", lambda: False)
+    monkeypatch.setattr("engine.training.precision.cpu_has_fast_bf16", lambda: False)
     fallback = resolve_precision("auto", CPU)
     assert fallback.name == "float32" and "AVX512-BF16" in fallback.note
     assert resolve_precision("bf16", CPU).name == "bf16" and resolve_precision("float32", CPU).name == "float32"

@@ -2,7 +2,7 @@
 
 `TrainingLoop` does what every run does the same way: AdamW (weight decay on matrices only,
 fused), linear warmup + cosine schedule, gradient accumulation, bf16 autocast where the device
-multiplies bf16 fast (engine/precision.py), `torch.compile` (by default on the CPU, for runs of
+multiplies bf16 fast (engine/training/precision.py), `torch.compile` (by default on the CPU, for runs of
 COMPILE_MIN_STEPS or more), gradient clipping, validation every `eval_every` steps, early stopping,
 a checkpoint every `save_every` steps and at the end of a chunk (exact `--resume`), the metrics
 log (`metrics.jsonl`) and loss curve, a progress bar with the precision and tokens/s, and at the
@@ -37,15 +37,15 @@ from engine.atomic import write_text_atomic
 from engine.bundle import save_bundle
 from engine.bundle_words import training_words
 from engine.bundled_model import BundledModel
-from engine.checkpoint import load_checkpoint, resume_state, save_checkpoint
 from engine.config import ConfigError, TrainConfig
 from engine.devices import resolve_device
-from engine.plots import plot_loss_curve
-from engine.precision import resolve_precision
 from engine.small_files import UnusableFileError, read_small_json
 from engine.tokenizer import VariorumTokenizer
 from engine.torch_modes import eval_mode
-from engine.training_speed import Throughput, build_optimizer, compile_wanted, mark_weights_updated
+from engine.training.checkpoint import load_checkpoint, resume_state, save_checkpoint
+from engine.training.loss_plot import plot_loss_curve
+from engine.training.precision import resolve_precision
+from engine.training.speed import Throughput, build_optimizer, compile_wanted, mark_weights_updated
 from engine.word_sources import write_bundle_words
 
 M = TypeVar("M", bound=BundledModel)  # any family's model: the bundle writer saves it through this base

@@ -35,7 +35,7 @@ FORWARDED: dict[str, tuple[str, str]] = {
     "build-recipe": ("engine.recipes", "build a bundle from recipes/<name>.json and measure it"),
     "eval": ("engine.evaluation.run", "evaluate bundles on a split: the papers' tables and plots"),
     "export-onnx": ("engine.onnx.export", "write a bundle's decoder (and encoder) as ONNX for --runtime onnx"),
-    "bundle-words": ("engine.bundle_words", "write a bundle's training words (words.txt) for real words only"),
+    "bundle-words": ("engine.bundles.words", "write a bundle's training words (words.txt) for real words only"),
 }
 
 
@@ -108,8 +108,8 @@ def _print_final(console: Console, variants: list[Variant]) -> None:
 def run_generate(args: argparse.Namespace, console: Console) -> int:
     from rich.live import Live
 
-    from engine.bundle import BundleError
-    from engine.bundle_choice import missing_model_message
+    from engine.bundles.bundle import BundleError
+    from engine.bundles.choice import missing_model_message
     from engine.front_door import Engine, GenerationRequest, describe_bundle
     from engine.generate_flags import decode_from_flags, fit_to_model
     from engine.word_sources import missing_words_note

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 # Bumped whenever the on-disk bundle layout or config meaning changes incompatibly
-# (docs/training-and-bundles.md lists what each version holds; engine/bundle.py reads them all).
+# (docs/training-and-bundles.md lists what each version holds; engine/bundles/bundle.py reads them all).
 BUNDLE_FORMAT_VERSION = 2
 # How a bundle may store its float weights (loading copies them into float32 parameters).
 BUNDLE_DTYPES = ("float32", "float16", "bfloat16")

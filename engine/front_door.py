@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import platformdirs
 
-from engine.bundle import (
+from engine.bundles.bundle import (
     CARD_FILE,
     CONFIG_FILE,
     BundleError,
@@ -28,7 +28,7 @@ from engine.bundle import (
     read_bundle_card,
     read_bundle_config,
 )
-from engine.bundle_choice import bundle_tasks, choose_bundle, read_defaults
+from engine.bundles.choice import bundle_tasks, choose_bundle, read_defaults
 from engine.controls import LM_TASKS
 from engine.decoding import DecodeConfig, TokenEvent, Variant
 from engine.devices import gpu_unavailable_reason, resolve_device
@@ -55,7 +55,7 @@ class BundleInfo:
     head: str
     summary: str  # first paragraph of the card, for pickers
     error: str = ""  # non-empty when the bundle looks unusable
-    tasks: tuple[str, ...] = LM_TASKS  # what it can write (engine/bundle_choice.py)
+    tasks: tuple[str, ...] = LM_TASKS  # what it can write (engine/bundles/choice.py)
 
 
 def describe_bundle(path: Path) -> BundleInfo:

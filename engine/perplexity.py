@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 
-from engine.bundle import Bundle, bundle_family, load_bundle
+from engine.bundles.bundle import Bundle, bundle_family, load_bundle
 from engine.cli_errors import reports_user_errors
 from engine.data.blocks import make_blocks
 from engine.data.corpus import read_corpus, split_documents

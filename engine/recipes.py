@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.atomic import write_text_atomic
-from engine.bundle import CARD_FILE
+from engine.bundles.bundle import CARD_FILE
 from engine.config import ConfigError
 from engine.devices import DEVICE_CHOICES, resolve_device
 from engine.families import ModelFamily, model_families

@@ -36,7 +36,7 @@ from transformers import GPT2LMHeadModel
 
 from engine.backbones.gpt2 import hf_config
 from engine.benchmarks.alternating import alternating_medians
-from engine.bundle import Bundle, load_bundle
+from engine.bundles.bundle import Bundle, load_bundle
 from engine.decoding import DecodeConfig, generate_variants
 from engine.decoding.backbone_runner import BackboneRunner
 from engine.decoding.real_words import WordSpeller

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from engine.bundle import Bundle, load_bundle
+from engine.bundles.bundle import Bundle, load_bundle
 from engine.config import ModelConfig, TrainConfig
 from engine.decoding import DecodeConfig, VariantStream
 from engine.evaluation.continuation import Window

@@ -32,7 +32,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import torch
 
-from engine.bundle import Bundle, load_bundle
+from engine.bundles.bundle import Bundle, load_bundle
 from engine.data.blocks import make_blocks
 from engine.decoding.nmst_decoders import decode_prompts, parse_decoder
 from engine.evaluation.splits import default_data_root

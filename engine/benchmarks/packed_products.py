@@ -21,7 +21,7 @@ import torch
 from engine import packed_linear
 from engine.benchmarks.alternating import alternating_medians
 from engine.benchmarks.generation import parse_shape, time_ours
-from engine.bundle import Bundle, load_bundle
+from engine.bundles.bundle import Bundle, load_bundle
 from engine.front_door import RESOURCES_MODELS
 
 

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.bundle import Bundle
+from engine.bundles.bundle import Bundle
 from engine.data.blocks import make_blocks
 from engine.diagnostics.embedding import agg_group_ids, output_embedding
 from engine.diagnostics.predictions import group_prediction_stats

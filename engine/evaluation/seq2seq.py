@@ -39,7 +39,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from engine.bundle_words import known_training_words
+from engine.bundles.words import known_training_words
 from engine.data.corpus import file_sha256
 from engine.data.text import normalize
 from engine.decoding.settings import DecodeConfig

@@ -39,7 +39,7 @@ class LanguageModelFamily:
         return model.vocab_size, lambda: LanguageModel(model)
 
     def load(self, directory: Path, device: torch.device, runtime: str) -> LoadedModel:
-        from engine.bundle import load_bundle
+        from engine.bundles.bundle import load_bundle
         from engine.lm.loaded import LanguageLoadedModel
 
         return LanguageLoadedModel(load_bundle(directory, device), device, runtime)
@@ -50,7 +50,7 @@ class LanguageModelFamily:
         return main(argv)
 
     def training_words(self, config: Mapping[str, Any], files: list[Path] | None) -> frozenset[str] | None:
-        from engine.bundle_words import lm_training_words
+        from engine.bundles.words import lm_training_words
 
         return lm_training_words(config.get("provenance", {}), files)
 
@@ -61,7 +61,7 @@ class LanguageModelFamily:
         return lm_perplexity(directory, files, fraction, everything)
 
     def onnx_graphs(self, directory: Path) -> OnnxGraphs:
-        from engine.bundle import load_bundle
+        from engine.bundles.bundle import load_bundle
         from engine.onnx.export import gpt2_step_graphs
 
         model = load_bundle(directory, "cpu").model
@@ -69,7 +69,7 @@ class LanguageModelFamily:
 
     def onnx_perplexity(self, directory: Path, files: list[Path]) -> HeldOutOnnx:
         """Block perplexity of the bundle's validation split of `files`, as `variorum perplexity` measures it."""
-        from engine.bundle import load_bundle
+        from engine.bundles.bundle import load_bundle
         from engine.onnx.runner import OnnxBackboneRunner
         from engine.onnx.session import open_graphs
         from engine.perplexity import block_perplexity, held_out_blocks

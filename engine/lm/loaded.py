@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from engine.bundle import Bundle
+from engine.bundles.bundle import Bundle
 from engine.controls import LM_TASKS, Capabilities
 from engine.decoding import DecodeConfig, DecodeStream
 from engine.decoding.backbone_runner import BackboneRunner

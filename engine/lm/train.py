@@ -23,7 +23,7 @@ import torch
 import torch.distributed as dist
 
 from engine.backbones import load_hf_gpt2_backbone
-from engine.bundle import load_bundle
+from engine.bundles.bundle import load_bundle
 from engine.cli_args import add_dataclass_flags, dataclass_from_flags
 from engine.config import ConfigError, ModelConfig, TrainConfig, config_from_dict
 from engine.data.blocks import BatchOrder, make_blocks

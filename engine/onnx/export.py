@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 from torch import nn
 
-from engine.bundle import CARD_FILE, WEIGHTS_FILE, bundle_family
+from engine.bundles.bundle import CARD_FILE, WEIGHTS_FILE, bundle_family
 from engine.cli_errors import reports_user_errors
 from engine.families import OnnxGraph, OnnxGraphs
 from engine.onnx import EXPORT_FILE, ONNX_DIR

@@ -56,7 +56,7 @@ def _quantize(graph: Path, int8: Path, bundle_dir: Path) -> None:
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    from engine.bundle import WEIGHTS_FILE
+    from engine.bundles.bundle import WEIGHTS_FILE
     from engine.onnx.export import restore_full_weights, store_exact_halves
     from engine.onnx.shared_weights import load_graph, share_bundle_weights
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 
-from engine.bundle import WEIGHTS_FILE
+from engine.bundles.bundle import WEIGHTS_FILE
 from engine.onnx import EXPORT_FILE, ONNX_DIR
 from engine.onnx.export_format import READABLE_FORMATS, file_sha256
 from engine.onnx.shared_weights import load_graph

@@ -6,7 +6,7 @@ multiplies bf16 fast (engine/training/precision.py), `torch.compile` (by default
 COMPILE_MIN_STEPS or more), gradient clipping, validation every `eval_every` steps, early stopping,
 a checkpoint every `save_every` steps and at the end of a chunk (exact `--resume`), the metrics
 log (`metrics.jsonl`) and loss curve, a progress bar with the precision and tokens/s, and at the
-end the bundle in `<out_dir>/bundle` through the one bundle writer (engine/bundle.py).
+end the bundle in `<out_dir>/bundle` through the one bundle writer (engine/bundles/bundle.py).
 
 A family subclasses it and supplies only what is its own: the micro-batches of a step and the
 module whose forward turns one into a loss, its validation numbers, its card and provenance
@@ -34,9 +34,9 @@ from torch.nn.parallel import DistributedDataParallel
 from tqdm import tqdm
 
 from engine.atomic import write_text_atomic
-from engine.bundle import save_bundle
-from engine.bundle_words import training_words
 from engine.bundled_model import BundledModel
+from engine.bundles.bundle import save_bundle
+from engine.bundles.words import training_words
 from engine.config import ConfigError, TrainConfig
 from engine.devices import resolve_device
 from engine.small_files import UnusableFileError, read_small_json

@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 import torch
 
-from engine.bundle import (
+from engine.bundled_model import BundledModel
+from engine.bundles.bundle import (
     BundleError,
     bundle_family,
     load_model_bundle,
@@ -22,8 +23,7 @@ from engine.bundle import (
     read_bundle_config,
     save_bundle,
 )
-from engine.bundle_words import training_words
-from engine.bundled_model import BundledModel
+from engine.bundles.words import training_words
 from engine.cli import FORWARDED
 from engine.config import ModelConfig, config_from_dict
 from engine.controls import TASKS

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from engine import packed_linear
-from engine.bundle import BundleError
+from engine.bundles.bundle import BundleError
 from engine.decoding import DecodeConfig
 from engine.front_door import Engine, GenerationRequest
 

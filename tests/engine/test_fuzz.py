@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from safetensors.torch import load_file, save_file
 
-from engine.bundle import BundleError, load_bundle
+from engine.bundles.bundle import BundleError, load_bundle
 from engine.cli import main as cli_main
 from engine.config import ConfigError, ModelConfig, TrainConfig
 from engine.data.corpus import CorpusError, read_jsonl

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.bundle import BundleError, load_model_bundle
+from engine.bundles.bundle import BundleError, load_model_bundle
 from engine.cli import main as cli_main
 from engine.front_door import describe_bundle
 from tests.conftest import STORIES

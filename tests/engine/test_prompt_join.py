@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from engine.bundle import Bundle
+from engine.bundles.bundle import Bundle
 from engine.decoding import DecodeConfig
 from engine.front_door import RESOURCES_MODELS, GenerationRequest
 from engine.lm.loaded import LanguageLoadedModel

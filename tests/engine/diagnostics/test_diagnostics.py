@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from engine.bundle import load_bundle
+from engine.bundles.bundle import load_bundle
 from engine.cli import main as cli_main
 from engine.diagnostics import (
     agg_group_ids,

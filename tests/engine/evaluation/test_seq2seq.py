@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from engine.bundle import save_bundle
+from engine.bundles.bundle import save_bundle
 from engine.decoding import DecodeConfig
 from engine.evaluation.run import main
 from engine.evaluation.seq2seq import paragraph_candidates, paragraph_metrics, paragraph_words, paraphrase_metrics

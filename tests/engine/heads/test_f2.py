@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from engine.bundle import load_bundle, save_bundle
+from engine.bundles.bundle import load_bundle, save_bundle
 from engine.cli import main as cli_main
 from engine.config import ConfigError
 from engine.heads.f2 import FREQ_CLASSES_FILE, F2Head

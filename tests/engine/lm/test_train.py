@@ -13,7 +13,7 @@ from transformers import GPT2Model
 
 from engine.backbones import load_hf_gpt2_backbone
 from engine.backbones.gpt2 import hf_config
-from engine.bundle import load_bundle
+from engine.bundles.bundle import load_bundle
 from engine.cli import main as cli_main
 from engine.config import ConfigError, ModelConfig, TrainConfig
 from engine.lm.train import Trainer

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.bundle import load_bundle
+from engine.bundles.bundle import load_bundle
 from engine.lm.train import main as train_main
 from engine.training.loop import trim_metrics_log
 from tests.conftest import STORIES

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from engine.bundle import WEIGHTS_FILE, save_bundle
+from engine.bundles.bundle import WEIGHTS_FILE, save_bundle
 from engine.cli import main
 from engine.decoding import DecodeConfig
 from engine.front_door import Engine, GenerationRequest

@@ -38,7 +38,7 @@ def test_int8_is_offered_only_when_perplexity_stays_within_the_bound(
 
 def test_int8_perplexity_is_close_to_torch_s(tiny_bundle: Path, tmp_path: Path) -> None:
     """The check's fp32 number is the torch model's perplexity (same blocks), so the 2% compares like with like."""
-    from engine.bundle import load_bundle
+    from engine.bundles.bundle import load_bundle
     from engine.data.blocks import make_blocks
     from engine.data.corpus import read_corpus, split_documents
     from engine.perplexity import block_perplexity

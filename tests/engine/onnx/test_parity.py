@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from engine.bundle import load_bundle
+from engine.bundles.bundle import load_bundle
 from engine.decoding import DecodeConfig, VariantStream
 from engine.decoding.real_words import AllowedWords, TokenPieces, WordSpeller
 from engine.heads.termination import TerminationHead

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from engine.bundle import WEIGHTS_FILE, save_bundle
+from engine.bundles.bundle import WEIGHTS_FILE, save_bundle
 from engine.decoding import DecodeConfig
 from engine.front_door import Engine, GenerationRequest
 from engine.heads.posg import POSGHead

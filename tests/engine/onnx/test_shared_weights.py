@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from engine.bundle import WEIGHTS_FILE
+from engine.bundles.bundle import WEIGHTS_FILE
 from engine.lm.loaded import choose_lm_runtime
 from engine.onnx.export_format import file_sha256
 from engine.onnx.session import OnnxUnavailable, open_graphs

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import torch
 
-from engine.bundle import save_bundle
+from engine.bundles.bundle import save_bundle
 from engine.config import TrainConfig
 from engine.permgen.bundle import load_permgen_bundle
 from engine.permgen.model import PermGenModel

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from engine.bundle_words import main as bundle_words_main
+from engine.bundles.words import main as bundle_words_main
 from engine.decoding.real_words import AllowedWords, TokenPieces, WordSpeller
 from engine.decoding.settings import DecodeConfig
 from engine.front_door import Engine, GenerationRequest

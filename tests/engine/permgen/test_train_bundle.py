@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from engine.bundle import BundleError, save_bundle
+from engine.bundles.bundle import BundleError, save_bundle
 from engine.cli import main as cli_main
 from engine.config import TrainConfig
 from engine.decoding.settings import DecodeConfig

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from engine.bundle import load_bundle
+from engine.bundles.bundle import load_bundle
 from engine.cli import main as cli_main
 from engine.data.corpus import read_corpus, split_documents
 from engine.decoding import DecodeConfig, DecodeSettingError, generate_variants

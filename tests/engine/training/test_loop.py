@@ -12,7 +12,7 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from engine.bundle import load_model_bundle
+from engine.bundles.bundle import load_model_bundle
 from engine.config import ConfigError, TrainConfig
 from engine.decoding import DecodeConfig
 from engine.front_door import Engine, GenerationRequest, LoadedModel

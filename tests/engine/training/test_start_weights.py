@@ -18,7 +18,7 @@ def same_weights(a: torch.nn.Module, b: torch.nn.Module) -> bool:
 
 
 def test_a_language_model_run_starts_from_the_bundle(tiny_bundle: Path, tmp_path: Path) -> None:
-    from engine.bundle import load_bundle
+    from engine.bundles.bundle import load_bundle
 
     train = TrainConfig(train_files=[str(STORIES)], out_dir=str(tmp_path / "run"), max_steps=1, device="cpu",
                         init_from=str(tiny_bundle), seed=99)  # another seed: random weights would differ

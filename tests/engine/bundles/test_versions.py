@@ -13,7 +13,7 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from engine.bundle import (
+from engine.bundles.bundle import (
     BundleError,
     bundle_kind,
     load_bundle,
@@ -34,7 +34,7 @@ from tests.engine.permgen.conftest import STORIES, tiny_permgen_config
 
 OLD = FIXTURES / "bundles"
 EXPECTED: dict[str, Any] = json.loads((OLD / "v1-expected.json").read_text())
-SHIPPED = Path(__file__).parents[2] / "resources" / "models"
+SHIPPED = Path(__file__).parents[3] / "resources" / "models"
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from engine.bundle import BundleError, read_bundle_config
+from engine.bundles.bundle import BundleError, read_bundle_config
 from engine.cli_errors import reports_user_errors
 from engine.data.corpus import read_corpus, split_documents
 from engine.families import model_family

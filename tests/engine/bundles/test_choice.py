@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from engine.bundle_choice import choose_bundle, missing_model_message, read_defaults
+from engine.bundles.choice import choose_bundle, missing_model_message, read_defaults
 from engine.front_door import BundleInfo, Engine
 
 

@@ -15,7 +15,7 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from engine import small_files
-from engine.bundle import BundleError, load_bundle, save_bundle
+from engine.bundles.bundle import BundleError, load_bundle, save_bundle
 from engine.permgen.bundle import load_permgen_bundle
 from engine.permgen.model import PermGenModel
 from engine.tokenizer import VariorumTokenizer

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from engine.bundle import BundleError, load_bundle, save_bundle
+from engine.bundles.bundle import BundleError, load_bundle, save_bundle
 from engine.model import LanguageModel
 from engine.tokenizer import VariorumTokenizer
 from tests.conftest import tiny_config

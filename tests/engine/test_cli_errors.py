@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.cli import build_parser, main
+from engine.cli import main
+from engine.cli.main import build_parser
 
-TAKES_NO_PATH = {"bundles"}  # lists the bundle folders; see test_cli.py
+TAKES_NO_PATH = {"bundles"}  # lists the bundle folders; see cli/test_main.py
 
 
 def subcommands() -> set[str]:

@@ -24,7 +24,8 @@ from engine.bundles.bundle import (
     save_bundle,
 )
 from engine.bundles.words import training_words
-from engine.cli import FORWARDED
+from engine.cli.main import FORWARDED
+from engine.cli.recipes import trainer_families
 from engine.config import ModelConfig, config_from_dict
 from engine.controls import TASKS
 from engine.families import FAMILIES, ModelBuilder, ModelFamily, UnknownFamilyError, model_family
@@ -34,7 +35,6 @@ from engine.lm.loaded import LanguageLoadedModel
 from engine.loaded_model import LoadedModel
 from engine.model import LanguageModel
 from engine.perplexity import main as perplexity_main
-from engine.recipes import trainer_families
 from engine.tokenizer import VariorumTokenizer
 from tests.conftest import FIXTURES, STORIES, tiny_config
 

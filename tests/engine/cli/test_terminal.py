@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pyte
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 COLUMNS, ROWS = 160, 120  # tall enough that nothing scrolls off
 
 

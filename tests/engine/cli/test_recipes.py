@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from engine.cli import main as cli_main
+from engine.cli.recipes import read_recipe
 from engine.config import ConfigError
-from engine.recipes import read_recipe
 from tests.conftest import STORIES
 from tests.engine.evaluation.conftest import TINY_SPLIT
 
-RECIPES = Path(__file__).parents[2] / "recipes"
+RECIPES = Path(__file__).parents[3] / "recipes"
 
 
 def _recipe(tmp_path: Path, baseline: Path) -> Path:
@@ -91,7 +91,7 @@ def test_shipped_recipes_are_valid_trainer_configs(path: Path) -> None:
 
 def test_every_shipped_recipe_compares_with_a_bundle_that_ships() -> None:
     """A rebuilt model is measured beside what ships today, so a recipe's baseline must exist."""
-    root = Path(__file__).parents[2]
+    root = Path(__file__).parents[3]
     for path in sorted((root / "recipes").glob("*.json")):
         baseline = json.loads(path.read_text())["recipe"]["baseline"]
         assert baseline is None or (root / baseline / "config.json").is_file(), f"{path.name}: {baseline} is missing"

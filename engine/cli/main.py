@@ -32,7 +32,7 @@ FORWARDED: dict[str, tuple[str, str]] = {
     "perplexity": ("engine.perplexity", "validation perplexity of a bundle"),
     "train-permgen": ("engine.permgen.train", "train a PermGen story/abstract/paraphrase model (see --help)"),
     "diagnose": ("engine.diagnostics.cli", "embedding I(W), group cosine, PPL/Uniq per frequency group"),
-    "build-recipe": ("engine.recipes", "build a bundle from recipes/<name>.json and measure it"),
+    "build-recipe": ("engine.cli.recipes", "build a bundle from recipes/<name>.json and measure it"),
     "eval": ("engine.evaluation.run", "evaluate bundles on a split: the papers' tables and plots"),
     "export-onnx": ("engine.onnx.export", "write a bundle's decoder (and encoder) as ONNX for --runtime onnx"),
     "bundle-words": ("engine.bundles.words", "write a bundle's training words (words.txt) for real words only"),
@@ -110,8 +110,8 @@ def run_generate(args: argparse.Namespace, console: Console) -> int:
 
     from engine.bundles.bundle import BundleError
     from engine.bundles.choice import missing_model_message
+    from engine.cli.generate_flags import decode_from_flags, fit_to_model
     from engine.front_door import Engine, GenerationRequest, describe_bundle
-    from engine.generate_flags import decode_from_flags, fit_to_model
     from engine.word_sources import missing_words_note
 
     engine = Engine()
@@ -216,6 +216,3 @@ def main(argv: list[str] | None = None) -> int:
     except USER_ERRORS as error:
         return report_user_error(args.command, error)
 
-
-if __name__ == "__main__":
-    sys.exit(main())

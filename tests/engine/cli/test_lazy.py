@@ -28,7 +28,7 @@ def test_help_loads_no_heavy_module(argv: list[str]) -> None:
 
 
 def test_every_command_is_listed_and_forwarded_modules_exist() -> None:
-    from engine.cli import FORWARDED, build_parser
+    from engine.cli.main import FORWARDED, build_parser
 
     help_text = build_parser().format_help()
     for name in ("generate", "bundles", *FORWARDED):

@@ -42,7 +42,8 @@ from engine.decoding.backbone_runner import BackboneRunner
 from engine.decoding.real_words import WordSpeller
 from engine.devices import DEVICE_CHOICES, resolve_device
 from engine.front_door import RESOURCES_MODELS
-from engine.word_sources import lm_vocabulary, read_bundle_words
+from engine.lm.loaded import lm_vocabulary
+from engine.word_sources import read_bundle_words
 
 PROMPT = "Tom wanted to learn to play the guitar."
 

@@ -20,7 +20,8 @@ from engine.decoding.backbone_runner import BackboneRunner
 from engine.loaded_model import GenerationRequest, LoadedModel
 from engine.model import LanguageModel
 from engine.prompt_join import stream_after_prompt
-from engine.word_sources import RealWordVocabulary, lm_vocabulary
+from engine.tokenizer import VariorumTokenizer
+from engine.word_sources import RealWordVocabulary
 
 if TYPE_CHECKING:  # onnxruntime's runner loads only when a bundle runs on it
     from engine.onnx.runner import OnnxBackboneRunner
@@ -97,3 +98,9 @@ def choose_lm_runtime(bundle_dir: Path, block_size: int, n_embd: int, runtime: s
 
     return choose_runtime(bundle_dir, LanguageModel.kind, runtime, device,
                           lambda graphs: OnnxBackboneRunner(graphs, block_size, n_embd))
+
+
+def lm_vocabulary(training: frozenset[str] | None, tokenizer: VariorumTokenizer,
+                  device: torch.device) -> RealWordVocabulary:
+    """A language model's real words: text as typed; eos ends a word."""
+    return RealWordVocabulary(training, tokenizer.piece_bytes(), [tokenizer.eos_id], device)

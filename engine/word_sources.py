@@ -25,12 +25,12 @@ from pathlib import Path
 
 import torch
 
-from engine.atomic import write_text_atomic
 from engine.bundled_model import BundleError
 from engine.data.text import normalize
 from engine.decoding.real_words import AllowedWords, TokenPieces, WordSpeller
+from engine.files.atomic_writes import write_text_atomic
+from engine.files.small_reads import UnusableFileError, read_small_text
 from engine.metrics.invented import words
-from engine.small_files import UnusableFileError, read_small_text
 
 WORDS_FILE = "words.txt"
 ZIPF_FLOOR = 3.0  # wordfreq's Zipf scale: log10 of occurrences per billion words

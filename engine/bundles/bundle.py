@@ -34,13 +34,13 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_model
 
-from engine.atomic import atomic_directory
 from engine.bundled_model import BundledModel, BundleError
 from engine.config import BUNDLE_DTYPES, BUNDLE_FORMAT_VERSION, ConfigError
 from engine.families import ModelBuilder, ModelFamily, family_kinds, model_family
+from engine.files.atomic_writes import atomic_directory
+from engine.files.small_reads import UnusableFileError, file_problem, read_small_json, read_small_text
 from engine.heads.base import OutputHead
 from engine.model import LanguageModel
-from engine.small_files import UnusableFileError, file_problem, read_small_json, read_small_text
 from engine.tokenizer import TOKENIZER_FILE, TokenizerError, VariorumTokenizer
 
 CONFIG_FILE = "config.json"

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from engine.families import model_family
-from engine.small_files import UnusableFileError, read_small_json
+from engine.files.small_reads import UnusableFileError, read_small_json
 
 DEFAULTS_FILE = "defaults.json"
 # The recipe that builds the shipped bundle of each task (recipes/<name>.json, `variorum build-recipe`).

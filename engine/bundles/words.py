@@ -23,8 +23,8 @@ from engine.bundles.bundle import BundleError, read_bundle_config
 from engine.cli_errors import reports_user_errors
 from engine.data.corpus import read_corpus, split_documents
 from engine.families import model_family
+from engine.files.small_reads import file_problem
 from engine.metrics.invented import word_set
-from engine.small_files import file_problem
 from engine.word_sources import read_bundle_words, write_bundle_words
 
 

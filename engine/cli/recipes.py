@@ -31,12 +31,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from engine.atomic import write_text_atomic
 from engine.bundles.bundle import CARD_FILE
 from engine.config import ConfigError
 from engine.devices import DEVICE_CHOICES, resolve_device
 from engine.families import ModelFamily, model_families
-from engine.small_files import UnusableFileError, read_small_json
+from engine.files.atomic_writes import write_text_atomic
+from engine.files.small_reads import UnusableFileError, read_small_json
 from engine.training.checkpoint import read_checkpoint_state
 from engine.training.loop import training_finished
 

@@ -17,10 +17,10 @@ from typing import Any
 import torch
 
 from engine.bundles.bundle import WEIGHTS_FILE
+from engine.files.small_reads import UnusableFileError, read_small_json
 from engine.onnx import EXPORT_FILE, ONNX_DIR
 from engine.onnx.export_format import READABLE_FORMATS, file_sha256
 from engine.onnx.shared_weights import load_graph
-from engine.small_files import UnusableFileError, read_small_json
 
 
 class OnnxUnavailable(Exception):

@@ -2,7 +2,7 @@
 
 A checkpoint directory holds `model.safetensors`, `optimizer.pt` (loaded with
 `weights_only=True`, never unpickling code) and `state.json` (step and the configs). It is
-written with `engine.atomic.atomic_directory`, so a crash (even `kill -9`) at any moment of a save
+written with `engine.files.atomic_writes.atomic_directory`, so a crash (even `kill -9`) at any moment of a save
 leaves a complete checkpoint: the previous one or the new one. `resume_state` is how a trainer's
 `--resume` starts: no checkpoint is an error unless the caller allows a fresh start.
 """
@@ -18,8 +18,8 @@ from typing import Any
 import torch
 from safetensors.torch import load_model, save_model
 
-from engine.atomic import atomic_directory, recover_directory
-from engine.small_files import UnusableFileError, read_small_json
+from engine.files.atomic_writes import atomic_directory, recover_directory
+from engine.files.small_reads import UnusableFileError, read_small_json
 
 STATE_FILE = "state.json"
 OPTIMIZER_FILE = "optimizer.pt"

@@ -33,13 +33,13 @@ import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 from tqdm import tqdm
 
-from engine.atomic import write_text_atomic
 from engine.bundled_model import BundledModel
 from engine.bundles.bundle import save_bundle
 from engine.bundles.words import training_words
 from engine.config import ConfigError, TrainConfig
 from engine.devices import resolve_device
-from engine.small_files import UnusableFileError, read_small_json
+from engine.files.atomic_writes import write_text_atomic
+from engine.files.small_reads import UnusableFileError, read_small_json
 from engine.tokenizer import VariorumTokenizer
 from engine.torch_modes import eval_mode
 from engine.training.checkpoint import load_checkpoint, resume_state, save_checkpoint

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import matplotlib
 
-from engine.atomic import atomic_file
+from engine.files.atomic_writes import atomic_file
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt

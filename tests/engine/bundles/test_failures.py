@@ -14,8 +14,8 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
-from engine import small_files
 from engine.bundles.bundle import BundleError, load_bundle, save_bundle
+from engine.files import small_reads
 from engine.permgen.bundle import load_permgen_bundle
 from engine.permgen.model import PermGenModel
 from engine.tokenizer import VariorumTokenizer
@@ -161,7 +161,7 @@ def test_files_that_are_not_regular_files_are_refused(broken: tuple[Path, Loader
 
 def test_a_file_over_the_size_limit_is_refused(broken: tuple[Path, Loader], monkeypatch: pytest.MonkeyPatch) -> None:
     bundle, loader = broken
-    monkeypatch.setattr(small_files, "SMALL_FILE_LIMIT", 100)
+    monkeypatch.setattr(small_reads, "SMALL_FILE_LIMIT", 100)
     with pytest.raises(BundleError, match=r"config\.json .*larger than the 100 bytes allowed"):
         loader(bundle)
 
@@ -183,7 +183,7 @@ def test_an_unreadable_weights_file_is_named(broken: tuple[Path, Loader], monkey
             raise PermissionError(13, "Permission denied", str(path))
         return opened(path, *args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(small_files.os, "open", refuse_weights)
+    monkeypatch.setattr(small_reads.os, "open", refuse_weights)
     with pytest.raises(BundleError, match=r"model.safetensors cannot be read \(Permission denied\)"):
         loader(bundle)
 

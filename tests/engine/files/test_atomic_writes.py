@@ -13,7 +13,13 @@ from pathlib import Path
 import pytest
 import torch
 
-from engine.atomic import atomic_directory, atomic_file, recover_directory, write_bytes_atomic, write_text_atomic
+from engine.files.atomic_writes import (
+    atomic_directory,
+    atomic_file,
+    recover_directory,
+    write_bytes_atomic,
+    write_text_atomic,
+)
 from engine.training.checkpoint import save_checkpoint
 
 
@@ -37,7 +43,7 @@ def test_success_replaces_and_failure_keeps_the_previous_directory(tmp_path: Pat
 _CRASHING_SAVE = """
 import os, shutil, signal, sys, tempfile
 from pathlib import Path
-from engine.atomic import atomic_directory
+from engine.files.atomic_writes import atomic_directory
 target, crash_at, calls = Path(sys.argv[1]), int(sys.argv[2]), [0]
 def step(real):
     def wrapped(*args, **kwargs):

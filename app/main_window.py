@@ -36,7 +36,7 @@ from app.variants.preview import InlinePreview, text_before_selection
 from app.window_files import FilesMixin
 from app.window_generation import GenerationMixin
 from app.worker import BackgroundCall, GenerationController
-from engine.api import Engine, LoadedModel
+from engine.front_door import Engine, LoadedModel
 from engine.prompt_join import fit_after
 
 DEFAULT_SIZE = (1280, 800)  # fits a 1280×800 screen; every control is reachable at this size

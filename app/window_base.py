@@ -19,7 +19,7 @@ from app.persistence.settings import AppSettings
 from app.persistence.settings_saver import SettingsSaver
 from app.variants.panel import VariantsPanel
 from app.worker import GenerationController
-from engine.api import Engine
+from engine.front_door import Engine
 
 
 class WindowBase(QMainWindow):

@@ -19,8 +19,8 @@ from app.variants.labels import LabelSource
 from app.variants.pane import VariantPane
 from app.window_base import WindowBase
 from app.worker import BackgroundCall, GenerationOutcome
-from engine.api import GenerationRequest, LoadedModel, TokenEvent, can_tag_words, tag_words
 from engine.decode_fields import MAX_SEED
+from engine.front_door import GenerationRequest, LoadedModel, TokenEvent, can_tag_words, tag_words
 
 SUMMARY_CHARS = 40
 INPUTS_KEY = "inputs"  # a batch's mode inputs (title, keywords, sentences, order) in its recorded settings

@@ -18,7 +18,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from engine.api import GenerationRequest, LoadedModel, TokenEvent, Variant
+from engine.front_door import GenerationRequest, LoadedModel, TokenEvent, Variant
 
 DRAIN_MS = 30
 STOP_POLL_MS = 5

@@ -1,12 +1,12 @@
 """What the layers below the bundle reader know of a bundle: the base of its model, and its error.
 
 The language model (engine/model.py) and PermGen (engine/permgen/model.py) derive from
-`BundledModel`, and so does any new family's model: the bundle writer (engine/bundle.py
-`save_bundle`) writes any of them through it, and the training loop (engine/training_loop.py)
+`BundledModel`, and so does any new family's model: the bundle writer (engine/bundles/bundle.py
+`save_bundle`) writes any of them through it, and the training loop (engine/training/loop.py)
 trains any of them, without knowing which family it is. A family reads its config sections back
-when the bundle loads (engine/families). `BundleError` is here, not in engine/bundle.py, because
+when the bundle loads (engine/families). `BundleError` is here, not in engine/bundles/bundle.py, because
 modules the family protocol builds on raise it too (engine/word_sources.py reads `words.txt`);
-engine/bundle.py exports it with the rest of the bundle API.
+engine/bundles/bundle.py exports it with the rest of the bundle API.
 """
 
 from __future__ import annotations

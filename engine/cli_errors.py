@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
-from engine.bundle import BundleError
+from engine.bundled_model import BundleError
 from engine.pos.tagger import TaggerUnavailableError
 
 # ConfigError, CorpusError, DecodeSettingError, ReaderError, TokenizerError are ValueErrors;

@@ -17,11 +17,11 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 # Bumped whenever the on-disk bundle layout or config meaning changes incompatibly
-# (docs/training-and-bundles.md lists what each version holds; engine/bundle.py reads them all).
+# (docs/training-and-bundles.md lists what each version holds; engine/bundles/bundle.py reads them all).
 BUNDLE_FORMAT_VERSION = 2
 # How a bundle may store its float weights (loading copies them into float32 parameters).
 BUNDLE_DTYPES = ("float32", "float16", "bfloat16")
-# How a run trains (engine/precision.py): auto = bf16 autocast where the device multiplies bf16 fast.
+# How a run trains (engine/training/precision.py): auto = bf16 autocast where the device multiplies bf16 fast.
 PRECISIONS = ("auto", "float32", "bf16")
 
 # Upper bound on TrainConfig.lr: an AdamW update moves each weight by about lr, so lr > 10 only
@@ -196,10 +196,10 @@ class TrainConfig:
     # torch.compile the training forward: None = on the CPU only (it fuses the elementwise work and
     # casts that dominate a small model's step there); on CUDA only language models (fixed block shapes)
     compile: bool | None = None
-    precision: str = "auto"  # auto | float32 | bf16 (engine/precision.py)
+    precision: str = "auto"  # auto | float32 | bf16 (engine/training/precision.py)
     early_stop_patience: int = 0  # stop after this many validations without a lower loss; 0 = never
     bundle_dtype: str = "float32"  # how the bundle stores float weights: float32, float16 or bfloat16
-    init_from: str = ""  # a bundle folder to fine-tune: its weights and tokenizer (engine/start_weights.py)
+    init_from: str = ""  # a bundle folder to fine-tune: its weights and tokenizer (engine/training/start_weights.py)
 
     def __post_init__(self) -> None:
         check_field_types(self)

@@ -1,8 +1,8 @@
 """What every loaded model offers the app, the CLI and the evaluation: requests in, variant streams out.
 
 `GenerationRequest` is what a writer asks for; `LoadedModel` is the base of a bundle loaded on a
-device, whatever its family: the language model (engine/api.py, `LanguageLoadedModel`) and PermGen
-(engine/permgen/api.py, `PermGenLoadedModel`). Both modules import this one and neither imports the
+device, whatever its family: the language model (engine/lm/loaded.py, `LanguageLoadedModel`) and PermGen
+(engine/permgen/loaded.py, `PermGenLoadedModel`). Both modules import this one and neither imports the
 other at import time, so there is no import cycle between them.
 """
 

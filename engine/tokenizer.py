@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
 
-from engine.atomic import atomic_directory, recover_directory
-from engine.small_files import UnusableFileError, read_small_json, read_small_text
+from engine.files.atomic_writes import atomic_directory, recover_directory
+from engine.files.small_reads import UnusableFileError, read_small_json, read_small_text
 
 EOS = "<|eos|>"
 PAD = "<|pad|>"

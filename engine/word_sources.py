@@ -25,13 +25,12 @@ from pathlib import Path
 
 import torch
 
-from engine.atomic import write_text_atomic
 from engine.bundled_model import BundleError
 from engine.data.text import normalize
 from engine.decoding.real_words import AllowedWords, TokenPieces, WordSpeller
+from engine.files.atomic_writes import write_text_atomic
+from engine.files.small_reads import UnusableFileError, read_small_text
 from engine.metrics.invented import words
-from engine.small_files import UnusableFileError, read_small_text
-from engine.tokenizer import VariorumTokenizer
 
 WORDS_FILE = "words.txt"
 ZIPF_FLOOR = 3.0  # wordfreq's Zipf scale: log10 of occurrences per billion words
@@ -98,12 +97,6 @@ class RealWordVocabulary:
         written = texts if self.normalise is None else map(self.normalise, texts)
         allowed = self.base.union(text_words(written))
         return self.base_speller if allowed is self.base else WordSpeller(self.pieces, allowed, self.device)
-
-
-def lm_vocabulary(training: frozenset[str] | None, tokenizer: VariorumTokenizer,
-                  device: torch.device) -> RealWordVocabulary:
-    """A language model's real words: text as typed; eos ends a word."""
-    return RealWordVocabulary(training, tokenizer.piece_bytes(), [tokenizer.eos_id], device)
 
 
 def missing_words_note(bundle: Path) -> str:

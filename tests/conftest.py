@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from engine.bundle import save_bundle
+from engine.bundles.bundle import save_bundle
 from engine.config import ModelConfig
 from engine.model import LanguageModel
 from engine.tokenizer import VariorumTokenizer

@@ -22,16 +22,14 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 TOP_LEVEL = ("engine", "app")
 # A family's own modules; generic code reaches them only through the registry (engine/families), by name.
-FAMILIES = ("engine.lm_family", "engine.permgen")
+FAMILIES = ("engine.lm", "engine.permgen")
 GENERIC = (  # the layers below the families (docs/architecture.md), and the tools that ask the registry
-    "engine.api", "engine.atomic", "engine.backbones", "engine.bundle", "engine.bundle_choice",
-    "engine.bundle_words", "engine.bundled_model", "engine.checkpoint", "engine.checkpoints", "engine.cli_args",
-    "engine.cli_errors", "engine.config", "engine.controls", "engine.data", "engine.decode_fields",
-    "engine.decoding", "engine.devices", "engine.diagnostics", "engine.evaluate", "engine.evaluation.run",
-    "engine.families", "engine.heads", "engine.loaded_model", "engine.metrics", "engine.model", "engine.objectives",
-    "engine.onnx", "engine.packed_linear", "engine.plots", "engine.pos", "engine.precision", "engine.prompt_join",
-    "engine.recipes", "engine.tokenizer", "engine.torch_modes", "engine.training_card", "engine.training_loop",
-    "engine.training_speed", "engine.word_sources",
+    "engine.backbones", "engine.bundled_model", "engine.bundles", "engine.checkpoints", "engine.cli.recipes",
+    "engine.cli_args", "engine.cli_errors", "engine.config", "engine.controls", "engine.data", "engine.decode_fields",
+    "engine.decoding", "engine.devices", "engine.diagnostics", "engine.evaluation.run", "engine.families",
+    "engine.files", "engine.front_door", "engine.heads", "engine.loaded_model", "engine.metrics", "engine.model",
+    "engine.objectives", "engine.onnx", "engine.packed_linear", "engine.perplexity", "engine.pos",
+    "engine.prompt_join", "engine.tokenizer", "engine.torch_modes", "engine.training", "engine.word_sources",
 )
 
 # (importer, imported) modules: generic code that reaches into a family today (none since the family seam).
@@ -79,7 +77,7 @@ def import_graph(root: Path, top_level: tuple[str, ...] = TOP_LEVEL) -> dict[str
 
 
 def package_of(module: str) -> str:
-    """engine.decoding.beam → engine.decoding; engine.bundle → engine.bundle (a module is its own package)."""
+    """engine.decoding.beam → engine.decoding; engine.model → engine.model (a module is its own package)."""
     return ".".join(module.split(".")[:2])
 
 
@@ -167,23 +165,24 @@ def test_the_checks_catch_synthetic_violations(tmp_path: Path) -> None:
     """A tiny engine/app tree with one of each violation: the lazy family import, the app import, the cycle."""
     root = write_tree(tmp_path, {
         "engine/__init__.py": "",
-        "engine/bundle.py": "def load():\n    from engine.permgen.bundle import Bundle\n    return Bundle\n",
+        "engine/bundles/__init__.py": "",
+        "engine/bundles/bundle.py": "def load():\n    from engine.permgen.bundle import Bundle\n    return Bundle\n",
         "engine/permgen/__init__.py": "",
-        "engine/permgen/bundle.py": "from engine.bundle import load\n",
+        "engine/permgen/bundle.py": "from engine.bundles.bundle import load\n",
         "engine/decoding/__init__.py": "from . import beam\n",
         "engine/decoding/beam.py": "from ..data import blocks\n",
         "engine/data/__init__.py": "",
         "engine/data/blocks.py": "import engine.decoding.beam\nfrom app.window import Window\n",
         "app/__init__.py": "",
-        "app/window.py": "from engine.bundle import load\n",
+        "app/window.py": "from engine.bundles.bundle import load\n",
     })
     graph = import_graph(root)
     assert graph["engine.decoding"] == {"engine.decoding.beam"}
     assert graph["engine.decoding.beam"] == {"engine.data", "engine.data.blocks"}  # relative import resolved
-    assert family_imports(graph, GENERIC, FAMILIES) == {("engine.bundle", "engine.permgen.bundle")}
+    assert family_imports(graph, GENERIC, FAMILIES) == {("engine.bundles.bundle", "engine.permgen.bundle")}
     assert upward_imports(graph, "engine", "app") == {("engine.data.blocks", "app.window")}
     edges = package_edges(graph)
-    assert find_cycle(edges) == ["engine.bundle", "engine.permgen", "engine.bundle"]
-    assert find_cycle(edges - {("engine.bundle", "engine.permgen")}) == ["engine.data", "engine.decoding",
-                                                                       "engine.data"]
-    assert find_cycle(edges - {("engine.bundle", "engine.permgen"), ("engine.data", "engine.decoding")}) == []
+    assert find_cycle(edges) == ["engine.bundles", "engine.permgen", "engine.bundles"]
+    assert find_cycle(edges - {("engine.bundles", "engine.permgen")}) == ["engine.data", "engine.decoding",
+                                                                  "engine.data"]
+    assert find_cycle(edges - {("engine.bundles", "engine.permgen"), ("engine.data", "engine.decoding")}) == []

@@ -33,7 +33,7 @@ from app.controls.modes import (
     mode_unavailable_reason,
 )
 from app.theme import error_text_colour
-from engine.bundle_choice import missing_model_message
+from engine.bundles.choice import missing_model_message
 from engine.controls import Capabilities
 
 ORDER_LABELS = {"model": "Model's choice", "first": "Start with sentence…", "full": "Full order…"}

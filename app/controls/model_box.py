@@ -1,6 +1,6 @@
 """Model picker (bundles from resources and the user data dir, with their card summary) and device choice.
 
-Each mode has a model it starts with (engine/bundle_choice.py: the folder's defaults.json, else the
+Each mode has a model it starts with (engine/bundles/choice.py: the folder's defaults.json, else the
 first usable bundle doing the task); the picker still lists every bundle, so a writer can pick another."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QLabel, QProgressBar, QWidget
 
 from app.theme import error_text_colour
-from engine.api import BundleInfo, gpu_unavailable_reason
-from engine.bundle_choice import choose_bundle, read_defaults
+from engine.bundles.choice import choose_bundle, read_defaults
+from engine.front_door import BundleInfo, gpu_unavailable_reason
 from engine.onnx import RUNTIMES
 
 DEVICES = (("auto", "Automatic"), ("cpu", "CPU"), ("cuda", "GPU"))

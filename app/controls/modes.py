@@ -13,8 +13,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.api import DecodeConfig, GenerationRequest
 from engine.controls import Capabilities
+from engine.front_door import DecodeConfig, GenerationRequest
 
 MODES = ("continue", "story", "abstract", "paraphrase")
 MODE_LABELS = {"continue": "Continue", "story": "Story", "abstract": "Abstract", "paraphrase": "Paraphrase"}

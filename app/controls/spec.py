@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from engine.api import DecodeConfig
 from engine.controls import DEFAULT_VARIANTS, Capabilities
 from engine.decode_fields import BY_NAME, FIELDS, POS_BIAS, SEED, Checkbox, DecodeField, DecodeSettingError, Slider
+from engine.front_door import DecodeConfig
 
 
 @dataclass(frozen=True)

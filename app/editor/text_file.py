@@ -22,7 +22,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.atomic import write_bytes_atomic
+from engine.files.atomic_writes import write_bytes_atomic
 
 UTF8 = "utf-8"
 FALLBACKS = ("cp1252", "latin-1")  # tried in order when the bytes are not UTF-8

@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.atomic import write_text_atomic
+from engine.files.atomic_writes import write_text_atomic
 
 SESSION_FILE = "session.json"
 LOCK_FILE = "session.lock"

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 from app.editor.history import History
-from engine.atomic import write_text_atomic
+from engine.files.atomic_writes import write_text_atomic
 
 
 class HistoryStore:

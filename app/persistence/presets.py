@@ -12,7 +12,7 @@ from typing import Any
 
 from app.controls.values import clean_control_values
 from app.persistence.settings import keep_backup
-from engine.atomic import write_text_atomic
+from engine.files.atomic_writes import write_text_atomic
 
 
 class PresetError(ValueError):

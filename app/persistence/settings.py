@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from app.controls.values import clean_control_values
-from engine.atomic import write_text_atomic
+from engine.files.atomic_writes import write_text_atomic
 from engine.onnx import RUNTIMES
 
 THEMES = ("light", "dark")

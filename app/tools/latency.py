@@ -20,7 +20,7 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
 from app.tools.window import loaded_window, wait_until
-from engine.api import RESOURCES_MODELS
+from engine.front_door import RESOURCES_MODELS
 
 TICK_MS = 2
 

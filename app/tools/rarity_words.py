@@ -15,7 +15,7 @@ from pathlib import Path
 
 import wordfreq
 
-from engine.api import RESOURCES_MODELS, DecodeConfig, Engine, GenerationRequest, LoadedModel
+from engine.front_door import RESOURCES_MODELS, DecodeConfig, Engine, GenerationRequest, LoadedModel
 from engine.word_sources import read_bundle_words
 
 PROMPTS = ("Jenny wanted to learn to bake bread.", "Tom was late for work.", "The dog ran into the yard.",

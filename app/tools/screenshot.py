@@ -18,7 +18,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from PySide6.QtWidgets import QApplication
 
 from app.tools.window import loaded_window, wait_until
-from engine.api import RESOURCES_MODELS
+from engine.front_door import RESOURCES_MODELS
 
 PROMPT = "The Lost Key\n\nMaria searched the whole house for the key to her grandmother's old box."
 OUT = Path(__file__).resolve().parents[2] / "resources" / "screenshot.png"

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QApplication
 
 from app.controls.modes import MODES
 from app.tools.window import loaded_window, wait_until
-from engine.api import RESOURCES_MODELS
+from engine.front_door import RESOURCES_MODELS
 
 if TYPE_CHECKING:
     from app.main_window import MainWindow

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QEventLoop, QTimer
 
 from app.paths import AppPaths
-from engine.api import Engine
+from engine.front_door import Engine
 
 if TYPE_CHECKING:
     from app.editor.document import DocumentEditor

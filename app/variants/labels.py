@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from app.variants.colouring import frequency_classes, span_tags
 from app.variants.state import VariantState
-from engine.api import LoadedModel, coarse_pos_group
+from engine.front_door import LoadedModel, coarse_pos_group
 
 Tagger = Callable[[list[str]], list[list[tuple[int, int, str]]]]
 

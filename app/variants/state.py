@@ -7,7 +7,7 @@ from typing import Any
 
 from app.variants.spans import TokenSpan
 from app.variants.story import ModelSentence, align, lay_out
-from engine.api import TokenEvent, Variant
+from engine.front_door import TokenEvent, Variant
 
 __all__ = ["TokenSpan", "VariantState"]
 

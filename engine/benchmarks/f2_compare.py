@@ -24,7 +24,7 @@ import argparse
 from typing import Any
 
 from engine.benchmarks.head_compare import continue_windows, run_comparison
-from engine.bundle import Bundle
+from engine.bundles.bundle import Bundle
 from engine.decoding import DecodeConfig
 from engine.evaluation.continuation import make_windows
 from engine.heads.frequency_classes import FREQUENCY_GROUPS, group_shares, mass_group_per_token

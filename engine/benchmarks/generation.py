@@ -34,15 +34,16 @@ import torch
 from torch import nn
 from transformers import GPT2LMHeadModel
 
-from engine.api import RESOURCES_MODELS
 from engine.backbones.gpt2 import hf_config
 from engine.benchmarks.alternating import alternating_medians
-from engine.bundle import Bundle, load_bundle
+from engine.bundles.bundle import Bundle, load_bundle
 from engine.decoding import DecodeConfig, generate_variants
 from engine.decoding.backbone_runner import BackboneRunner
 from engine.decoding.real_words import WordSpeller
 from engine.devices import DEVICE_CHOICES, resolve_device
-from engine.word_sources import lm_vocabulary, read_bundle_words
+from engine.front_door import RESOURCES_MODELS
+from engine.lm.loaded import lm_vocabulary
+from engine.word_sources import read_bundle_words
 
 PROMPT = "Tom wanted to learn to play the guitar."
 
@@ -134,7 +135,7 @@ def compare_runtimes(
 def onnx_runner(bundle: Bundle, device: torch.device, scratch: Path, runtime: str) -> BackboneRunner[Any]:
     """The bundle's ONNX runner (`runtime` onnx / onnx-int8); a bundle without an export is exported to a
     copy in `scratch` first (int8 needs `variorum export-onnx --int8 FILES` beforehand)."""
-    from engine.api import choose_lm_runtime
+    from engine.lm.loaded import choose_lm_runtime
     from engine.onnx.export import export_bundle
     from engine.onnx.session import exported
 

@@ -14,12 +14,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from engine.bundle import Bundle, load_bundle
+from engine.bundles.bundle import Bundle, load_bundle
 from engine.config import ModelConfig, TrainConfig
 from engine.decoding import DecodeConfig, VariantStream
 from engine.evaluation.continuation import Window
 from engine.evaluation.splits import default_data_root
-from engine.train import Trainer
+from engine.lm.train import Trainer
 
 # The ROCStories files the bundled models were trained on, under $VARIORUM_DATA or ../shared/data.
 ROC_TRAIN_FILES = ("rocstories/diffusion_lm/roc_valid.json",

@@ -32,13 +32,13 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import torch
 
-from engine.bundle import Bundle, load_bundle
+from engine.bundles.bundle import Bundle, load_bundle
 from engine.data.blocks import make_blocks
 from engine.decoding.nmst_decoders import decode_prompts, parse_decoder
-from engine.evaluate import block_perplexity, held_out_documents
 from engine.evaluation.splits import default_data_root
 from engine.metrics.termination import non_termination_ratio
 from engine.model import EOS_ID
+from engine.perplexity import block_perplexity, held_out_documents
 
 ROC_VALID = "rocstories/diffusion_lm/roc_valid.json"
 RUNS = "runs/nmst_short"

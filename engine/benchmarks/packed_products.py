@@ -19,10 +19,10 @@ from pathlib import Path
 import torch
 
 from engine import packed_linear
-from engine.api import RESOURCES_MODELS
 from engine.benchmarks.alternating import alternating_medians
 from engine.benchmarks.generation import parse_shape, time_ours
-from engine.bundle import Bundle, load_bundle
+from engine.bundles.bundle import Bundle, load_bundle
+from engine.front_door import RESOURCES_MODELS
 
 
 def plain_product(hidden: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:

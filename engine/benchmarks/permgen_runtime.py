@@ -19,9 +19,9 @@ from pathlib import Path
 
 import torch
 
-from engine.api import RESOURCES_MODELS, Engine, GenerationRequest, LoadedModel
 from engine.benchmarks.alternating import Timer, alternating_medians
 from engine.decoding import DecodeConfig
+from engine.front_door import RESOURCES_MODELS, Engine, GenerationRequest, LoadedModel
 
 TITLE = "The lost dog"
 PASSAGE = "Tom wanted to learn to play the guitar. He practiced every day after school."

@@ -14,11 +14,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from engine.api import RESOURCES_MODELS, Engine, GenerationRequest
 from engine.data.corpus import read_corpus, split_documents
 from engine.decode_fields import POS_TOP_K, REAL_WORDS, TOP_P
 from engine.decoding import DecodeConfig
 from engine.evaluation.splits import default_data_root
+from engine.front_door import RESOURCES_MODELS, Engine, GenerationRequest
 from engine.pos.backends import load_tagger
 from engine.pos.diversity import adjectives_per_sentence
 from engine.pos.tags import tags_of_group

@@ -27,7 +27,7 @@ import sys
 from typing import Any
 
 from engine.benchmarks.head_compare import continue_windows, run_comparison
-from engine.bundle import Bundle
+from engine.bundles.bundle import Bundle
 from engine.decoding import DecodeConfig
 from engine.evaluation.continuation import make_windows
 from engine.metrics.suite import continuation_metrics

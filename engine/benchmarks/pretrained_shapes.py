@@ -29,7 +29,7 @@ from tokenizers import pre_tokenizers
 from transformers import GPT2Config, GPT2LMHeadModel
 
 from engine.benchmarks import generation
-from engine.bundle import load_bundle
+from engine.bundles.bundle import load_bundle
 from engine.checkpoints.importer import import_checkpoint
 from engine.decoding import DecodeConfig, generate_variants
 

@@ -8,7 +8,7 @@ and the Story recipe's PermGen model (recipes/permgen-story.json: 4 + 4 × 256) 
 data (under $VARIORUM_DATA or ../shared/data), each twice from the same initial weights and the
 same batches for the same steps: the float32 way (no autocast, no compile, AdamW's per-parameter
 loop) and the default way of a recipe-length run on this machine (`--precision auto`, compiled,
-fused AdamW; engine/training_loop.py); `--new-precision`, `--no-new-compile` and `--no-new-fused`
+fused AdamW; engine/training/loop.py); `--new-precision`, `--no-new-compile` and `--no-new-fused`
 take parts of the new way out, to see what each gives. Steps alternate between the two ways, so a
 busy moment hits both. Prints the median tokens/s of each over the steps (the first step, which
 compiles, is left out and its seconds shown apart), the median of the steps' new / old ratios,
@@ -32,12 +32,12 @@ import torch
 
 from engine.config import PRECISIONS, ModelConfig, TrainConfig, config_from_dict
 from engine.evaluation.splits import default_data_root
+from engine.lm.train import Trainer
 from engine.permgen.config import PermGenConfig
 from engine.permgen.train import PermGenTrainer
-from engine.precision import Precision
-from engine.train import Trainer
-from engine.training_loop import TrainingLoop
-from engine.training_speed import build_optimizer
+from engine.training.loop import TrainingLoop
+from engine.training.precision import Precision
+from engine.training.speed import build_optimizer
 
 RECIPES = Path(__file__).resolve().parents[2] / "recipes"
 RECIPE_DATA_PREFIX = "../shared/data/"  # how recipes name their data files

@@ -24,7 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _default_out(name: str) -> Path:
-    from engine.api import user_models_dir
+    from engine.front_door import user_models_dir
 
     return user_models_dir() / re.sub(r"[^A-Za-z0-9._-]+", "-", name.strip("/").split("/")[-1]).strip(".-")
 

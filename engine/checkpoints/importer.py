@@ -2,7 +2,7 @@
 
 `import_checkpoint("gpt2", out)` finds the checkpoint (a folder, or a name in the local Hugging Face
 cache: engine/checkpoints/hf_cache.py), checks it, builds the language model of
-engine/checkpoints/gpt2_import.py and writes a bundle (the one bundle format, engine/bundle.py) with a
+engine/checkpoints/gpt2_import.py and writes a bundle (the one bundle format, engine/bundles/bundle.py) with a
 card saying where it came from: the checkpoint's path, name and the sha256 of each weights file, so a
 bundle can always be traced back to the files it was made from. The bundle holds the whole model: it
 runs without the checkpoint folder.
@@ -17,7 +17,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from engine.bundle import save_bundle
+from engine.bundles.bundle import save_bundle
 from engine.checkpoints.gpt2_import import import_gpt2
 from engine.checkpoints.hf_cache import find_checkpoint
 from engine.checkpoints.inspect import CheckpointError, CheckpointInfo

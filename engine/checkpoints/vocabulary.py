@@ -33,7 +33,7 @@ import torch
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors
 
 from engine.checkpoints.inspect import CheckpointError, CheckpointInfo
-from engine.small_files import UnusableFileError, read_small_json, read_small_text
+from engine.files.small_reads import UnusableFileError, read_small_json, read_small_text
 from engine.tokenizer import EOS, PAD, SPECIAL_TOKENS, VariorumTokenizer
 
 # The checkpoint tokens our eos and pad take, by family, in the order they are looked for.

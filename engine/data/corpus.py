@@ -17,7 +17,7 @@ import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from engine.small_files import file_problem
+from engine.files.small_reads import file_problem
 
 STORY_CLOZE_HEADER = "InputStoryid\tInputSentence1"
 

@@ -1,7 +1,7 @@
 """The decoding fields a writer can set, each declared once (`table.py`), and what a declaration holds.
 
 Everything else derives from the declarations: `DecodeConfig`'s defaults and validation
-(engine/decoding/settings.py), the `variorum generate` flags (engine/generate_flags.py), the
+(engine/decoding/settings.py), the `variorum generate` flags (engine/cli/generate_flags.py), the
 `variorum eval` decoder aliases (engine/evaluation/decoders.py), the app's controls
 (app/controls/spec.py) and which heads honour a field (engine/controls.py). Imports no torch.
 """

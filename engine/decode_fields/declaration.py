@@ -2,7 +2,7 @@
 
 A `DecodeField` says everything about one setting a writer can give (engine/decode_fields/table.py
 holds them all); the rest is derived from it: `DecodeConfig`'s defaults and its validation, the
-`variorum generate` flags (engine/generate_flags.py), the `variorum eval` decoder aliases
+`variorum generate` flags (engine/cli/generate_flags.py), the `variorum eval` decoder aliases
 (engine/evaluation/decoders.py), the app's controls (app/controls/spec.py) and which heads honour a
 field (engine/controls.py). A surface that does not offer a field says why (`NotOffered`), so a
 field is never left out of one by accident (tests/engine/test_decode_fields.py).

@@ -24,7 +24,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from engine.bundle import Bundle, load_bundle
+from engine.bundles.bundle import Bundle, load_bundle
 from engine.cli_errors import check_output_file, reports_user_errors
 from engine.diagnostics.embedding import (
     agg_group_ids,
@@ -33,7 +33,7 @@ from engine.diagnostics.embedding import (
     output_embedding,
 )
 from engine.diagnostics.predictions import group_prediction_stats
-from engine.evaluate import held_out_blocks
+from engine.perplexity import held_out_blocks
 
 
 def diagnose(bundle: Bundle, blocks: Any) -> dict[str, Any]:

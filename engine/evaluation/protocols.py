@@ -25,18 +25,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.bundle import Bundle
+from engine.bundles.bundle import Bundle
 from engine.data.blocks import make_blocks
 from engine.diagnostics.embedding import agg_group_ids, output_embedding
 from engine.diagnostics.predictions import group_prediction_stats
 from engine.evaluation.continuation import DEFAULT_BATCH, Window, continue_prefixes, make_windows
 from engine.evaluation.decoders import parse_decoder
 from engine.evaluation.splits import EvalSplit
+from engine.lm.loaded import lm_vocabulary
 from engine.metrics.frequency import GROUP_NAMES, agg_group_per_token, group_shares, group_uniq, isotropy
 from engine.metrics.invented import word_rates
 from engine.metrics.suite import continuation_metrics
 from engine.metrics.termination import mean_by_step, non_termination_curve
-from engine.word_sources import lm_vocabulary
 
 
 @dataclass(frozen=True)

@@ -33,9 +33,9 @@ from typing import Any
 
 from tqdm import tqdm
 
-from engine.bundle import Bundle, BundleError, load_bundle, read_bundle_config
-from engine.bundle_choice import bundle_tasks
-from engine.bundle_words import known_training_words
+from engine.bundles.bundle import Bundle, BundleError, load_bundle, read_bundle_config
+from engine.bundles.choice import bundle_tasks
+from engine.bundles.words import known_training_words
 from engine.cli_errors import check_output_dir, reports_user_errors
 from engine.data.corpus import file_sha256
 from engine.evaluation.decoders import SPEC_HELP, check_decoders

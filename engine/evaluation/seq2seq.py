@@ -39,8 +39,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from engine.api import GenerationRequest
-from engine.bundle_words import known_training_words
+from engine.bundles.words import known_training_words
 from engine.data.corpus import file_sha256
 from engine.data.text import normalize
 from engine.decoding.settings import DecodeConfig
@@ -50,6 +49,7 @@ from engine.evaluation.decoders import check_decoders, parse_decoder
 from engine.evaluation.protocols import ProtocolConfig
 from engine.evaluation.report import display_name
 from engine.evaluation.splits import EvalSplit
+from engine.front_door import GenerationRequest
 from engine.metrics.bleu import pairwise_self_bleu, top1_and_oracle_bleu
 from engine.metrics.diversity import distinct_n_corpus, distinct_n_per_text, entropy_n
 from engine.metrics.invented import word_rates
@@ -62,10 +62,10 @@ from engine.metrics.paraphrase import (
     self_wer,
 )
 from engine.metrics.repetition import seq_rep_n
-from engine.permgen.api import PermGenLoadedModel
 from engine.permgen.bundle import PermGenBundle, load_permgen_bundle
 from engine.permgen.data import encode_examples
 from engine.permgen.heldout import target_nll
+from engine.permgen.loaded import PermGenLoadedModel
 
 Progress = Callable[[int], None]
 Words = list[str]

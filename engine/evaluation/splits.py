@@ -61,7 +61,7 @@ class EvalSplit:
     pairs: list[tuple[str, str]] = field(default_factory=list)
     examples: list[ParagraphExample] = field(default_factory=list)  # paragraph splits: title, keywords, target
     references: list[list[str]] = field(default_factory=list)  # turkcorpus: every rewrite of each pair's source
-    task: str = "continue"  # the engine task the split evaluates (engine/api.py TASKS)
+    task: str = "continue"  # the engine task the split evaluates (engine/front_door.py TASKS)
 
     @property
     def sha256(self) -> str:

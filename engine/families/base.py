@@ -89,7 +89,7 @@ class ModelFamily(Protocol):
 
     @property
     def trainer(self) -> str:
-        """The `variorum` command that trains it (engine/cli.py); recipes name it as their "trainer"."""
+        """The `variorum` command that trains it (engine/cli/main.py); recipes name it as their "trainer"."""
 
     def tasks(self, config: Mapping[str, Any]) -> tuple[str, ...]:
         """The writing tasks (engine/controls.py TASKS) a bundle with this config.json does."""

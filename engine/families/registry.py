@@ -35,7 +35,7 @@ def declared_in(module: str) -> FamilyLoader:
 
 
 FAMILIES: dict[str, FamilyLoader] = {
-    "lm": declared_in("engine.lm_family"),
+    "lm": declared_in("engine.lm.family"),
     "permgen": declared_in("engine.permgen.family"),
 }
 

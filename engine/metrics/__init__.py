@@ -5,5 +5,5 @@ ngrams (vectorised counting) · bleu (Self-BLEU, pairwise Self-BLEU, sentence/co
 MS-Jaccard) · frequency (AGG groups, shares, I(W)) · termination (r_nt(L), p(eos) curves) ·
 paraphrase (BLEU, ROUGE, Self-BLEU / Self-WER vs source) · suite (the F² / POSG continuation
 table). Perplexity from the marginal log p, per frequency group and in total, is
-engine/diagnostics/predictions.py; `variorum perplexity` is engine/evaluate.py.
+engine/diagnostics/predictions.py; `variorum perplexity` is engine/perplexity.py.
 """

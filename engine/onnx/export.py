@@ -17,7 +17,6 @@ batch / length axis dynamic.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import re
 import warnings
@@ -28,10 +27,11 @@ from typing import TYPE_CHECKING, Any
 import torch
 from torch import nn
 
-from engine.bundle import CARD_FILE, WEIGHTS_FILE, bundle_family
+from engine.bundles.bundle import CARD_FILE, WEIGHTS_FILE, bundle_family
 from engine.cli_errors import reports_user_errors
 from engine.families import OnnxGraph, OnnxGraphs
 from engine.onnx import EXPORT_FILE, ONNX_DIR
+from engine.onnx.export_format import EXPORT_FORMAT, cache_names, file_sha256
 
 if TYPE_CHECKING:  # the backbones (and transformers) load only when a graph is built
     from engine.backbones.bart import BartBackbone
@@ -39,8 +39,6 @@ if TYPE_CHECKING:  # the backbones (and transformers) load only when a graph is 
     from engine.config import ModelConfig
 
 OPSET = 17  # LayerNormalization is a native op from 17; ONNX Runtime ≥ 1.15 runs it everywhere
-EXPORT_FORMAT = 2  # 2: graph weights refer to the bundle's weights file; 1 (still read): graphs hold them
-READABLE_FORMATS = (1, 2)
 CARD_SECTION = "## ONNX export"
 
 
@@ -71,19 +69,6 @@ class ExportRecord:
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=1)
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def cache_names(prefix: str, layers: int) -> list[str]:
-    """Graph names of the cache tensors: `past_keys_0, past_values_0, past_keys_1, …` (prefix "past"/"present")."""
-    return [f"{prefix}_{kind}_{layer}" for layer in range(layers) for kind in ("keys", "values")]
 
 
 def _trace(module: nn.Module, args: tuple[torch.Tensor, ...], path: Path, inputs: dict[str, list[str | int]],
@@ -181,7 +166,7 @@ def _empty_past(layers: int, rows: int, heads: int, length: int, head_dim: int) 
 
 def gpt2_step_graphs(backbone: GPT2Backbone, config: ModelConfig) -> OnnxGraphs:
     """A GPT-2 backbone's decoder step (`decoder.onnx`): a language model's graph."""
-    from engine.onnx.graphs import GPT2StepGraph  # here, not at the top: the runtime reads this module too
+    from engine.onnx.graphs import GPT2StepGraph  # here, not at the top: the traced modules load only to trace
 
     layers, heads, head_dim = config.n_layer, config.n_head, config.n_embd // config.n_head
     ids = torch.randint(0, config.vocab_size, (2, 3))  # [N, T]; traced with a non-empty past so S stays symbolic

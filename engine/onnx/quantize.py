@@ -31,7 +31,7 @@ MAX_PERPLEXITY_RISE = 0.02  # the int8 decoder is offered while perplexity stays
 
 def quantize_checked(bundle_dir: Path, held_out: HeldOutOnnx) -> dict[str, Any]:
     """Write the int8 decoder and the perplexity check (see the module docstring) → export.json's `int8`."""
-    from engine.onnx.export import file_sha256
+    from engine.onnx.export_format import file_sha256
 
     out = bundle_dir / ONNX_DIR
     _quantize(out / "decoder.onnx", out / INT8_FILE, bundle_dir)
@@ -56,7 +56,7 @@ def _quantize(graph: Path, int8: Path, bundle_dir: Path) -> None:
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    from engine.bundle import WEIGHTS_FILE
+    from engine.bundles.bundle import WEIGHTS_FILE
     from engine.onnx.export import restore_full_weights, store_exact_halves
     from engine.onnx.shared_weights import load_graph, share_bundle_weights
 

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from engine.onnx.export import cache_names
+from engine.onnx.export_format import cache_names
 from engine.onnx.session import OpenGraphs
 
 _ELEMENT = {torch.float32: np.float32, torch.int64: np.int64}

@@ -61,7 +61,7 @@ def onnxruntime_installed() -> bool:
 def choose_runtime(bundle_dir: Path, kind: str, runtime: str, device: torch.device,
                    make_runner: Callable[[OpenGraphs], Runner]) -> RuntimeChoice[Runner]:
     """`runtime` resolved for a bundle of the family `kind` (see the module docstring); `make_runner` wraps
-    its open graphs in the family's runner (engine/api.py `choose_lm_runtime`, engine/permgen/api.py)."""
+    its open graphs in the family's runner (engine/lm/loaded.py `choose_lm_runtime`, engine/permgen/loaded.py)."""
     check_runtime(runtime)
     if runtime == "torch" or (runtime == "auto" and not (exported(bundle_dir) and onnxruntime_installed())):
         return RuntimeChoice("torch")

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from engine.onnx.export import cache_names
+from engine.onnx.export_format import cache_names
 from engine.onnx.runner import OnnxKVCache, grow_step, run_graph
 from engine.onnx.session import OpenGraphs
 

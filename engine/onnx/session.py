@@ -16,11 +16,11 @@ from typing import Any
 
 import torch
 
-from engine.bundle import WEIGHTS_FILE
+from engine.bundles.bundle import WEIGHTS_FILE
+from engine.files.small_reads import UnusableFileError, read_small_json
 from engine.onnx import EXPORT_FILE, ONNX_DIR
-from engine.onnx.export import READABLE_FORMATS, file_sha256
+from engine.onnx.export_format import READABLE_FORMATS, file_sha256
 from engine.onnx.shared_weights import load_graph
-from engine.small_files import UnusableFileError, read_small_json
 
 
 class OnnxUnavailable(Exception):

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.bundle import WEIGHTS_FILE
+from engine.bundles.bundle import WEIGHTS_FILE
 
 MIN_SHARED_VALUES = 1024
 _ONNX_TYPE = {"F32": 1, "F16": 10, "BF16": 16}  # safetensors dtype → onnx.TensorProto FLOAT, FLOAT16, BFLOAT16

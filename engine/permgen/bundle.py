@@ -1,8 +1,8 @@
-"""PermGen bundles: the one bundle format of engine/bundle.py with kind "permgen".
+"""PermGen bundles: the one bundle format of engine/bundles/bundle.py with kind "permgen".
 
 `config.json` = {format_version, kind: "permgen", model: the decoder ModelConfig (so bundle
 pickers read the head as for any bundle), permgen: the encoder-decoder extras, provenance}.
-`engine.bundle.save_bundle` writes it and `engine.bundle.load_model_bundle` reads it (through the
+`engine.bundles.bundle.save_bundle` writes it and `engine.bundles.bundle.load_model_bundle` reads it (through the
 PermGen family, engine/permgen/family.py); this module holds the PermGen-typed shortcuts.
 """
 
@@ -13,7 +13,7 @@ from typing import TypeAlias
 
 import torch
 
-from engine.bundle import ModelBundle, load_typed_bundle
+from engine.bundles.bundle import ModelBundle, load_typed_bundle
 from engine.permgen.model import PermGenModel
 
 PermGenBundle: TypeAlias = ModelBundle[PermGenModel]  # a loaded PermGen bundle (model in eval mode)

@@ -8,7 +8,7 @@ import torch
 
 from engine.permgen.model import PermGenModel
 from engine.pos.vocab import UNSEEN_GROUP
-from engine.training_card import portable_command, portable_path, speed_line, steps_line
+from engine.training.card import portable_command, portable_path, speed_line, steps_line
 
 SMALL_DATA_NOTE = {
     "abstract": "AGENDA here is only its 2,000 validation + test abstracts (the train split is missing), "

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.bundle_words import recorded_files
+from engine.bundles.words import recorded_files
 from engine.data.corpus import is_validation
 from engine.data.paragraphs import ParagraphExample, ReaderError
 from engine.data.text import normalize
@@ -86,7 +86,7 @@ def split_examples(
 def permgen_training_words(provenance: dict[str, Any], task: str, lowercase: bool,
                            override: list[Path] | None = None) -> frozenset[str] | None:
     """Words of a PermGen model's normalised training sources and targets; None when no file is known
-    (engine/bundle_words.py)."""
+    (engine/bundles/words.py)."""
     files = recorded_files(provenance, override)
     if not files:
         return None

@@ -1,7 +1,7 @@
 """The PermGen family (kind "permgen"): the encoder-decoder that writes stories, abstracts and paraphrases.
 
 What the registry (engine/families) needs to build, load, train, measure and export it; the model
-is engine/permgen/model.py, its loaded model engine/permgen/api.py and its trainer
+is engine/permgen/model.py, its loaded model engine/permgen/loaded.py and its trainer
 engine/permgen/train.py. Each member imports what it uses when it runs, so finding the family (to
 list bundles, say) loads neither transformers' BART nor the decoders.
 """
@@ -40,8 +40,8 @@ class PermGenFamily:
         return permgen.model.vocab_size, lambda: PermGenModel(permgen)
 
     def load(self, directory: Path, device: torch.device, runtime: str) -> LoadedModel:
-        from engine.permgen.api import PermGenLoadedModel
         from engine.permgen.bundle import load_permgen_bundle
+        from engine.permgen.loaded import PermGenLoadedModel
 
         return PermGenLoadedModel(load_permgen_bundle(directory, device), device, runtime)
 

@@ -28,8 +28,8 @@ from pathlib import Path
 from engine.data.corpus import CorpusError, story_cloze_sentences
 from engine.data.paragraphs import ParagraphExample, ReaderError, line_error, numbered_lines, read_plan_and_write
 from engine.data.text import normalize
+from engine.files.small_reads import file_problem
 from engine.permgen.keywords import storyline
-from engine.small_files import file_problem
 
 _RAW_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[\"'A-Z])")
 

@@ -6,7 +6,7 @@ per-example summed NLL. `--no-permute` trains the same model, data, steps and se
 order only; with the default hierarchical positions that is the paper's Hi-BART ablation (Table 6),
 and with `--positions absolute` it is the plain seq2seq baseline of Table 2 (BART's learned absolute
 decoder positions, natural order; the sentence marks stay so that both decode the same way).
-Optimisation, checkpoints, validation and the bundle are the shared loop of engine/training_loop.py.
+Optimisation, checkpoints, validation and the bundle are the shared loop of engine/training/loop.py.
 
 `--task paraphrase` trains sentence → paraphrase on ParaSCI / MRPC / TurkCorpus pairs (one target sentence),
 each training pair read both ways (engine/permgen/paraphrase_readers.py `both_directions`).
@@ -18,7 +18,7 @@ step's batch carries each target's observed group, moved with its sentence throu
 order; the per-token term of Eq. 7 is then the POSG paper's Eq. 4 term −log p(ρ) − log p(x | ρ).
 Held-out NLL uses the marginal p(x) = Σ_ρ p(ρ) p(x | ρ), comparable with a softmax model's.
 
-A checkpoint (engine/checkpoint.py: weights, AdamW and RNG state, step) is written every
+A checkpoint (engine/training/checkpoint.py: weights, AdamW and RNG state, step) is written every
 `--save-every` steps and at the end of a chunk; `--resume` continues from it exactly (batches and
 π-SGD orders are functions of (seed, step)), `--chunk-steps K` stops after K more steps. At the
 end a bundle is written to `<out_dir>/bundle` with a card holding the run's numbers and command.
@@ -54,9 +54,9 @@ from engine.permgen.permutation import PermutationSampler
 from engine.permgen.tagging import attach_groups, tag_targets
 from engine.pos.tagger import TaggerUnavailableError
 from engine.pos.training import PosTrainingData
-from engine.start_weights import copy_start_weights, start_tokenizer_dir
 from engine.tokenizer import VariorumTokenizer
-from engine.training_loop import MicroBatch, TrainingLoop, add_run_flags, read_config_file
+from engine.training.loop import MicroBatch, TrainingLoop, add_run_flags, read_config_file
+from engine.training.start_weights import copy_start_weights, start_tokenizer_dir
 
 
 class PermGenTrainer(TrainingLoop[PermGenModel]):

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 from platformdirs import user_cache_dir
 
-from engine.atomic import atomic_file
+from engine.files.atomic_writes import atomic_file
 from engine.pos.tagger import TaggedWord, Tagger, TaggerUnavailableError
 
 CACHE_SUFFIX = ".pos.npz"
@@ -111,7 +111,7 @@ def stored_tagger(texts: Sequence[str], cache_dir: Path | None = None) -> Stored
 
 
 def _save(path: Path, tagged: Sequence[Sequence[TaggedWord]], tagger: tuple[str, str]) -> None:
-    """Write `tagged` to `path` atomically (engine/atomic.py)."""
+    """Write `tagged` to `path` atomically (engine/files/atomic_writes.py)."""
     words = [word for text_words in tagged for word in text_words]
     labels = sorted({word.tag_ for word in words})
     label_id = {label: i for i, label in enumerate(labels)}

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import torch
 
-from engine.api import BundleError, BundleInfo, GenerationRequest, TokenEvent, Variant
 from engine.controls import Capabilities, ClassGroups, HeadCapabilities, PosGroups, Termination
+from engine.front_door import BundleError, BundleInfo, GenerationRequest, TokenEvent, Variant
 
 WORDS = ["the", " cat", " sat", " on", " a", " warm", " mat", ".", " It", " purred", " softly", "!"]
 

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QApplication
 
 from app.main_window import MainWindow
 from app.paths import AppPaths
-from engine.api import Engine
+from engine.front_door import Engine
 
 
 def main() -> int:

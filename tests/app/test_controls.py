@@ -12,8 +12,8 @@ from pytestqt.qtbot import QtBot
 from app.controls import modes, spec
 from app.controls.modes import ModeError, ModeInputs, build_request, sentence_order
 from app.persistence.presets import PresetError, PresetStore
-from engine.api import DecodeConfig
 from engine.controls import METHOD_CONTROLS, Capabilities, ParagraphControls
+from engine.front_door import DecodeConfig
 from engine.heads.posg import POSGHead
 from engine.heads.termination import TerminationHead
 from tests.app.conftest import MakeWindow

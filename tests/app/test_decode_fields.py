@@ -12,11 +12,11 @@ from pytestqt.qtbot import QtBot
 from app.controls.decode_box import DecodeBox
 from app.controls.seed_box import SeedBox
 from app.controls.spec import decode_config, default_values
-from engine.cli import build_parser
+from engine.cli.generate_flags import decode_from_flags
+from engine.cli.main import build_parser
 from engine.controls import Capabilities
 from engine.decode_fields import FIELDS, POS_BIAS_FACTORS, Checkbox, DecodeField, NotOffered, Slider
 from engine.evaluation.decoders import parse_decoder
-from engine.generate_flags import decode_from_flags
 from tests.app.fakes import F2, POSG
 
 

@@ -13,10 +13,10 @@ from pytestqt.qtbot import QtBot
 
 from app.controls import spec
 from app.paths import AppPaths
-from engine.api import DecodeConfig, Engine
 from engine.controls import Capabilities
 from engine.decode_fields import MAX_SEED
 from engine.decoding.settings import DecodeSettingError
+from engine.front_door import DecodeConfig, Engine
 from tests.app.conftest import MakeWindow, leave_as_crashed
 
 

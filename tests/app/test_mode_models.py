@@ -11,7 +11,7 @@ from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from app.controls.modes import MODES
-from engine.api import BundleInfo
+from engine.front_door import BundleInfo
 from tests.app.conftest import MakeWindow
 from tests.app.fakes import FakeEngine, FakeModel, writes
 

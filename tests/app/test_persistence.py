@@ -16,8 +16,8 @@ from pytestqt.qtbot import QtBot
 from app.paths import AppPaths
 from app.persistence.autosave import AutosaveSession, SavedDocument, recoverable_documents
 from app.persistence.settings import AppSettings, load_settings, save_settings
-from engine.api import BundleInfo, Engine
-from engine.atomic import write_text_atomic
+from engine.files.atomic_writes import write_text_atomic
+from engine.front_door import BundleInfo, Engine
 from tests.app.conftest import MakeWindow, leave_as_crashed
 from tests.app.fakes import FakeEngine
 

@@ -8,8 +8,8 @@ from PySide6.QtWidgets import QAbstractButton, QComboBox, QGroupBox, QLabel, QWi
 from pytestqt.qtbot import QtBot
 
 from app import window_generation
-from engine.api import TaggerUnavailableError
 from engine.controls import Capabilities, ClassGroups, HeadCapabilities, Termination
+from engine.front_door import TaggerUnavailableError
 from tests.app.conftest import MakeWindow
 from tests.app.fakes import SOFTMAX, FakeEngine, FakeModel
 

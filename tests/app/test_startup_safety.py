@@ -17,8 +17,8 @@ from pytestqt.qtbot import QtBot
 from app.paths import AppPaths
 from app.persistence.autosave import SESSION_FILE
 from app.persistence.settings import AppSettings, load_settings
-from engine.api import Engine
-from engine.atomic import write_text_atomic
+from engine.files.atomic_writes import write_text_atomic
+from engine.front_door import Engine
 from tests.app.conftest import MakeWindow
 
 DEAD_PID = 2**22 + 12345  # no such process

@@ -9,7 +9,7 @@ from PySide6.QtGui import QGuiApplication
 from pytestqt.qtbot import QtBot
 
 from app.variants.state import VariantState
-from engine.api import RESOURCES_MODELS, BundleInfo, Engine, TokenEvent
+from engine.front_door import RESOURCES_MODELS, BundleInfo, Engine, TokenEvent
 from tests.app.conftest import MakeWindow
 
 STORY_BUNDLE = RESOURCES_MODELS / "permgen-story"

@@ -8,7 +8,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from engine.api import Engine
+from engine.front_door import Engine
 from tests.app.conftest import MakeWindow
 from tests.app.fakes import SOFTMAX, WORDS, FakeEngine, FakeModel
 

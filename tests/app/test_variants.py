@@ -11,7 +11,7 @@ from app.variants.colouring import frequency_classes, span_tags
 from app.variants.diversity import distinct_n, self_bleu
 from app.variants.pane import describe_span
 from app.variants.state import TokenSpan, VariantState
-from engine.api import TokenEvent
+from engine.front_door import TokenEvent
 from tests.app.conftest import MakeWindow
 from tests.app.fakes import POSG, SOFTMAX, WORDS, FakeEngine, FakeModel
 

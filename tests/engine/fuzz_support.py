@@ -21,7 +21,7 @@ import pytest
 import torch
 from hypothesis import strategies as st
 
-from engine.bundle import save_bundle
+from engine.bundles.bundle import save_bundle
 from engine.model import LanguageModel
 from engine.permgen.data import tokenizer_texts
 from engine.permgen.model import PermGenModel

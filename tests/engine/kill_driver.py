@@ -71,7 +71,7 @@ class Injector:
 def main() -> int:
     injector = Injector(sys.argv[1])
     injector.install()
-    from engine.train import main as train_main
+    from engine.lm.train import main as train_main
 
     code = train_main(sys.argv[2:])
     if injector.counting:

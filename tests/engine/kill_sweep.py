@@ -4,7 +4,7 @@ Usage: python -m tests.engine.kill_sweep [--every K] [--resume]
 
 For each kill point N = 1, 1 + K, … up to the operations a whole run makes (`kill_driver count`), a
 fresh run (or, with --resume, a run resuming from a 1-step checkpoint) is SIGKILLed at operation N,
-then `assert_usable` (tests/engine/test_train_kills.py) resumes it and checks the bundle and the log.
+then `assert_usable` (tests/engine/lm/test_train_kills.py) resumes it and checks the bundle and the log.
 Prints tried / handled / failed. Too slow for the suite (a few seconds per point); the suite keeps
 the named kill points of test_train_kills.py.
 """
@@ -18,8 +18,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from engine.train import main as train_main
-from tests.engine.test_train_kills import ROOT, assert_usable, killed_run, train_args
+from engine.lm.train import main as train_main
+from tests.engine.lm.test_train_kills import ROOT, assert_usable, killed_run, train_args
 
 
 def operation_count(out: Path, *extra: str) -> int:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from engine import api
+from engine import front_door
 from engine.cli import main
 
 DEEP = "[" * 100_000 + "]" * 100_000
@@ -30,13 +30,13 @@ def user_models(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tiny_bundle: Pa
         (user / name / "config.json").write_text(config)
     (user / "fifo").mkdir()
     os.mkfifo(user / "fifo" / "config.json")
-    monkeypatch.setattr(api, "RESOURCES_MODELS", resources)
-    monkeypatch.setattr(api, "user_models_dir", lambda: user)
+    monkeypatch.setattr(front_door, "RESOURCES_MODELS", resources)
+    monkeypatch.setattr(front_door, "user_models_dir", lambda: user)
     return user
 
 
 def test_listing_names_each_unusable_bundle_with_its_reason(user_models: Path) -> None:
-    errors = {info.name: info.error for info in api.Engine().list_bundles()}
+    errors = {info.name: info.error for info in front_door.Engine().list_bundles()}
     assert errors["tiny"] == "" and errors["deep"] == "config.json is nested too deeply to be read"
     assert "has no 'model' and 'permgen' sections" in errors["listy"] and errors["stringy"] == errors["listy"]
     assert "not a regular file" in errors["fifo"]
@@ -59,6 +59,6 @@ def test_an_unlistable_models_folder_is_one_unusable_entry(user_models: Path, mo
         return listed(self)
 
     monkeypatch.setattr(Path, "iterdir", refuse_user_folder)
-    infos = api.Engine().list_bundles()
+    infos = front_door.Engine().list_bundles()
     assert [i.name for i in infos] == ["tiny", "user"]
     assert infos[1].error == "cannot list this models folder (Permission denied)"

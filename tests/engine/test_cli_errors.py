@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.cli import build_parser, main
+from engine.cli import main
+from engine.cli.main import build_parser
 
-TAKES_NO_PATH = {"bundles"}  # lists the bundle folders; see test_cli.py
+TAKES_NO_PATH = {"bundles"}  # lists the bundle folders; see cli/test_main.py
 
 
 def subcommands() -> set[str]:
@@ -31,6 +32,7 @@ def missing_path_argv(command: str, tmp_path: Path) -> list[str]:
         "eval": ["eval", "--bundles", missing, "--split-file", missing, "--out", out],
         "export-onnx": ["export-onnx", "--bundle", missing],
         "bundle-words": ["bundle-words", "--bundle", missing],
+        "import": ["import", missing, "--out", out],
     }[command]
 
 

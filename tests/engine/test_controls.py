@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from app.controls import spec
-from engine.api import Engine
-from engine.cli import build_parser, main
+from engine.cli import main
+from engine.cli.generate_flags import decode_from_flags, fit_to_model
+from engine.cli.main import build_parser
 from engine.controls import (
     DEFAULT_VARIANTS,
     Capabilities,
@@ -22,7 +23,7 @@ from engine.controls import (
 from engine.decode_fields import FIELDS, POS_TOP_K
 from engine.decoding import DecodeConfig
 from engine.evaluation.decoders import check_decoders
-from engine.generate_flags import decode_from_flags, fit_to_model
+from engine.front_door import Engine
 from engine.heads.posg import POSGHead
 from engine.heads.termination import TerminationHead
 from engine.model import LanguageModel

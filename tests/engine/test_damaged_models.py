@@ -13,7 +13,7 @@ from safetensors.torch import load_file, save_file
 from tokenizers import Tokenizer, models
 
 from engine import tokenizer as tokenizer_module
-from engine.bundle import BundleError, load_bundle, save_bundle
+from engine.bundles.bundle import BundleError, load_bundle, save_bundle
 from engine.tokenizer import TokenizerError, VariorumTokenizer
 from tests.engine.heads.f2_support import build_f2_model
 

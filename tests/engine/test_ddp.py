@@ -29,9 +29,10 @@ def run(command: list[str], out: Path) -> dict[str, torch.Tensor]:
 
 
 def test_two_processes_match_one(tmp_path: Path) -> None:
-    single = run([sys.executable, "-m", "engine.train"], tmp_path / "one")
+    single = run([sys.executable, "-m", "engine.lm.train"], tmp_path / "one")
     double = run(
-        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", "-m", "engine.train"],
+        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
+         "-m", "engine.lm.train"],
         tmp_path / "two",
     )
     assert single.keys() == double.keys()

@@ -10,7 +10,8 @@ import typing
 
 import pytest
 
-from engine.cli import build_parser
+from engine.cli.generate_flags import decode_from_flags
+from engine.cli.main import build_parser
 from engine.controls import CLASS_CONTROLS, POS_CONTROLS
 from engine.decode_fields import (
     BY_NAME,
@@ -26,7 +27,6 @@ from engine.decode_fields import (
 from engine.decoding import DecodeConfig, generate_variants
 from engine.decoding.token_sampler import TokenSampler
 from engine.evaluation.decoders import ALIASES, KEYS, parse_decoder
-from engine.generate_flags import decode_from_flags
 from engine.loaded_model import GenerationRequest
 from engine.model import LanguageModel
 from engine.tokenizer import VariorumTokenizer

@@ -11,14 +11,14 @@ from pathlib import Path
 import pytest
 import torch
 
-from engine.api import Engine, GenerationRequest
 from engine.decoding import DecodeConfig, generate_variants
+from engine.front_door import Engine, GenerationRequest
+from engine.lm.train import Trainer
 from engine.model import LanguageModel
 from engine.tokenizer import VariorumTokenizer
-from engine.train import Trainer
 from tests.conftest import tiny_config
 from tests.engine.heads.f2_support import build_f2_model
-from tests.engine.test_train import small_run
+from tests.engine.lm.test_train import small_run
 
 HEADS = [{}, {"head": "st"}, {"termination": "nmst", "termination_eps": 0.02}]
 

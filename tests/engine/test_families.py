@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 import torch
 
-from engine.api import Engine, LanguageLoadedModel
-from engine.bundle import (
+from engine.bundled_model import BundledModel
+from engine.bundles.bundle import (
     BundleError,
     bundle_family,
     load_model_bundle,
@@ -23,17 +23,18 @@ from engine.bundle import (
     read_bundle_config,
     save_bundle,
 )
-from engine.bundle_words import training_words
-from engine.bundled_model import BundledModel
-from engine.cli import FORWARDED
+from engine.bundles.words import training_words
+from engine.cli.main import FORWARDED
+from engine.cli.recipes import trainer_families
 from engine.config import ModelConfig, config_from_dict
 from engine.controls import TASKS
-from engine.evaluate import main as perplexity_main
 from engine.families import FAMILIES, ModelBuilder, ModelFamily, UnknownFamilyError, model_family
-from engine.lm_family import LanguageModelFamily
+from engine.front_door import Engine
+from engine.lm.family import LanguageModelFamily
+from engine.lm.loaded import LanguageLoadedModel
 from engine.loaded_model import LoadedModel
 from engine.model import LanguageModel
-from engine.recipes import trainer_families
+from engine.perplexity import main as perplexity_main
 from engine.tokenizer import VariorumTokenizer
 from tests.conftest import FIXTURES, STORIES, tiny_config
 

@@ -22,12 +22,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from safetensors.torch import load_file, save_file
 
-from engine.api import GenerationRequest
-from engine.bundle import BundleError, load_bundle
+from engine.bundles.bundle import BundleError, load_bundle
 from engine.cli import main as cli_main
 from engine.config import ConfigError, ModelConfig, TrainConfig
 from engine.data.corpus import CorpusError, read_jsonl
 from engine.decoding import DecodeConfig, generate_variants
+from engine.front_door import GenerationRequest
 from engine.permgen.bundle import load_permgen_bundle
 from engine.tokenizer import SPECIAL_TOKENS
 from tests.engine.fuzz_support import (

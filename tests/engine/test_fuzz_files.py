@@ -14,9 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.api import describe_bundle
-from engine.bundle import BundleError, load_model_bundle
+from engine.bundles.bundle import BundleError, load_model_bundle
 from engine.cli import main as cli_main
+from engine.front_door import describe_bundle
 from tests.conftest import STORIES
 from tests.engine.fuzz_support import (
     WRONG_TYPES,

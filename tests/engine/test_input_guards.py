@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.api import GenerationRequest
 from engine.cli import main as cli_main
 from engine.decode_fields import CLASS_TEMPERATURE, REPETITION_PENALTY, TEMPERATURE
 from engine.decoding import DecodeConfig, DecodeSettingError, generate_variants
+from engine.front_door import GenerationRequest
 from engine.model import LanguageModel
 from engine.tokenizer import SPECIAL_TOKENS, VariorumTokenizer
 from tests.engine.heads.f2_support import build_f2_model

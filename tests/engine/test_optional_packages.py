@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 OPTIONAL = ("spacy", "stanza", "jiwer", "rouge_score", "PySide6")
-DECODING_MODULES = ("engine.api", "engine.permgen.api", "engine.permgen.paraphrase", "engine.permgen.readers",
+DECODING_MODULES = ("engine.front_door", "engine.permgen.loaded", "engine.permgen.paraphrase", "engine.permgen.readers",
                     "engine.decoding.graphed_step", "engine.onnx.runtime", "engine.metrics.paraphrase")
 
 

@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from engine.api import RESOURCES_MODELS, GenerationRequest, LanguageLoadedModel
-from engine.bundle import Bundle
+from engine.bundles.bundle import Bundle
 from engine.decoding import DecodeConfig
+from engine.front_door import RESOURCES_MODELS, GenerationRequest
+from engine.lm.loaded import LanguageLoadedModel
 from engine.model import LanguageModel
 from engine.prompt_join import fit_after, stream_after_prompt
 from engine.tokenizer import VariorumTokenizer

@@ -11,9 +11,9 @@ import pytest
 import torch
 
 from engine.backbones.gpt2 import load_hf_gpt2_backbone
-from engine.checkpoint import OPTIMIZER_FILE, STATE_FILE, CheckpointError, load_checkpoint, save_checkpoint
 from engine.config import ConfigError
 from engine.model import LanguageModel
+from engine.training.checkpoint import OPTIMIZER_FILE, STATE_FILE, CheckpointError, load_checkpoint, save_checkpoint
 
 
 class _RunsCode:

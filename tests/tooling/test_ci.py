@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-SMALL_TEST_FILE = "tests/engine/test_atomic.py"
+SMALL_TEST_FILE = "tests/engine/files/test_atomic_writes.py"
 
 
 def locked_torch() -> str:

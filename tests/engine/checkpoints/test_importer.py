@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.api import DecodeConfig, Engine, GenerationRequest
 from engine.checkpoints.importer import import_checkpoint
 from engine.checkpoints.inspect import CheckpointError
 from engine.data.corpus import file_sha256
+from engine.front_door import DecodeConfig, Engine, GenerationRequest
 from tests.engine.checkpoints.conftest import add_to_cache
 
 

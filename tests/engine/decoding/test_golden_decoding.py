@@ -25,8 +25,8 @@ from engine.decoding import DecodeConfig, VariantStream
 from engine.decoding.stream import Variant
 from engine.heads.posg import POSGHead
 from engine.model import LanguageModel
-from engine.permgen.api import PermGenLoadedModel
 from engine.permgen.data import tokenizer_texts
+from engine.permgen.loaded import PermGenLoadedModel
 from engine.permgen.model import PermGenModel
 from engine.permgen.readers import read_examples
 from engine.tokenizer import VariorumTokenizer
@@ -130,7 +130,7 @@ def permgen_model(head: str) -> tuple[PermGenModel, VariorumTokenizer]:
 
 
 def permgen_case(head: str, task: str, beam: int, setting: str) -> list[dict[str, Any]]:
-    from engine.api import GenerationRequest
+    from engine.front_door import GenerationRequest
     from engine.permgen.bundle import PermGenBundle
 
     model, tokenizer = permgen_model(head)

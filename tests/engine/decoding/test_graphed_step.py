@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from engine.api import Engine
 from engine.decoding import DecodeConfig, generate_variants
 from engine.decoding.graphed_step import GraphedStepRunner, graphed_runtime
+from engine.front_door import Engine
 from engine.model import LanguageModel
 from engine.tokenizer import VariorumTokenizer
 from tests.conftest import tiny_config

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from engine.bundle import load_bundle
+from engine.bundles.bundle import load_bundle
 from engine.cli import main as cli_main
 from engine.diagnostics import (
     agg_group_ids,
@@ -19,8 +19,8 @@ from engine.diagnostics import (
     isotropy,
     normalized_singular_values,
 )
-from engine.evaluate import block_perplexity
 from engine.model import LanguageModel
+from engine.perplexity import block_perplexity
 from tests.conftest import STORIES
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from engine.bundle import save_bundle
+from engine.bundles.bundle import save_bundle
 from engine.model import LanguageModel
 from engine.tokenizer import VariorumTokenizer
 from tests.conftest import FIXTURES, tiny_config

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from engine.bundle import save_bundle
+from engine.bundles.bundle import save_bundle
 from engine.decoding import DecodeConfig, VariantStream
 from engine.evaluation.continuation import continue_prefixes, make_windows
 from engine.evaluation.decoders import check_decoders, parse_decoder

@@ -11,18 +11,18 @@ from pathlib import Path
 import pytest
 import torch
 
-from engine.bundle import save_bundle
+from engine.bundles.bundle import save_bundle
 from engine.decoding import DecodeConfig
 from engine.evaluation.run import main
 from engine.evaluation.seq2seq import paragraph_candidates, paragraph_metrics, paragraph_words, paraphrase_metrics
 from engine.evaluation.splits import load_split
 from engine.metrics.bleu import corpus_bleu, sentence_bleu
-from engine.permgen.api import PermGenLoadedModel
 from engine.permgen.bundle import load_permgen_bundle
 from engine.permgen.control import OrderControl
 from engine.permgen.data import encode_examples, tokenizer_texts
 from engine.permgen.decode import PermGenStream
 from engine.permgen.heldout import target_nll
+from engine.permgen.loaded import PermGenLoadedModel
 from engine.permgen.model import PermGenModel
 from engine.permgen.readers import read_examples
 from engine.permgen.text import format_source

@@ -9,15 +9,15 @@ from pathlib import Path
 import pytest
 import torch
 
-from engine.bundle import load_bundle, save_bundle
+from engine.bundles.bundle import load_bundle, save_bundle
 from engine.cli import main as cli_main
 from engine.config import ConfigError
 from engine.heads.f2 import FREQ_CLASSES_FILE, F2Head
 from engine.heads.frequency_classes import build_frequency_classes
 from engine.heads.registry import fit_head, load_fitted_head
+from engine.lm.train import main as train_main
 from engine.model import LanguageModel
 from engine.tokenizer import VariorumTokenizer
-from engine.train import main as train_main
 from tests.conftest import STORIES, tiny_config
 from tests.engine.heads.f2_support import build_f2_model, f2_head
 

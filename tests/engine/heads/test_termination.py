@@ -9,7 +9,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from engine.bundle import load_bundle, save_bundle
+from engine.bundles.bundle import load_bundle, save_bundle
 from engine.config import ConfigError, ModelConfig
 from engine.heads.base import OutputHead
 from engine.heads.softmax import SoftmaxHead

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.bundle_words import lm_training_words
+from engine.bundles.words import lm_training_words
 from engine.cli import main as cli_main
 from engine.metrics.invented import invented_word_rate, word_rates, word_set, words, words_after
 from engine.permgen.data import permgen_training_words

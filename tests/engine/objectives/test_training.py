@@ -10,10 +10,10 @@ import torch
 from safetensors.torch import load_file
 
 from engine.config import ConfigError, TrainConfig
+from engine.lm.train import Trainer
 from engine.objectives import OBJECTIVES, AggObjective
-from engine.train import Trainer
 from tests.conftest import tiny_config
-from tests.engine.test_train import small_run
+from tests.engine.lm.test_train import small_run
 
 
 def weights(out: Path) -> dict[str, torch.Tensor]:

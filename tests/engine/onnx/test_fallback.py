@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from engine.api import Engine, GenerationRequest
-from engine.bundle import WEIGHTS_FILE, save_bundle
+from engine.bundles.bundle import WEIGHTS_FILE, save_bundle
 from engine.cli import main
 from engine.decoding import DecodeConfig
+from engine.front_door import Engine, GenerationRequest
 from engine.model import LanguageModel
 from engine.tokenizer import VariorumTokenizer
 from tests.conftest import tiny_config
@@ -70,7 +70,7 @@ def test_a_graph_onnx_runtime_cannot_load_is_reported(exported_copy: Path) -> No
     """A graph whose checksum was re-recorded but which ONNX Runtime refuses (a foreign or broken file)."""
     import json
 
-    from engine.onnx.export import file_sha256
+    from engine.onnx.export_format import file_sha256
 
     graph = exported_copy / "onnx" / "decoder.onnx"
     graph.write_bytes(graph.read_bytes()[: graph.stat().st_size // 2])
@@ -90,7 +90,8 @@ def test_a_graph_of_another_model_fails_its_first_step_and_falls_back(
 
     import torch
 
-    from engine.onnx.export import export_bundle, file_sha256
+    from engine.onnx.export import export_bundle
+    from engine.onnx.export_format import file_sha256
 
     torch.manual_seed(0)
     other = tmp_path / "other"
@@ -109,7 +110,7 @@ def test_a_graph_of_another_model_fails_its_first_step_and_falls_back(
 def test_gpu_model_needs_the_cuda_provider_else_decodes_with_torch(exported_copy: Path) -> None:
     import torch
 
-    from engine.api import choose_lm_runtime
+    from engine.lm.loaded import choose_lm_runtime
     from engine.onnx.session import OnnxUnavailable, providers_for
 
     cuda, cpu = torch.device("cuda"), torch.device("cpu")

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from engine.bundle import WEIGHTS_FILE, load_bundle, save_bundle
+from engine.bundles.bundle import WEIGHTS_FILE, load_bundle, save_bundle
 from engine.tokenizer import VariorumTokenizer
 from tests.engine.onnx.conftest import build_model
 from tests.engine.onnx.test_parity import onnx_runner

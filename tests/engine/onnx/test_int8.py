@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from engine.api import choose_lm_runtime
+from engine.lm.loaded import choose_lm_runtime
 from engine.onnx import quantize
 from engine.onnx.export import export_bundle
 from tests.conftest import STORIES
@@ -38,10 +38,10 @@ def test_int8_is_offered_only_when_perplexity_stays_within_the_bound(
 
 def test_int8_perplexity_is_close_to_torch_s(tiny_bundle: Path, tmp_path: Path) -> None:
     """The check's fp32 number is the torch model's perplexity (same blocks), so the 2% compares like with like."""
-    from engine.bundle import load_bundle
+    from engine.bundles.bundle import load_bundle
     from engine.data.blocks import make_blocks
     from engine.data.corpus import read_corpus, split_documents
-    from engine.evaluate import block_perplexity
+    from engine.perplexity import block_perplexity
 
     path = tmp_path / "b"
     shutil.copytree(tiny_bundle, path)

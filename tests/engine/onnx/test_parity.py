@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from engine.api import choose_lm_runtime
-from engine.bundle import load_bundle
+from engine.bundles.bundle import load_bundle
 from engine.decoding import DecodeConfig, VariantStream
 from engine.decoding.real_words import AllowedWords, TokenPieces, WordSpeller
 from engine.heads.termination import TerminationHead
+from engine.lm.loaded import choose_lm_runtime
 from engine.metrics.invented import words
 from engine.onnx.runner import OnnxBackboneRunner
 from tests.conftest import STORIES
@@ -126,7 +126,7 @@ def test_rows_selected_and_window_reset_like_the_torch_cache(make_exported: Call
 
 def test_io_binding_path_gives_the_numpy_path_s_outputs(make_exported: Callable[[str], Path]) -> None:
     """The binding path (what CUDA uses) runs here on the CPU: same names, shapes and values."""
-    from engine.onnx.export import cache_names
+    from engine.onnx.export_format import cache_names
     from engine.onnx.runner import run_bound, run_graph
 
     runner = onnx_runner(make_exported("softmax"))

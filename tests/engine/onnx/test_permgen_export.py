@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from engine.api import Engine, GenerationRequest
-from engine.bundle import WEIGHTS_FILE, save_bundle
+from engine.bundles.bundle import WEIGHTS_FILE, save_bundle
 from engine.decoding import DecodeConfig
+from engine.front_door import Engine, GenerationRequest
 from engine.heads.posg import POSGHead
 from engine.onnx.seq2seq_runner import OnnxSeq2SeqRunner
 from engine.permgen.beam_decode import BeamPermGenStream

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from engine.api import choose_lm_runtime
-from engine.bundle import WEIGHTS_FILE
-from engine.onnx.export import file_sha256
+from engine.bundles.bundle import WEIGHTS_FILE
+from engine.lm.loaded import choose_lm_runtime
+from engine.onnx.export_format import file_sha256
 from engine.onnx.session import OnnxUnavailable, open_graphs
 from engine.onnx.shared_weights import load_graph
 from tests.engine.onnx.test_parity import onnx_runner

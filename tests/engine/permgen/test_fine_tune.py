@@ -6,14 +6,14 @@ from pathlib import Path
 
 import torch
 
-from engine.bundle import save_bundle
+from engine.bundles.bundle import save_bundle
 from engine.config import TrainConfig
 from engine.permgen.bundle import load_permgen_bundle
 from engine.permgen.model import PermGenModel
 from engine.permgen.train import PermGenTrainer
 from engine.tokenizer import VariorumTokenizer
 from tests.engine.permgen.conftest import FIXTURES, tiny_permgen_config
-from tests.engine.test_start_weights import same_weights
+from tests.engine.training.test_start_weights import same_weights
 
 PAIRS = FIXTURES / "paraphrase" / "fixture.src.txt"
 

@@ -9,12 +9,12 @@ import pytest
 import torch
 
 from app.controls.modes import ModeInputs, build_request
-from engine.api import Engine, GenerationRequest
 from engine.cli import main as cli_main
 from engine.config import TrainConfig
 from engine.decode_fields import DecodeField
 from engine.decoding.settings import DecodeConfig
 from engine.decoding.token_sampler import TokenSampler
+from engine.front_door import Engine, GenerationRequest
 from engine.permgen.decode import FIRST_WORD_ID, PermGenStream
 from engine.permgen.model import PermGenModel
 from engine.permgen.paraphrase import ONE_SENTENCE, ParaphraseStream, ParaphraseVariant, score_alternative

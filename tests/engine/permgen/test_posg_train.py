@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from engine.api import Engine, GenerationRequest
 from engine.cli import main as cli_main
 from engine.config import ConfigError, TrainConfig
 from engine.decoding.settings import DecodeConfig
+from engine.front_door import Engine, GenerationRequest
 from engine.heads.posg import POSGHead
 from engine.permgen.bundle import load_permgen_bundle
 from engine.permgen.data import DataStats, load_examples

@@ -8,14 +8,14 @@ from pathlib import Path
 import pytest
 import torch
 
-from engine.api import Engine, GenerationRequest
-from engine.bundle_words import main as bundle_words_main
+from engine.bundles.words import main as bundle_words_main
 from engine.decoding.real_words import AllowedWords, TokenPieces, WordSpeller
 from engine.decoding.settings import DecodeConfig
-from engine.permgen.api import permgen_boundary_ids
+from engine.front_door import Engine, GenerationRequest
 from engine.permgen.beam_decode import BeamPermGenStream
 from engine.permgen.control import OrderControl
 from engine.permgen.decode import PermGenStream
+from engine.permgen.loaded import permgen_boundary_ids
 from engine.permgen.model import PermGenModel
 from engine.permgen.paraphrase import ParaphraseStream
 from engine.tokenizer import VariorumTokenizer

@@ -11,10 +11,10 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from engine.config import TrainConfig
-from engine.evaluate import main as perplexity_main
 from engine.permgen.bundle import load_permgen_bundle
 from engine.permgen.heldout import bundle_held_out
 from engine.permgen.train import PermGenTrainer
+from engine.perplexity import main as perplexity_main
 from engine.tokenizer import VariorumTokenizer
 from tests.engine.permgen.conftest import STORIES, tiny_permgen_config
 

@@ -8,14 +8,14 @@ from pathlib import Path
 import pytest
 import torch
 
-from engine.api import Engine, GenerationRequest
-from engine.bundle import BundleError, save_bundle
+from engine.bundles.bundle import BundleError, save_bundle
 from engine.cli import main as cli_main
 from engine.config import TrainConfig
 from engine.decoding.settings import DecodeConfig
+from engine.front_door import Engine, GenerationRequest
 from engine.loaded_model import OrderError
-from engine.permgen.api import PermGenLoadedModel
 from engine.permgen.bundle import load_permgen_bundle
+from engine.permgen.loaded import PermGenLoadedModel
 from engine.permgen.model import PermGenModel, collate
 from engine.permgen.train import PermGenTrainer
 from engine.tokenizer import VariorumTokenizer

@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 import torch
 
-from engine.bundle import load_bundle
+from engine.bundles.bundle import load_bundle
 from engine.cli import main as cli_main
 from engine.data.corpus import read_corpus, split_documents
 from engine.decoding import DecodeConfig, DecodeSettingError, generate_variants
-from engine.evaluate import held_out_documents
-from engine.evaluate import main as perplexity_main
 from engine.heads.posg import POSGHead
+from engine.perplexity import held_out_documents
+from engine.perplexity import main as perplexity_main
 from engine.pos import SpacyTagger
 from engine.pos.tags import tags_of_group
 from engine.pos.training import prepare_pos_training

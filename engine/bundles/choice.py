@@ -1,0 +1,72 @@
+"""Which bundle serves which writing task, and what to tell a writer who has none for a task.
+
+A bundle's tasks come from its config.json alone (no weights loaded), as its family reads them
+(engine/families): a PermGen bundle does the one task it was trained for (`permgen.task`), a
+language-model bundle continues text. A models folder
+may hold `defaults.json` ({task: bundle folder name}) naming the bundle a task starts with; else
+the first usable bundle (by folder name) that does the task is taken.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
+
+from engine.families import model_family
+from engine.files.small_reads import UnusableFileError, read_small_json
+
+DEFAULTS_FILE = "defaults.json"
+# The recipe that builds the shipped bundle of each task (recipes/<name>.json, `variorum build-recipe`).
+TASK_RECIPES = {"continue": "recipes/continue-f2-nmst.json", "story": "recipes/permgen-story.json",
+                "abstract": "recipes/permgen-abstract.json", "paraphrase": "recipes/permgen-paraphrase.json"}
+
+
+class DescribedBundle(Protocol):
+    """What choosing needs of engine.front_door.BundleInfo."""
+
+    @property
+    def path(self) -> Path: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def tasks(self) -> tuple[str, ...]: ...
+    @property
+    def error(self) -> str: ...
+
+
+B = TypeVar("B", bound=DescribedBundle)
+
+
+def bundle_tasks(config: dict[str, Any]) -> tuple[str, ...]:
+    """The tasks a bundle with this (checked) config.json does, as its family says."""
+    return model_family(config["kind"]).tasks(config)
+
+
+def read_defaults(directories: Sequence[Path]) -> dict[str, str]:
+    """{task: bundle name} from each directory's defaults.json (earlier directories win); unreadable
+    or malformed files are ignored, so a broken file never hides the bundles themselves."""
+    defaults: dict[str, str] = {}
+    for directory in reversed(directories):
+        try:
+            raw = read_small_json(Path(directory) / DEFAULTS_FILE)
+        except UnusableFileError:
+            continue
+        if isinstance(raw, dict):
+            defaults.update({str(k): str(v) for k, v in raw.items()})
+    return defaults
+
+
+def choose_bundle(bundles: Sequence[B], task: str, defaults: dict[str, str]) -> B | None:
+    """The usable bundle for `task`: the default one if it is usable and does the task, else the first
+    usable bundle that does it; None when no bundle does."""
+    able = [b for b in bundles if not b.error and task in b.tasks]
+    return next((b for b in able if b.name == defaults.get(task)), able[0] if able else None)
+
+
+def missing_model_message(task: str) -> str:
+    """What a writer with no bundle for `task` should run, exactly."""
+    return (f"{task.capitalize()} needs a model, and none is installed. Build one (minutes on a GPU) from the "
+            f"repository root with "
+            f"`variorum build-recipe {TASK_RECIPES[task]}` (data in ../shared/data), then copy the bundle it "
+            f"writes into your models folder.")

@@ -1,0 +1,89 @@
+"""The language-model family (kind "lm"): a GPT-2 backbone × an output head, continuing text.
+
+What the registry (engine/families) needs to build, load, train, measure and export it; the model
+is engine/model.py, its loaded model engine/lm/loaded.py and its trainer engine/lm/train.py. Each member
+imports what it uses when it runs, so finding the family costs nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from engine.controls import LM_TASKS
+from engine.families import HeldOutOnnx, ModelBuilder, ModelFamily, OnnxGraphs
+
+if TYPE_CHECKING:
+    from engine.loaded_model import LoadedModel
+
+
+class LanguageModelFamily:
+    """Plain language models: one "model" section, the continue task, `variorum train`."""
+
+    kind = "lm"
+    name = "language model"
+    config_sections = ("model",)
+    trainer = "train"
+
+    def tasks(self, config: Mapping[str, Any]) -> tuple[str, ...]:
+        return LM_TASKS
+
+    def model_builder(self, config: Mapping[str, Any]) -> ModelBuilder:
+        from engine.config import ModelConfig, config_from_dict
+        from engine.model import LanguageModel
+
+        model = config_from_dict(ModelConfig, config["model"])
+        return model.vocab_size, lambda: LanguageModel(model)
+
+    def load(self, directory: Path, device: torch.device, runtime: str) -> LoadedModel:
+        from engine.bundles.bundle import load_bundle
+        from engine.lm.loaded import LanguageLoadedModel
+
+        return LanguageLoadedModel(load_bundle(directory, device), device, runtime)
+
+    def train(self, argv: list[str]) -> int:
+        from engine.lm.train import main
+
+        return main(argv)
+
+    def training_words(self, config: Mapping[str, Any], files: list[Path] | None) -> frozenset[str] | None:
+        from engine.bundles.words import lm_training_words
+
+        return lm_training_words(config.get("provenance", {}), files)
+
+    def held_out_perplexity(self, directory: Path, files: list[Path], fraction: float | None,
+                            everything: bool) -> dict[str, Any]:
+        from engine.perplexity import lm_perplexity
+
+        return lm_perplexity(directory, files, fraction, everything)
+
+    def onnx_graphs(self, directory: Path) -> OnnxGraphs:
+        from engine.bundles.bundle import load_bundle
+        from engine.onnx.export import gpt2_step_graphs
+
+        model = load_bundle(directory, "cpu").model
+        return gpt2_step_graphs(model.backbone, model.config)
+
+    def onnx_perplexity(self, directory: Path, files: list[Path]) -> HeldOutOnnx:
+        """Block perplexity of the bundle's validation split of `files`, as `variorum perplexity` measures it."""
+        from engine.bundles.bundle import load_bundle
+        from engine.onnx.runner import OnnxBackboneRunner
+        from engine.onnx.session import open_graphs
+        from engine.perplexity import block_perplexity, held_out_blocks
+
+        bundle = load_bundle(directory)
+        documents, blocks = held_out_blocks(bundle, files)
+        config = bundle.model.config
+
+        def perplexity(decoder: str | None, sha256: str) -> float:
+            graphs = open_graphs(directory, self.kind, torch.device("cpu"), decoder, sha256)
+            return block_perplexity(bundle.model, blocks, runner=OnnxBackboneRunner(graphs, config.block_size,
+                                                                                     config.n_embd))[1]
+
+        return HeldOutOnnx(perplexity, documents, int(blocks[:, 1:].numel()))
+
+
+FAMILY: ModelFamily = LanguageModelFamily()

@@ -1,0 +1,106 @@
+"""A language-model bundle loaded for generating: `LanguageLoadedModel` and the runtime its backbone runs on.
+
+`Engine.load` (engine/front_door.py) returns this for a bundle of kind "lm", through the family
+(engine/lm/family.py). Torch on a GPU replays a recorded bf16 step; `choose_lm_runtime` resolves
+the ONNX runtimes (engine/onnx/runtime.py) to the exported GPT-2 step behind the backbone-runner seam.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from engine.bundles.bundle import Bundle
+from engine.controls import LM_TASKS, Capabilities
+from engine.decoding import DecodeConfig, DecodeStream
+from engine.decoding.backbone_runner import BackboneRunner
+from engine.loaded_model import GenerationRequest, LoadedModel
+from engine.model import LanguageModel
+from engine.prompt_join import stream_after_prompt
+from engine.tokenizer import VariorumTokenizer
+from engine.word_sources import RealWordVocabulary
+
+if TYPE_CHECKING:  # onnxruntime's runner loads only when a bundle runs on it
+    from engine.onnx.runner import OnnxBackboneRunner
+    from engine.onnx.runtime import RuntimeChoice
+
+
+class LanguageLoadedModel(LoadedModel):
+    """A language-model bundle loaded on a device, ready to continue text."""
+
+    runner: BackboneRunner[Any] | None = None  # None: the torch model itself
+
+    def __init__(self, bundle: Bundle, device: torch.device, runtime: str = "torch") -> None:
+        """`runtime`: auto / torch / onnx (engine/onnx/runtime.py). Torch on a GPU replays a recorded
+        bf16 step (engine/decoding/graphed_step.py) when it passes its load-time check."""
+        self.bundle = bundle
+        self.device = device
+        if runtime != "torch":
+            config = bundle.model.config
+            choice = choose_lm_runtime(bundle.path, config.block_size, config.n_embd, runtime, device)
+            self.runtime, self.runner, self.runtime_note = choice.name, choice.runner, choice.note
+        if self.runner is None and device.type == "cuda":
+            from engine.decoding.graphed_step import graphed_runtime
+
+            graphed, note = graphed_runtime(bundle.model.backbone)
+            if graphed is not None:
+                self.runtime, self.runner = graphed.name, graphed
+            self.runtime_note = "; ".join(filter(None, [self.runtime_note, note]))
+        self._warm_up()
+
+    def _warm_up(self) -> None:
+        """One two-token decode of two rows while loading, so the first request's first token does not
+        wait for packing weights (engine/packed_linear.py) or setting up kernels."""
+        list(stream_after_prompt(self.bundle.model, self.bundle.tokenizer, "", 2,
+                                 DecodeConfig(max_new_tokens=2, seed=0), runner=self.runner))
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """Which controls this model honours (engine/controls.py): the CLI, the app and eval read this."""
+        return Capabilities(self.bundle.model.head.capabilities(), LM_TASKS)
+
+    def stream(self, request: GenerationRequest, should_stop: Callable[[], bool] | None = None) -> DecodeStream:
+        if request.task not in LM_TASKS:
+            raise ValueError(f"this model can only continue text; task {request.task!r} needs a model trained for it")
+        if request.beam_width > 1:
+            raise ValueError("beam search is for story / abstract / paraphrase models; a language model samples")
+        # Encoded without trailing whitespace; variants come back ready to append (engine/prompt_join.py).
+        return stream_after_prompt(
+            self.bundle.model, self.bundle.tokenizer, request.prompt, request.n, request.decode, should_stop,
+            self.runner, self.speller(request),
+        )
+
+    @property
+    def bundle_path(self) -> Path:
+        return self.bundle.path
+
+    def _real_word_vocabulary(self, training: frozenset[str] | None) -> RealWordVocabulary:
+        return lm_vocabulary(training, self.bundle.tokenizer, self.device)
+
+    def group_names(self) -> list[str]:
+        """Labels of the head's sampling groups (POS tags, frequency classes, …) for colouring tokens."""
+        return self.bundle.model.head.group_names()
+
+    def token_counts(self) -> list[int]:
+        """Training-set count of every token id (the frequency classes the app colours by)."""
+        return [int(c) for c in self.bundle.tokenizer.counts]
+
+
+def choose_lm_runtime(bundle_dir: Path, block_size: int, n_embd: int, runtime: str,
+                      device: torch.device) -> RuntimeChoice[OnnxBackboneRunner]:
+    """Resolve `runtime` for a language-model bundle (engine/onnx/runtime.py): its ONNX runner is the
+    exported GPT-2 step behind the backbone-runner seam."""
+    from engine.onnx.runner import OnnxBackboneRunner
+    from engine.onnx.runtime import choose_runtime
+
+    return choose_runtime(bundle_dir, LanguageModel.kind, runtime, device,
+                          lambda graphs: OnnxBackboneRunner(graphs, block_size, n_embd))
+
+
+def lm_vocabulary(training: frozenset[str] | None, tokenizer: VariorumTokenizer,
+                  device: torch.device) -> RealWordVocabulary:
+    """A language model's real words: text as typed; eos ends a word."""
+    return RealWordVocabulary(training, tokenizer.piece_bytes(), [tokenizer.eos_id], device)

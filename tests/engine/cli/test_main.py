@@ -1,0 +1,107 @@
+"""The `variorum` command line: generate (non-terminal output), bundles, and clear errors."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from engine import front_door
+from engine.cli import main
+
+
+@pytest.fixture
+def bundle_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tiny_bundle: Path) -> Path:
+    """Point bundle discovery at a temporary resources dir holding the tiny bundle."""
+    resources = tmp_path / "resources"
+    shutil.copytree(tiny_bundle, resources / "tiny")
+    monkeypatch.setattr(front_door, "RESOURCES_MODELS", resources)
+    monkeypatch.setattr(front_door, "user_models_dir", lambda: tmp_path / "user")
+    return resources
+
+
+def test_generate_prints_every_variant_with_seed(tiny_bundle: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["generate", "--bundle", str(tiny_bundle), "-n", "3", "--seed", "11", "--max-new-tokens", "6"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    for index, seed in ((1, 11), (2, 12), (3, 13)):
+        assert f"--- variant {index} · seed {seed} ·" in out
+    assert main(argv) == 0
+    assert capsys.readouterr().out == out  # same seed, same text
+
+
+def test_generate_writes_real_words_unless_told_any_words(
+    tiny_bundle: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    copy = tmp_path / "tiny"
+    shutil.copytree(tiny_bundle, copy)
+    argv = ["generate", "--bundle", str(copy), "-n", "2", "--seed", "3", "--max-new-tokens", "16"]
+    assert main(argv) == 0
+    real = capsys.readouterr()
+    assert "has no words.txt" in real.err and f"variorum bundle-words --bundle {copy}" in real.err
+    assert main([*argv, "--any-words"]) == 0
+    anything = capsys.readouterr()
+    assert "words.txt" not in anything.err and anything.out != real.out  # the untrained model invents words
+    (copy / "words.txt").write_text("the\ndog\n")
+    assert main(argv) == 0
+    assert "words.txt" not in capsys.readouterr().err
+
+
+def test_generate_uses_first_bundled_model_by_default(bundle_dirs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["generate", "-n", "1", "--max-new-tokens", "3", "--seed", "0"]) == 0
+    assert "--- variant 1 · seed 0" in capsys.readouterr().out
+
+
+def test_bundles_lists_usable_and_broken(bundle_dirs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    broken = bundle_dirs / "broken"
+    broken.mkdir()
+    (broken / "config.json").write_text("{not json")
+    assert main(["bundles"]) == 0
+    out = capsys.readouterr().out
+    assert "tiny  [softmax]" in out and "An untrained two-layer model" in out
+    assert "broken  [?]" in out and "UNUSABLE: config.json is not valid JSON" in out
+
+
+def test_bundles_prints_a_card_as_written(bundle_dirs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    card = bundle_dirs / "tiny" / "card.md"
+    card.write_text("# Tiny\n\nMarks :x: and :smile: and [bold]brackets[/bold] stay as typed.\n")
+    assert main(["bundles"]) == 0
+    assert "Marks :x: and :smile: and [bold]brackets[/bold] stay as typed." in capsys.readouterr().out
+
+
+def test_no_bundle_found_is_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(front_door, "RESOURCES_MODELS", tmp_path / "none")
+    monkeypatch.setattr(front_door, "user_models_dir", lambda: tmp_path / "none2")
+    assert main(["generate"]) == 2
+    err = capsys.readouterr().err.replace("\n", " ")
+    assert "no bundle for continue" in err and "build-recipe recipes/continue-f2-nmst.json" in err
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--top-p", "1.5"], "--top-p must be in (0, 1] (1 = off), got 1.5"),
+        (["-n", "9"], "between 1 and 8"),
+        (["--max-new-tokens", "0"], "--max-new-tokens must be in [1, 4096], got 0"),
+    ],
+)
+def test_bad_settings_exit_2_with_message(
+    tiny_bundle: Path, capsys: pytest.CaptureFixture[str], extra: list[str], message: str
+) -> None:
+    assert main(["generate", "--bundle", str(tiny_bundle), *extra]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("variorum generate: error:") and message in err
+
+
+def test_corrupt_bundle_exit_2_without_traceback(
+    tiny_bundle: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    copy = tmp_path / "copy"
+    shutil.copytree(tiny_bundle, copy)
+    (copy / "model.safetensors").write_bytes(b"\x00" * 10)
+    assert main(["generate", "--bundle", str(copy)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("variorum generate: error:") and "Traceback" not in err

@@ -20,6 +20,8 @@ import argparse
 import json
 import random
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -30,7 +32,6 @@ from transformers import GPT2Config, GPT2LMHeadModel
 
 from engine.benchmarks import generation
 from engine.bundles.bundle import load_bundle
-from engine.checkpoints.importer import import_checkpoint
 from engine.decoding import DecodeConfig, generate_variants
 
 GPT2_VOCAB = 50_257  # 50,000 merges + 256 bytes + <|endoftext|>
@@ -77,7 +78,9 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as scratch:
         checkpoint = write_random_gpt2(Path(scratch) / "gpt2-124m-random")
-        bundle = import_checkpoint(str(checkpoint), Path(scratch) / "bundle")
+        bundle = Path(scratch) / "bundle"
+        subprocess.run([sys.executable, "-m", "engine.cli", "import", str(checkpoint), "--out", str(bundle)],
+                       check=True)
         print(f"random GPT-2 124M shape, imported: {bundle} · {torch.get_num_threads()} threads")
         print(f"first token (1 variant, prompt {generation.PROMPT!r}): "
               f"{first_token_seconds(bundle, args.rounds) * 1000:.0f} ms")

@@ -12,6 +12,7 @@ import re
 import sys
 from pathlib import Path
 
+from engine.checkpoints.inspect import CheckpointInfo
 from engine.cli_errors import check_output_dir, reports_user_errors
 
 
@@ -27,6 +28,15 @@ def _default_out(name: str) -> Path:
     from engine.front_door import user_models_dir
 
     return user_models_dir() / re.sub(r"[^A-Za-z0-9._-]+", "-", name.strip("/").split("/")[-1]).strip(".-")
+
+
+def importable_checkpoints() -> list[CheckpointInfo]:
+    """The checkpoints in the local Hugging Face caches that `variorum import` takes (for `variorum bundles`)."""
+    from engine.checkpoints.hf_cache import cached_checkpoints
+    from engine.checkpoints.importer import IMPORTED_FAMILIES
+
+    return [info for _, info in cached_checkpoints()
+            if not isinstance(info, str) and info.family in IMPORTED_FAMILIES]
 
 
 def _list() -> int:

@@ -193,7 +193,20 @@ def run_bundles(args: argparse.Namespace, console: Console) -> int:
         console.print(f"{info.name}  [{info.head}]  {info.path}\n    {status}", markup=False, highlight=False)
     console.print(f"{'no bundles found; ' if not bundles else ''}your models folder: {front_door.user_models_dir()} "
                   "(copy a bundle folder there to use it)", markup=False, highlight=False)
+    _print_importable(console)
     return 0 if bundles else 1
+
+
+def _print_importable(console: Console) -> None:
+    """Pretrained checkpoints in the local Hugging Face caches that `variorum import` makes into bundles."""
+    from engine.checkpoints.command import importable_checkpoints
+
+    found = importable_checkpoints()
+    if found:
+        console.print("pretrained checkpoints on this machine (`variorum import NAME` makes a bundle of one):",
+                      markup=False, highlight=False)
+    for info in found:
+        console.print(f"  {info.summary}", markup=False, highlight=False)
 
 
 LOCAL: dict[str, Callable[[argparse.Namespace, Console], int]] = {"generate": run_generate, "bundles": run_bundles}

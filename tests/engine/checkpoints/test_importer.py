@@ -54,6 +54,10 @@ def test_the_import_command_writes_the_bundle_and_lists_the_cache(
     listed = capsys.readouterr().out
     assert "acme/tiny-gpt2: importable, acme/tiny-gpt2 (GPT2LMHeadModel" in listed
     assert "tiny-bart: recognised, not importable yet" in listed
+    main(["bundles"])
+    bundles = capsys.readouterr().out
+    assert "`variorum import NAME` makes a bundle" in bundles and "  acme/tiny-gpt2 (GPT2LMHeadModel" in bundles
+    assert "tiny-bart" not in bundles  # recognised, not importable yet
     assert main(["import", "no-such-model", "--out", str(tmp_path / "c")]) == 2
     assert "variorum import: error: no-such-model: no such folder, and not in the local" in capsys.readouterr().err
 

@@ -26,14 +26,14 @@ from engine.data.corpus import file_sha256
 IMPORTED_FAMILIES = ("gpt2",)  # BART: recognised, imported once its fine-tune on this vocabulary exists
 
 
-def _card(info: CheckpointInfo, parameters: int, tokens: int) -> str:
+def _card(info: CheckpointInfo, parameters: int, tokens: int, hashes: dict[str, str]) -> str:
     return (f"# {info.name}, imported\n\n**What it is.** The pretrained GPT-2 checkpoint `{info.name}` "
             f"({parameters / 1e6:.1f}M parameters), imported as it is: its blocks, its vocabulary "
             f"({info.tokenizer_size:,} tokens, renumbered to {tokens:,} with Variorum's special tokens first) and "
             "a softmax output layer tied to its embedding, as GPT-2's own. It writes what the checkpoint "
             "writes; fine-tune it to add our heads.\n\n"
             f"## Where it came from\n- folder: `{info.path}`\n"
-            + "".join(f"- `{p.name}` sha256 `{file_sha256(p)}`\n" for p in info.weights))
+            + "".join(f"- `{name}` sha256 `{digest}`\n" for name, digest in hashes.items()))
 
 
 def import_checkpoint(name_or_dir: str, out: Path, environ: Mapping[str, str] | None = None) -> Path:
@@ -45,7 +45,8 @@ def import_checkpoint(name_or_dir: str, out: Path, environ: Mapping[str, str] | 
         raise CheckpointError(f"{info.name}: {info.architecture} checkpoints are recognised but not imported yet; "
                               "GPT-2 (GPT2LMHeadModel) checkpoints are")
     model, tokenizer = import_gpt2(info)
+    hashes = {p.name: file_sha256(p) for p in info.weights}  # read once: a checkpoint's weights are hundreds of MB
     provenance = {"imported_from": {"name": info.name, "path": str(info.path), "architecture": info.architecture,
-                                    "weights_sha256": {p.name: file_sha256(p) for p in info.weights}}}
-    save_bundle(out, model, tokenizer, _card(info, model.num_parameters(), tokenizer.vocab_size), provenance)
+                                    "weights_sha256": hashes}}
+    save_bundle(out, model, tokenizer, _card(info, model.num_parameters(), tokenizer.vocab_size, hashes), provenance)
     return out

@@ -84,12 +84,14 @@ def import_vocabulary(info: CheckpointInfo) -> ImportedVocabulary:
                               f"({' or '.join(END_OF_TEXT[info.family])})")
     taken = {EOS: eos_row, PAD: _special_row(vocab, PADDING[info.family])}
     source_rows = [taken.get(token, -1) for token in SPECIAL_TOKENS]
+    used_rows = set(source_rows)  # a set, not the list: the loop below visits every one of ~50k tokens
     new_vocab = {token: i for i, token in enumerate(SPECIAL_TOKENS)}
     for token, row in sorted(vocab.items(), key=lambda item: item[1]):
-        if row in source_rows or token in new_vocab:
+        if row in used_rows or token in new_vocab:
             continue
         new_vocab[token] = len(source_rows)
         source_rows.append(row)
+        used_rows.add(row)
     tokenizer = Tokenizer(models.BPE(vocab=new_vocab, merges=merges))
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tokenizer.decoder = decoders.ByteLevel()

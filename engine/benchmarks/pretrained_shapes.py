@@ -6,7 +6,7 @@ Speed does not depend on the weights, so nothing is downloaded: the script write
 `GPT2LMHeadModel` of GPT-2's own shape (12 × 768, 1,024 positions, 50,257 tokens) with a byte-level
 BPE vocabulary of the same size (its merges are random pairs of earlier pieces, so the table and the
 tokenizer are GPT-2's size, though not its words) into a temporary folder, imports it the way a
-writer's checkpoint is imported (`variorum import`, engine/checkpoints/importer.py), then
+writer's checkpoint is imported (`variorum import`, engine/bundles/imported.py), then
 
 - prints the time to the first token of one variant after the prompt (median of `--rounds` + 2 runs
   after a warm-up; loading excluded), the wait a writer has before text appears;

@@ -6,7 +6,8 @@ model: the (decoder) `ModelConfig`, the family's own sections (PermGen: permgen,
 extras), provenance}, `model.safetensors` (float32,
 float16 or bfloat16; loading copies them into float32 parameters), `tokenizer.json` +
 `token_counts.json`, `card.md`, plus any files the head adds (`bundle_files`: POSG writes
-`pos_vocab.json`, F² `freq_classes.json`).
+`pos_vocab.json`, F² `freq_classes.json`). A bundle built on a writer's pretrained checkpoint names it
+in a `base` section and stores only what changed (engine/bundles/base.py).
 
 Format versions: 1 had no `kind` for language models (PermGen bundles said "permgen"); 2 always
 names it. Both are read as they are, so shipped bundles load unchanged; a newer or unknown version
@@ -32,9 +33,10 @@ from typing import Any, Generic, TypeAlias, TypeVar
 
 import torch
 from safetensors import SafetensorError
-from safetensors.torch import load_file, save_model
+from safetensors.torch import load_file, save_file, save_model
 
 from engine.bundled_model import BundledModel, BundleError
+from engine.bundles.base import BaseReference, LowRank, apply_low_rank, split_low_rank, stored_tensors
 from engine.config import BUNDLE_DTYPES, BUNDLE_FORMAT_VERSION, ConfigError
 from engine.families import ModelBuilder, ModelFamily, family_kinds, model_family
 from engine.files.atomic_writes import atomic_directory
@@ -72,6 +74,16 @@ class ModelBundle(Generic[B]):
 Bundle: TypeAlias = ModelBundle[LanguageModel]  # a loaded language-model bundle (`load_bundle`)
 
 
+@dataclass(frozen=True)
+class OnBase:
+    """A model written as changes to a pretrained checkpoint: the reference, the base model's tensors
+    (its family's `from_checkpoint`) and the low-rank updates of the model's weights (LoRA), if any."""
+
+    reference: BaseReference
+    state: dict[str, torch.Tensor]
+    low_rank: LowRank = field(default_factory=dict)
+
+
 def save_bundle(
     directory: Path,
     model: BundledModel,
@@ -79,8 +91,11 @@ def save_bundle(
     card: str,
     provenance: dict[str, Any] | None = None,
     weights_dtype: str = "float32",
+    on_base: OnBase | None = None,
 ) -> None:
-    """Write a bundle of any family atomically: built in a temporary sibling, then moved into place."""
+    """Write a bundle of any family atomically: built in a temporary sibling, then moved into place.
+
+    With `on_base`, the bundle names its base checkpoint and stores only what differs from it."""
     sections = {"kind": model.kind, **model.bundle_sections()}
     if tokenizer.vocab_size != sections["model"]["vocab_size"]:
         raise BundleError(
@@ -91,8 +106,15 @@ def save_bundle(
     stored = model if weights_dtype == "float32" else copy.deepcopy(model).to(WEIGHT_DTYPES[weights_dtype])
     with atomic_directory(directory) as staging:
         config = {"format_version": BUNDLE_FORMAT_VERSION, **sections, "provenance": provenance or {}}
+        if on_base is None:
+            save_model(stored, str(staging / WEIGHTS_FILE))  # de-duplicates tied weights
+        else:
+            config["base"] = on_base.reference.to_dict()
+            changed = stored_tensors(model, on_base.state, on_base.low_rank)  # compared in the model's float32
+            dtype = WEIGHT_DTYPES[weights_dtype]
+            save_file({k: v.to(dtype) if v.is_floating_point() else v for k, v in changed.items()},
+                      str(staging / WEIGHTS_FILE))
         (staging / CONFIG_FILE).write_text(json.dumps(config, indent=2))
-        save_model(stored, str(staging / WEIGHTS_FILE))  # de-duplicates tied weights
         tokenizer.save(staging)
         (staging / CARD_FILE).write_text(card)
         for name, content in model.head.bundle_files().items():  # head-specific files (POSG: pos_vocab.json)
@@ -167,8 +189,11 @@ def load_bundle_tokenizer(directory: Path) -> VariorumTokenizer:
         raise BundleError(f"bundle {directory}: {error}") from None
 
 
-def build_checked(directory: Path, build: Callable[[], M]) -> M:
+def build_checked(directory: Path, build: Callable[[], M], config: dict[str, Any] | None = None) -> M:
     """Build a model with `build()` after checking the weights file against it; then load the weights.
+
+    A bundle whose `config` names a base checkpoint gets the base's tensors (checked against their
+    sha256) for every weight its file does not store, and its low-rank updates applied.
 
     The model is first built on torch's "meta" device (shapes only, no memory), so a config
     asking for more than its weights file holds fails here, naming the weight, before anything
@@ -179,7 +204,7 @@ def build_checked(directory: Path, build: Callable[[], M]) -> M:
             reference = build()
     except ConfigError as error:
         raise BundleError(f"bundle {directory}: invalid model config ({error})") from None
-    state = _read_weights(directory)
+    state = _with_base(directory, _read_weights(directory), reference, config or {})
     _check_weights(directory, state, reference)
     model = build()
     try:
@@ -209,10 +234,35 @@ def _read_weights(directory: Path) -> dict[str, torch.Tensor]:
         raise BundleError(f"bundle {directory}: {WEIGHTS_FILE} is truncated or corrupt ({error})") from None
 
 
+def _with_base(directory: Path, stored: dict[str, torch.Tensor], reference: torch.nn.Module,
+               config: dict[str, Any]) -> dict[str, torch.Tensor]:
+    """The whole state of a bundle that stores changes to a base checkpoint; `stored` itself otherwise."""
+    base = BaseReference.from_config(directory, config)
+    if base is None:
+        return stored
+    try:
+        dense, updates = split_low_rank(stored)
+    except BundleError as error:
+        raise BundleError(f"bundle {directory}: {error}") from None
+    expected = reference.state_dict()
+    if not updates and set(expected) <= set(dense) | _tied_names(reference, dense):
+        return dense  # every tensor is stored: the base is provenance only
+    base_state = {k: v for k, v in base.state(directory, str(config["kind"])).items() if k in expected}
+    try:
+        return {**apply_low_rank(base_state, updates), **dense}
+    except BundleError as error:
+        raise BundleError(f"bundle {directory}: {error}") from None
+
+
+def _tied_names(reference: torch.nn.Module, state: dict[str, torch.Tensor]) -> set[str]:
+    """Names of `reference`'s parameters tied to one that `state` holds (saved once, under one name)."""
+    params = dict(reference.named_parameters(remove_duplicate=False))
+    return {k for k in params if any(params[k] is params[o] for o in state if o in params)}
+
+
 def _check_weights(directory: Path, state: dict[str, torch.Tensor], reference: torch.nn.Module) -> None:
     expected = reference.state_dict()
-    params = dict(reference.named_parameters(remove_duplicate=False))
-    tied = {k for k in expected if k in params and any(params[k] is params[o] for o in state if o in params)}
+    tied = _tied_names(reference, state)
     missing = [k for k in expected if k not in state and k not in tied]
     unexpected = sorted(set(state) - set(expected))
     if missing or unexpected:
@@ -287,7 +337,7 @@ def load_model_bundle(
             f"bundle {directory}: tokenizer has {tokenizer.vocab_size} tokens but the model was "
             f"built for {vocab_size}; the tokenizer does not belong to this model"
         )
-    model = build_checked(directory, build)
+    model = build_checked(directory, build, config)
     model.to(device).eval()
     return ModelBundle(directory, model, tokenizer, read_bundle_card(directory), config.get("provenance", {}))
 
@@ -317,6 +367,7 @@ __all__ = [  # BundleError is defined with BundledModel (engine/bundled_model.py
     "Bundle",
     "BundleError",
     "ModelBundle",
+    "OnBase",
     "build_checked",
     "bundle_family",
     "bundle_kind",

@@ -36,7 +36,7 @@ FORWARDED: dict[str, tuple[str, str]] = {
     "eval": ("engine.evaluation.run", "evaluate bundles on a split: the papers' tables and plots"),
     "export-onnx": ("engine.onnx.export", "write a bundle's decoder (and encoder) as ONNX for --runtime onnx"),
     "bundle-words": ("engine.bundles.words", "write a bundle's training words (words.txt) for real words only"),
-    "import": ("engine.checkpoints.command", "a pretrained GPT-2 checkpoint on this machine as a bundle (offline)"),
+    "import": ("engine.cli.import_command", "a pretrained GPT-2 checkpoint on this machine as a bundle (offline)"),
 }
 
 
@@ -199,7 +199,7 @@ def run_bundles(args: argparse.Namespace, console: Console) -> int:
 
 def _print_importable(console: Console) -> None:
     """Pretrained checkpoints in the local Hugging Face caches that `variorum import` makes into bundles."""
-    from engine.checkpoints.command import importable_checkpoints
+    from engine.bundles.imported import importable_checkpoints
 
     found = importable_checkpoints()
     if found:

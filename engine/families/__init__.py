@@ -6,7 +6,14 @@ docs/architecture.md ("Model families") says what a new family supplies and how 
 """
 
 from engine.families.base import HeldOutOnnx, ModelBuilder, ModelFamily, OnnxGraph, OnnxGraphs
-from engine.families.registry import FAMILIES, UnknownFamilyError, family_kinds, model_families, model_family
+from engine.families.registry import (
+    FAMILIES,
+    UnknownFamilyError,
+    family_for_architecture,
+    family_kinds,
+    model_families,
+    model_family,
+)
 
 __all__ = [
     "FAMILIES",
@@ -16,6 +23,7 @@ __all__ = [
     "OnnxGraph",
     "OnnxGraphs",
     "UnknownFamilyError",
+    "family_for_architecture",
     "family_kinds",
     "model_families",
     "model_family",

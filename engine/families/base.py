@@ -6,8 +6,9 @@ the CLI load it for a device and a runtime (`load`), `variorum build-recipe` tra
 `train`), `variorum perplexity` measures it
 (`held_out_perplexity`), `variorum export-onnx` exports it (`onnx_graphs`) and checks its int8
 decoder (`onnx_perplexity`), the real-words control reads its training words (`training_words`),
-and the bundle pickers ask what it writes (`tasks`). engine/families/registry.py finds a family by
-kind.
+the bundle pickers ask what it writes (`tasks`), and `variorum import` builds it from the pretrained
+checkpoints whose architectures it runs (`checkpoint_architectures`, `from_checkpoint`).
+engine/families/registry.py finds a family by kind.
 
 The protocol names only types of the layers below the bundle reader: the bundle reader and the ONNX
 exporter ask the registry, so neither they nor anything built on them can appear here. A family
@@ -27,7 +28,9 @@ from torch import nn
 from engine.bundled_model import BundledModel
 
 if TYPE_CHECKING:  # at run time the bundle reader imports this module without the decoding stack
+    from engine.checkpoints.inspect import CheckpointInfo
     from engine.loaded_model import LoadedModel
+    from engine.tokenizer import VariorumTokenizer
 
 ModelBuilder = tuple[int, Callable[[], BundledModel]]  # the vocabulary size a config implies, and the model's builder
 Dimensions = dict[str, list[str | int]]  # tensor name → its dimensions; a name (str) makes one dynamic
@@ -120,4 +123,15 @@ class ModelFamily(Protocol):
 
     def onnx_perplexity(self, directory: Path, files: list[Path]) -> HeldOutOnnx:
         """The held-out measure on `files` by which the int8 check compares the fp32 and int8 decoders."""
+
+    @property
+    def checkpoint_architectures(self) -> tuple[str, ...]:
+        """The `architectures` of a pretrained checkpoint's config.json that `from_checkpoint` builds
+        (engine/checkpoints/inspect.py); empty when the family imports none."""
+
+    def from_checkpoint(self, info: CheckpointInfo) -> tuple[BundledModel, VariorumTokenizer]:
+        """The checked checkpoint `info` as an untrained-head model of this family over the checkpoint's
+        renumbered vocabulary (engine/checkpoints/vocabulary.py), and that tokenizer; the same
+        checkpoint always gives the same weights (a bundle that stores only what changed rebuilds its
+        base with it). `CheckpointError` naming what it cannot run."""
 

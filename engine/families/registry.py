@@ -56,3 +56,8 @@ def model_family(kind: object) -> ModelFamily:
 def model_families() -> list[ModelFamily]:
     """Every registered family (each module imported)."""
     return [model_family(kind) for kind in FAMILIES]
+
+
+def family_for_architecture(architecture: str) -> ModelFamily | None:
+    """The family that imports pretrained checkpoints of `architecture` (its `checkpoint_architectures`), if any."""
+    return next((family for family in model_families() if architecture in family.checkpoint_architectures), None)

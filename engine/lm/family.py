@@ -17,7 +17,10 @@ from engine.controls import LM_TASKS
 from engine.families import HeldOutOnnx, ModelBuilder, ModelFamily, OnnxGraphs
 
 if TYPE_CHECKING:
+    from engine.checkpoints.inspect import CheckpointInfo
     from engine.loaded_model import LoadedModel
+    from engine.model import LanguageModel
+    from engine.tokenizer import VariorumTokenizer
 
 
 class LanguageModelFamily:
@@ -27,6 +30,7 @@ class LanguageModelFamily:
     name = "language model"
     config_sections = ("model",)
     trainer = "train"
+    checkpoint_architectures = ("GPT2LMHeadModel",)
 
     def tasks(self, config: Mapping[str, Any]) -> tuple[str, ...]:
         return LM_TASKS
@@ -84,6 +88,11 @@ class LanguageModelFamily:
                                                                                      config.n_embd))[1]
 
         return HeldOutOnnx(perplexity, documents, int(blocks[:, 1:].numel()))
+
+    def from_checkpoint(self, info: CheckpointInfo) -> tuple[LanguageModel, VariorumTokenizer]:
+        from engine.checkpoints.gpt2_import import import_gpt2
+
+        return import_gpt2(info)
 
 
 FAMILY: ModelFamily = LanguageModelFamily()

@@ -15,10 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from engine.bundled_model import BundledModel
 from engine.families import HeldOutOnnx, ModelBuilder, ModelFamily, OnnxGraphs
 
 if TYPE_CHECKING:
+    from engine.checkpoints.inspect import CheckpointInfo
     from engine.loaded_model import LoadedModel
+    from engine.tokenizer import VariorumTokenizer
 
 
 class PermGenFamily:
@@ -28,6 +31,7 @@ class PermGenFamily:
     name = "PermGen"
     config_sections = ("model", "permgen")
     trainer = "train-permgen"
+    checkpoint_architectures: tuple[str, ...] = ()  # BART: once its fine-tune on the renumbered vocabulary exists
 
     def tasks(self, config: Mapping[str, Any]) -> tuple[str, ...]:
         return (str(config.get("permgen", {}).get("task", "story")),)
@@ -92,6 +96,11 @@ class PermGenFamily:
 
         tokens = sum(len(mark_target(e.sentences, range(1, len(e.sentences) + 1))) for e in data)  # 1-based orders
         return HeldOutOnnx(perplexity, len(data), tokens)
+
+    def from_checkpoint(self, info: CheckpointInfo) -> tuple[BundledModel, VariorumTokenizer]:
+        from engine.checkpoints.inspect import CheckpointError
+
+        raise CheckpointError(f"{info.name}: {info.architecture} checkpoints are not imported yet")
 
 
 FAMILY: ModelFamily = PermGenFamily()

@@ -86,6 +86,7 @@ class FakeFamily(LanguageModelFamily):
     name = "fake model"
     config_sections = ("model", "fake")
     trainer = "train-fake"
+    checkpoint_architectures = ()  # imports no pretrained checkpoint
 
     def tasks(self, config: Mapping[str, Any]) -> tuple[str, ...]:
         return (str(config["fake"]["writes"]),)

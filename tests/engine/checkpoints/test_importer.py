@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.checkpoints.importer import import_checkpoint
+from engine.bundles.imported import import_checkpoint
 from engine.checkpoints.inspect import CheckpointError
 from engine.data.corpus import file_sha256
 from engine.front_door import DecodeConfig, Engine, GenerationRequest

@@ -12,7 +12,6 @@ import re
 import sys
 from pathlib import Path
 
-from engine.checkpoints.inspect import CheckpointInfo
 from engine.cli_errors import check_output_dir, reports_user_errors
 
 
@@ -30,18 +29,9 @@ def _default_out(name: str) -> Path:
     return user_models_dir() / re.sub(r"[^A-Za-z0-9._-]+", "-", name.strip("/").split("/")[-1]).strip(".-")
 
 
-def importable_checkpoints() -> list[CheckpointInfo]:
-    """The checkpoints in the local Hugging Face caches that `variorum import` takes (for `variorum bundles`)."""
-    from engine.checkpoints.hf_cache import cached_checkpoints
-    from engine.checkpoints.importer import IMPORTED_FAMILIES
-
-    return [info for _, info in cached_checkpoints()
-            if not isinstance(info, str) and info.family in IMPORTED_FAMILIES]
-
-
 def _list() -> int:
+    from engine.bundles.imported import is_importable
     from engine.checkpoints.hf_cache import cache_roots, cached_checkpoints
-    from engine.checkpoints.importer import IMPORTED_FAMILIES
 
     found = cached_checkpoints()
     if not found:
@@ -49,10 +39,10 @@ def _list() -> int:
     for name, info in found:
         if isinstance(info, str):
             print(f"{name}: not importable: {info}")
-        elif info.family in IMPORTED_FAMILIES:
+        elif is_importable(info):
             print(f"{name}: importable, {info.summary}")
         else:
-            print(f"{name}: recognised, not importable yet (only GPT-2 is so far): {info.summary}")
+            print(f"{name}: recognised, not importable yet: {info.summary}")
     return 0
 
 
@@ -64,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
         return _list()
     if not args.checkpoint:
         parser.error("name a checkpoint folder or a cached model (or --list)")
-    from engine.checkpoints.importer import import_checkpoint
+    from engine.bundles.imported import import_checkpoint
 
     out = args.out or _default_out(args.checkpoint)
     check_output_dir("--out", out.parent)

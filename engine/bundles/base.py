@@ -1,0 +1,140 @@
+"""Bundles built on a pretrained checkpoint: they store only what changed, and name their base.
+
+A bundle made from a writer's checkpoint (`variorum import`, or a fine-tune of such a bundle) has a
+`base` section in its config.json: the checkpoint's folder, its architecture and the sha256 of each
+of its weights files. Its `model.safetensors` holds only
+
+- the tensors that differ from the base model (a new head, fine-tuned blocks), stored in full;
+- low-rank updates (LoRA): a weight W gets W + U V, with U [rows, r] and V [r, cols] in W's own
+  layout, stored as `low_rank.up.<name>` and `low_rank.down.<name>`.
+
+Loading rebuilds the base model with the family's `from_checkpoint` (the import: the checkpoint's
+weights under the renumbered vocabulary; the same files always give the same tensors), applies the
+low-rank updates, then the stored tensors. Before that it checks the base: the folder must still be
+there and every weights file must have the recorded sha256, or one `BundleError` says which file is
+missing or has changed, and that importing the checkpoint again (or putting the files back) fixes it.
+
+Writing is the reverse (`stored_tensors`): the base with the updates applied is compared tensor by
+tensor with the model, and what is not bit-identical is stored. A bundle whose every tensor changed
+(a fine-tune of all weights) stores them all and needs its base no longer; it keeps the section as
+provenance but loading does not read the checkpoint.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from engine.bundled_model import BundleError
+from engine.checkpoints.inspect import CheckpointError, CheckpointInfo, inspect_checkpoint
+from engine.data.corpus import file_sha256
+from engine.families import model_family
+
+UP, DOWN = "low_rank.up.", "low_rank.down."
+LowRank = dict[str, tuple[torch.Tensor, torch.Tensor]]  # weight name → (U [rows, r], V [r, cols])
+
+
+@dataclass(frozen=True)
+class BaseReference:
+    """The checkpoint a bundle is built on: its folder, name, architecture and weights' sha256."""
+
+    checkpoint: str
+    name: str
+    architecture: str
+    weights_sha256: dict[str, str]
+
+    @classmethod
+    def of(cls, info: CheckpointInfo) -> BaseReference:
+        """The reference to `info`, hashing each weights file once (hundreds of MB for GPT-2)."""
+        hashes = {path.name: file_sha256(path) for path in info.weights}
+        return cls(str(info.path), info.name, info.architecture, hashes)
+
+    @classmethod
+    def from_config(cls, directory: Path, config: Mapping[str, Any]) -> BaseReference | None:
+        """The `base` section of a bundle's config.json, checked; None when there is none."""
+        section = config.get("base")
+        if section is None:
+            return None
+        fields = ("checkpoint", "name", "architecture")
+        hashes = section.get("weights_sha256") if isinstance(section, dict) else None
+        if (not isinstance(section, dict) or not all(isinstance(section.get(f), str) for f in fields)
+                or not isinstance(hashes, dict) or not all(isinstance(v, str) for v in hashes.values())):
+            raise BundleError(f"bundle {directory}: 'base' in config.json must name the checkpoint, its name, "
+                              "architecture and weights_sha256")
+        return cls(section["checkpoint"], section["name"], section["architecture"], dict(hashes))
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def checked_info(self, directory: Path) -> CheckpointInfo:
+        """The checkpoint, after checking its files are the ones the bundle was made from."""
+        redo = f"import {self.name} again, or put its files back"
+        try:
+            info = inspect_checkpoint(Path(self.checkpoint), self.name)
+        except CheckpointError as error:
+            raise BundleError(f"bundle {directory} is built on the checkpoint {self.name} at {self.checkpoint}, "
+                              f"which cannot be read now ({error}); {redo}") from None
+        found = {path.name: path for path in info.weights}
+        for file, digest in self.weights_sha256.items():
+            if file not in found:
+                raise BundleError(f"bundle {directory}: its base checkpoint {self.checkpoint} has no {file} now; "
+                                  f"{redo}")
+            if file_sha256(found[file]) != digest:
+                raise BundleError(f"bundle {directory}: {file} of its base checkpoint {self.checkpoint} has changed "
+                                  f"since the bundle was made (sha256 differs); {redo}")
+        return info
+
+    def state(self, directory: Path, kind: str) -> dict[str, torch.Tensor]:
+        """The base model's tensors (checked checkpoint → the family's import), by our parameter names."""
+        model, _ = model_family(kind).from_checkpoint(self.checked_info(directory))
+        return model.state_dict()
+
+
+def split_low_rank(stored: Mapping[str, torch.Tensor]) -> tuple[dict[str, torch.Tensor], LowRank]:
+    """A weights file's dense tensors and its low-rank updates (`BundleError` for a half pair)."""
+    dense = {k: v for k, v in stored.items() if not k.startswith((UP, DOWN))}
+    ups = {k[len(UP):]: v for k, v in stored.items() if k.startswith(UP)}
+    downs = {k[len(DOWN):]: v for k, v in stored.items() if k.startswith(DOWN)}
+    if set(ups) != set(downs):
+        raise BundleError(f"low-rank updates without their other half: {sorted(set(ups) ^ set(downs))[:3]}")
+    return dense, {name: (ups[name], downs[name]) for name in ups}
+
+
+def apply_low_rank(state: dict[str, torch.Tensor], updates: LowRank) -> dict[str, torch.Tensor]:
+    """`state` with W + U V for each update (a new dict; `state`'s tensors are not modified)."""
+    result = dict(state)
+    for name, (up, down) in updates.items():
+        weight = state.get(name)
+        if weight is None or up.dim() != 2 or down.dim() != 2 or (up.shape[0], down.shape[1]) != weight.shape \
+                or up.shape[1] != down.shape[0]:
+            raise BundleError(f"low-rank update of {name} does not fit the weight it updates")
+        result[name] = weight + (up.float() @ down.float()).to(weight.dtype)  # [rows, r] @ [r, cols]
+    return result
+
+
+def unique_tensors(model: torch.nn.Module) -> dict[str, torch.Tensor]:
+    """The model's state, each shared (tied) tensor once under its first name, as `save_model` stores it."""
+    seen: set[int] = set()
+    unique = {}
+    for name, tensor in model.state_dict().items():
+        if tensor.data_ptr() in seen and tensor.numel():
+            continue
+        seen.add(tensor.data_ptr())
+        unique[name] = tensor
+    return unique
+
+
+def stored_tensors(model: torch.nn.Module, base_state: Mapping[str, torch.Tensor],
+                   updates: LowRank | None = None) -> dict[str, torch.Tensor]:
+    """What a bundle on `base_state` stores for `model`: the low-rank `updates` and every tensor that
+    differs from the base with those updates applied."""
+    updated = apply_low_rank(dict(base_state), updates or {})
+    stored = {name: tensor.contiguous() for name, tensor in unique_tensors(model).items()
+              if name not in updated or updated[name].shape != tensor.shape or not torch.equal(updated[name], tensor)}
+    for name, (up, down) in (updates or {}).items():
+        stored[UP + name], stored[DOWN + name] = up.contiguous(), down.contiguous()
+    return stored

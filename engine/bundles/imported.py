@@ -1,0 +1,58 @@
+"""A writer's pretrained checkpoint written as a Variorum bundle, offline.
+
+`import_checkpoint("gpt2", out)` finds the checkpoint (a folder, or a name in the local Hugging Face
+cache: engine/checkpoints/hf_cache.py), checks it, asks the family that runs its architecture
+(engine/families: `checkpoint_architectures`) to build the model over the renumbered vocabulary, and
+writes a bundle on that checkpoint (engine/bundles/base.py): config, tokenizer and card, the
+checkpoint's folder and the sha256 of each weights file, and only the tensors the import adds (none
+for GPT-2). Loading rebuilds the model from the checkpoint after checking those hashes, so an import
+takes seconds and a few kilobytes however large the checkpoint is.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from engine.bundles.base import BaseReference
+from engine.bundles.bundle import OnBase, save_bundle
+from engine.checkpoints.hf_cache import cached_checkpoints, find_checkpoint
+from engine.checkpoints.inspect import CheckpointError, CheckpointInfo
+from engine.families import family_for_architecture
+
+
+def _card(info: CheckpointInfo, parameters: int, tokens: int, reference: BaseReference) -> str:
+    return (f"# {info.name}, imported\n\n**What it is.** The pretrained {info.architecture} checkpoint "
+            f"`{info.name}` ({parameters / 1e6:.1f}M parameters), imported as it is: its weights, its vocabulary "
+            f"({info.tokenizer_size:,} tokens, renumbered to {tokens:,} with Variorum's special tokens first) and "
+            "its own output layer. Fine-tune it (`variorum train --init-from THIS-FOLDER`) to add our heads.\n\n"
+            f"## Where it came from\nThis bundle stores no weights of its own: it reads them from the checkpoint "
+            f"folder `{info.path}` and checks them against these hashes each time it loads.\n"
+            + "".join(f"- `{name}` sha256 `{digest}`\n" for name, digest in reference.weights_sha256.items()))
+
+
+def is_importable(info: CheckpointInfo) -> bool:
+    """True when a registered family runs `info`'s architecture."""
+    return family_for_architecture(info.architecture) is not None
+
+
+def importable_checkpoints(environ: Mapping[str, str] | None = None) -> list[CheckpointInfo]:
+    """The checkpoints in the local Hugging Face caches that `import_checkpoint` takes."""
+    return [info for _, info in cached_checkpoints(environ) if not isinstance(info, str) and is_importable(info)]
+
+
+def import_checkpoint(name_or_dir: str, out: Path, environ: Mapping[str, str] | None = None) -> Path:
+    """Write the checkpoint `name_or_dir` as a bundle at `out` (which must not exist yet); returns `out`."""
+    if out.exists():
+        raise CheckpointError(f"{out} already exists; pick a new folder for the bundle")
+    info = find_checkpoint(name_or_dir, os.environ if environ is None else environ)
+    family = family_for_architecture(info.architecture)
+    if family is None:
+        raise CheckpointError(f"{info.name}: {info.architecture} checkpoints are recognised but not imported yet")
+    model, tokenizer = family.from_checkpoint(info)
+    reference = BaseReference.of(info)
+    provenance = {"imported_from": reference.to_dict()}
+    card = _card(info, model.num_parameters(), tokenizer.vocab_size, reference)
+    save_bundle(out, model, tokenizer, card, provenance, on_base=OnBase(reference, model.state_dict()))
+    return out

@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 
 from torch import nn
 
+from engine.config import ConfigError
 from engine.heads.base import OutputHead
 
 
@@ -33,6 +34,12 @@ class BundledModel(nn.Module, ABC):
     def bundle_sections(self) -> dict[str, Any]:
         """The family's sections of config.json: "model", the (decoder) `ModelConfig` every bundle has
         (bundle pickers read its head), and any of the family's own (PermGen: "permgen")."""
+
+    def block_stack(self) -> tuple[list[nn.Module], list[nn.Module]]:
+        """The stack of blocks nearest the output, input side first, and the modules between its last block
+        and the head (a final layer norm): what a fine-tune of the last blocks or LoRA trains
+        (engine/training/trainable.py)."""
+        raise ConfigError(f"{type(self).__name__} does not name its blocks; train all of it (trainable all)")
 
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())  # tied weights are counted once

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import types
 import typing
 from dataclasses import dataclass, field
@@ -27,6 +28,9 @@ PRECISIONS = ("auto", "float32", "bf16")
 # Upper bound on TrainConfig.lr: an AdamW update moves each weight by about lr, so lr > 10 only
 # destroys a model (and near 1e38 overflows float32 inside the optimizer).
 MAX_LEARNING_RATE = 10.0
+
+# What a fine-tune may train (engine/training/trainable.py).
+TRAINABLE_PATTERN = r"all|head|lora|last-[1-9][0-9]*"
 
 # How the F² head's frequency classes are made (engine/heads/frequency_classes.py).
 F2_CLASS_METHODS = ("mefmax", "fixed-eq-token", "fixed-eq-freq")
@@ -200,6 +204,12 @@ class TrainConfig:
     early_stop_patience: int = 0  # stop after this many validations without a lower loss; 0 = never
     bundle_dtype: str = "float32"  # how the bundle stores float weights: float32, float16 or bfloat16
     init_from: str = ""  # a bundle folder to fine-tune: its weights and tokenizer (engine/training/start_weights.py)
+    # What a fine-tune trains (engine/training/trainable.py): "all", "head", "last-N" (the last N blocks
+    # and the head) or "lora" (low-rank adapters of rank lora_rank on every block's projections, and the head)
+    trainable: str = "all"
+    seq_len: int = 0  # tokens per training sequence of a language model; 0 = its block_size (all positions)
+    lora_rank: int = 8
+    lora_alpha: int = 16  # the adapters' update is scaled by lora_alpha / lora_rank (LoRA's α)
 
     def __post_init__(self) -> None:
         check_field_types(self)
@@ -223,6 +233,12 @@ class TrainConfig:
             raise ConfigError(f"precision must be one of {list(PRECISIONS)}, got {self.precision!r}")
         if self.bundle_dtype not in BUNDLE_DTYPES:
             raise ConfigError(f"bundle_dtype must be one of {list(BUNDLE_DTYPES)}, got {self.bundle_dtype!r}")
+        if not re.fullmatch(TRAINABLE_PATTERN, self.trainable):
+            raise ConfigError(f"trainable must be all, head, lora or last-N (N >= 1 blocks), got {self.trainable!r}")
+        if self.seq_len < 0:
+            raise ConfigError(f"seq_len must be >= 0 (0 = the model's block_size), got {self.seq_len}")
+        if self.lora_rank < 1 or self.lora_alpha <= 0:
+            raise ConfigError(f"need lora_rank >= 1 and lora_alpha > 0, got {self.lora_rank} and {self.lora_alpha}")
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

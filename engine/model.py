@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import torch
+from torch import nn
 from transformers.cache_utils import Cache
 
 from engine.backbones import GPT2Backbone
@@ -34,6 +35,10 @@ class LanguageModel(BundledModel):
 
     def bundle_sections(self) -> dict[str, Any]:
         return {"model": self.config.to_dict()}
+
+    def block_stack(self) -> tuple[list[nn.Module], list[nn.Module]]:
+        transformer = self.backbone.transformer
+        return list(transformer.h), [transformer.ln_f]
 
     def hidden_states(
         self,

@@ -23,7 +23,7 @@ import torch
 import torch.distributed as dist
 
 from engine.backbones import load_hf_gpt2_backbone
-from engine.bundles.bundle import load_bundle
+from engine.bundles.bundle import Bundle, OnBase, load_bundle
 from engine.cli_args import add_dataclass_flags, dataclass_from_flags
 from engine.config import ConfigError, ModelConfig, TrainConfig, config_from_dict
 from engine.data.blocks import BatchOrder, make_blocks
@@ -38,7 +38,14 @@ from engine.tokenizer import VariorumTokenizer, saved_tokenizer
 from engine.torch_modes import eval_mode
 from engine.training.card import render_card
 from engine.training.loop import MicroBatch, TrainingLoop, add_run_flags, read_config_file
-from engine.training.start_weights import copy_start_weights, start_tokenizer_dir
+from engine.training.start_weights import (
+    copy_start_weights,
+    ensure_counts,
+    start_base,
+    start_model_settings,
+    start_tokenizer_dir,
+)
+from engine.training.trainable import LowRank, merge_lora, select_trainable
 
 
 class Trainer(TrainingLoop[LanguageModel]):
@@ -64,33 +71,53 @@ class Trainer(TrainingLoop[LanguageModel]):
         if start is not None and init_from_hf is not None:
             raise ConfigError("start from a bundle (init_from) or from a Hugging Face checkpoint (--init-from-hf), "
                               "not both")
+        if config.trainable != "all" and start is None and init_from_hf is None:
+            raise ConfigError(f"trainable {config.trainable} fine-tunes a pretrained start: give --init-from BUNDLE")
         self.tokenizer = self._tokenizer(start_tokenizer_dir(config.init_from, tokenizer_dir), model_config.vocab_size)
+        ensure_counts(self.tokenizer, self.train_docs)  # an imported checkpoint's tokenizer has none
         model_config.vocab_size = self.tokenizer.vocab_size
         model_config, head_state = fit_head(model_config, self.tokenizer)  # F²: classes from the token counts
         self.pos = self._pos_data(model_config)  # POSG: tagged training text, else None
         torch.manual_seed(config.seed)  # identical initial weights on every rank
-        backbone = load_hf_gpt2_backbone(init_from_hf) if init_from_hf else None
-        if backbone is not None and backbone.config.vocab_size != model_config.vocab_size:
-            raise ConfigError(
-                f"{init_from_hf} has a {backbone.config.vocab_size}-token vocabulary, "
-                f"the tokenizer has {model_config.vocab_size}"
-            )
-        self._set_model(LanguageModel(backbone.config if backbone else model_config, backbone))
-        load_fitted_head(self.model.head, head_state)
-        if start is not None:
-            copy_start_weights(self.model, start.model, config.init_from)
-        if self.pos is not None:
-            self.pos.install(self.model.head)  # V_ρ from the training split
+        model = self._start_model(model_config, head_state, start, init_from_hf)
+        self.trainable = select_trainable(model, config)  # frozen weights get no optimizer state
+        self.low_rank: LowRank = {}  # LoRA's updates, once merged at the end
+        self._set_model(model)
         self.model_config = self.model.config
         self.train_blocks, self.valid_blocks = self._blocks()
         if self.device.type == "cuda":  # the whole token stream lives on the GPU: no copy per step
             self.train_blocks = self.train_blocks.to(self.device)
         self.order = BatchOrder(len(self.train_blocks), config.batch_size, config.seed)
         # POSG: the observed tag of every position, laid out exactly like train_blocks
-        self.train_groups = self.pos.blocks(self.model_config.block_size) if self.pos is not None else None
+        self.train_groups = self.pos.blocks(self.sequence_tokens) if self.pos is not None else None
         steps_per_epoch = -(-len(self.train_blocks) // config.batch_size)
         self.objective = build_objective(config, ObjectiveContext(
-            self.model_config.vocab_size, steps_per_epoch, self.model_config.block_size, self.device))
+            self.model_config.vocab_size, steps_per_epoch, self.sequence_tokens, self.device))
+
+    def _start_model(self, model_config: ModelConfig, head_state: dict[str, torch.Tensor], start: Bundle | None,
+                     init_from_hf: Path | None) -> LanguageModel:
+        """The untrained model of `model_config`, or started from a bundle or a GPT-2 checkpoint folder."""
+        backbone = load_hf_gpt2_backbone(init_from_hf) if init_from_hf else None
+        if backbone is not None and backbone.config.vocab_size != model_config.vocab_size:
+            raise ConfigError(
+                f"{init_from_hf} has a {backbone.config.vocab_size}-token vocabulary, "
+                f"the tokenizer has {model_config.vocab_size}"
+            )
+        model = LanguageModel(backbone.config if backbone else model_config, backbone)
+        load_fitted_head(model.head, head_state)
+        if start is not None:
+            copy_start_weights(model, start.model, self.config.init_from)
+        if self.pos is not None:
+            self.pos.install(model.head)  # V_ρ from the training split
+        return model
+
+    @property
+    def sequence_tokens(self) -> int:
+        """Tokens per training sequence: `seq_len`, or the model's whole context."""
+        block = self.model_config.block_size
+        if self.config.seq_len > block:
+            raise ConfigError(f"seq_len {self.config.seq_len} is longer than the model's {block} positions")
+        return self.config.seq_len or block
 
     # ----- setup -------------------------------------------------------------------------
     def _documents(self) -> tuple[list[str], list[str]]:
@@ -137,7 +164,7 @@ class Trainer(TrainingLoop[LanguageModel]):
 
     def _blocks(self) -> tuple[torch.Tensor, torch.Tensor]:
         train, valid = self.train_docs, self.valid_docs
-        block = self.model.config.block_size
+        block = self.sequence_tokens
         eos = self.tokenizer.eos_id
         train_blocks = make_blocks(self.tokenizer.encode_batch(train), eos, block)
         valid_blocks = make_blocks(self.tokenizer.encode_batch(valid), eos, block) if valid else train_blocks[:0]
@@ -188,6 +215,13 @@ class Trainer(TrainingLoop[LanguageModel]):
     def after_resume(self, step: int) -> None:
         self.objective.restore(step, self._step_targets)  # e.g. AGG's token memory replays earlier targets
 
+    def finish_training(self) -> None:
+        if self.trainable.lora_targets:  # a plain model from here on: decoding, ONNX and the bundle need no peft
+            self.low_rank = merge_lora(self.model, self.trainable)
+
+    def bundle_base(self) -> OnBase | None:
+        return start_base(self.config.init_from, self.model.kind, self.low_rank)
+
     def final_summary(self, summary: dict[str, Any]) -> None:
         if len(self.valid_blocks):  # final number on the whole held-out set, as `variorum perplexity`
             summary["valid_loss"], summary["valid_ppl"] = block_perplexity(self.model, self.valid_blocks)
@@ -195,7 +229,9 @@ class Trainer(TrainingLoop[LanguageModel]):
     def provenance(self, summary: dict[str, Any]) -> dict[str, Any]:
         files = [{"path": p, "sha256": file_sha256(Path(p))} for p in self.config.train_files]
         provenance: dict[str, Any] = {
-            "data": files, "documents": {"train": len(self.train_docs), "valid": len(self.valid_docs)}}
+            "data": files, "documents": {"train": len(self.train_docs), "valid": len(self.valid_docs)},
+            "trainable": {"setting": self.trainable.setting, "parameters": self.trainable.trained,
+                          "of": self.trainable.total}}
         if self.pos is not None:  # POSG: which tagger made V_ρ
             provenance["pos_tagger"] = self.pos.tagger
         return provenance
@@ -222,8 +258,9 @@ def main(argv: list[str] | None = None) -> int:
     command = "variorum train " + " ".join(sys.argv[1:] if argv is None else argv)
     try:
         base = read_config_file(args.config) if args.config else {}
-        model_config = dataclass_from_flags(ModelConfig, args, config_from_dict(ModelConfig, base.get("model", {})))
         train_config = dataclass_from_flags(TrainConfig, args, config_from_dict(TrainConfig, base.get("train", {})))
+        settings = {**start_model_settings(train_config.init_from), **base.get("model", {})}  # a start's by default
+        model_config = dataclass_from_flags(ModelConfig, args, config_from_dict(ModelConfig, settings))
         trainer = Trainer(model_config, train_config, args.tokenizer, args.init_from_hf, command, not args.no_progress)
         summary = trainer.run(resume=args.resume, chunk_steps=args.chunk_steps, allow_fresh=args.allow_fresh_start)
     except (OSError, ValueError, TaggerUnavailableError) as error:

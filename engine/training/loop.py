@@ -34,7 +34,7 @@ from torch.nn.parallel import DistributedDataParallel
 from tqdm import tqdm
 
 from engine.bundled_model import BundledModel
-from engine.bundles.bundle import save_bundle
+from engine.bundles.bundle import OnBase, save_bundle
 from engine.bundles.words import training_words
 from engine.config import ConfigError, TrainConfig
 from engine.devices import resolve_device
@@ -221,6 +221,13 @@ class TrainingLoop(abc.ABC, Generic[M]):
     def after_resume(self, step: int) -> None:
         """Called once the checkpoint of `step` is loaded (restore state the weights do not hold)."""
 
+    def finish_training(self) -> None:
+        """After the last step, before the final numbers and the bundle (LoRA: merge the adapters)."""
+
+    def bundle_base(self) -> OnBase | None:
+        """The pretrained checkpoint the bundle is written on (it then stores only what changed), if any."""
+        return None
+
     def final_summary(self, summary: dict[str, Any]) -> None:
         """Add the final numbers (e.g. on the whole held-out set) before the bundle is written."""
 
@@ -360,6 +367,7 @@ class TrainingLoop(abc.ABC, Generic[M]):
             summary["stopped_early"] = True
         elif end < config.max_steps:
             return summary
+        self.finish_training()
         self.final_summary(summary)
         if self.rank == 0:
             self._export(summary)
@@ -371,7 +379,7 @@ class TrainingLoop(abc.ABC, Generic[M]):
         provenance = {"train": self.train_config.to_dict(), **self.provenance(summary), "summary": summary,
                       "command": self.command}
         save_bundle(self.out / "bundle", self.model, self.tokenizer, self.render_card(provenance),
-                    provenance, self.train_config.bundle_dtype)
+                    provenance, self.train_config.bundle_dtype, self.bundle_base())
         words = training_words(self.out / "bundle")  # the real-words control's training words (words.txt)
         if words is not None:
             write_bundle_words(self.out / "bundle", words)

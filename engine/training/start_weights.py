@@ -1,22 +1,35 @@
 """Fine-tuning: a training run that starts from a bundle's weights and tokenizer (`init_from`).
 
 `"init_from": "resources/models/permgen-abstract"` in a config's `train` section (or `--init-from
-DIR`) starts the run from that bundle instead of random weights: the model is built from the run's
-own config as usual, then every tensor is copied from the bundle's model, so the run's config must
-give the bundle's sizes (layers, width, heads, positions, head kind). A size that differs is one
-error naming the tensor and both shapes, before any step. The bundle's tokenizer is the run's
-tokenizer (its ids are what the embeddings were trained on), so `--tokenizer` cannot be given too.
-What the run changes is only its data, task and schedule: e.g. a paraphrase model fine-tuned from
-the shipped abstract model, which already writes fluent cased English.
+DIR`) starts the run from that bundle instead of random weights. The run's model settings default
+to the bundle's (`start_model_settings`): a writer fine-tuning an imported GPT-2 names only what
+changes, e.g. `--head f2 --termination nmst`. The model is built from the run's config, then every
+backbone tensor is copied from the bundle's model, so sizes that differ are one error naming the
+tensor and both shapes, before any step. The head is copied too when the run keeps the bundle's
+head (same kind, classes, POS groups and termination); a different head starts fresh (F²'s classes
+fitted from the token counts, as in any run) over the pretrained backbone.
+
+The bundle's tokenizer is the run's tokenizer (its ids are what the embeddings were trained on), so
+`--tokenizer` cannot be given too. An imported checkpoint's tokenizer has no training counts; the run
+counts its own training text (`ensure_counts`), which F² classes, AGG's groups and `variorum eval`
+read. A bundle built on a pretrained checkpoint (engine/bundles/base.py) gives the run's bundle the
+same base (`start_base`), so it stores only what the run changed.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import torch
 
+from engine.bundles.base import BaseReference
+from engine.bundles.bundle import OnBase, read_bundle_config
 from engine.config import ConfigError
+from engine.tokenizer import VariorumTokenizer
+
+HEAD_SETTINGS = ("head", "tie_embeddings", "f2_class_method", "f2_classes", "pos_tags", "termination",
+                 "termination_eps")
 
 
 def start_tokenizer_dir(init_from: str, tokenizer_dir: Path | None) -> Path | None:
@@ -28,9 +41,37 @@ def start_tokenizer_dir(init_from: str, tokenizer_dir: Path | None) -> Path | No
     return Path(init_from)
 
 
+def start_model_settings(init_from: str) -> dict[str, Any]:
+    """The start bundle's "model" section: the defaults of a run that fine-tunes it ({} without one)."""
+    return dict(read_bundle_config(Path(init_from))["model"]) if init_from else {}
+
+
+def ensure_counts(tokenizer: VariorumTokenizer, documents: list[str]) -> None:
+    """Give a tokenizer without training counts (an imported checkpoint's) the counts of `documents`."""
+    if not tokenizer.counts.any():
+        tokenizer.counts = tokenizer.count_tokens(documents)
+
+
+def start_base(init_from: str, kind: str, low_rank: dict[str, tuple[torch.Tensor, torch.Tensor]]) -> OnBase | None:
+    """The base a run's bundle is written on: the start bundle's base checkpoint, if it has one."""
+    if not init_from:
+        return None
+    directory = Path(init_from)
+    reference = BaseReference.from_config(directory, read_bundle_config(directory))
+    return None if reference is None else OnBase(reference, reference.state(directory, kind), low_rank)
+
+
+def _same_head(model: torch.nn.Module, start: torch.nn.Module) -> bool:
+    ours, theirs = getattr(model, "config", None), getattr(start, "config", None)
+    return all(getattr(ours, name, None) == getattr(theirs, name, None) for name in HEAD_SETTINGS)
+
+
 def copy_start_weights(model: torch.nn.Module, start: torch.nn.Module, init_from: str) -> None:
-    """Load `start`'s weights (the bundle's model) into `model`; ConfigError when their tensors differ."""
-    ours, theirs = model.state_dict(), start.state_dict()
+    """Load `start`'s weights (the bundle's model) into `model`, its head only when the run keeps that head;
+    `ConfigError` when a tensor the run copies differs in shape or is missing from either."""
+    keep_head = _same_head(model, start)
+    ours = {k: v for k, v in model.state_dict().items() if keep_head or not k.startswith("head.")}
+    theirs = {k: v for k, v in start.state_dict().items() if keep_head or not k.startswith("head.")}
     only_one = sorted(set(ours) ^ set(theirs))
     if only_one:
         raise ConfigError(f"init_from {init_from}: its model has a different structure from this run's "
@@ -40,4 +81,4 @@ def copy_start_weights(model: torch.nn.Module, start: torch.nn.Module, init_from
             raise ConfigError(f"init_from {init_from}: {name} is {tuple(theirs[name].shape)} in the bundle but "
                               f"{tuple(tensor.shape)} in this run; give the run the bundle's model settings")
     with torch.no_grad():
-        model.load_state_dict({name: t.to(ours[name].dtype) for name, t in theirs.items()})
+        model.load_state_dict({name: t.to(ours[name].dtype) for name, t in theirs.items()}, strict=False)

@@ -21,15 +21,15 @@ def _tokenizer(special_tokens: list[str], vocab_size: int = 300) -> ByteLevelBPE
     return tokenizer
 
 
-def write_gpt2(folder: Path) -> Path:
-    """GPT2LMHeadModel (1 × 8) with its byte-level BPE as vocab.json + merges.txt, `<|endoftext|>` last
+def write_gpt2(folder: Path, layers: int = 1) -> Path:
+    """GPT2LMHeadModel (`layers` × 8) with its byte-level BPE as vocab.json + merges.txt, `<|endoftext|>` last
     (as in GPT-2, where it is id 50256)."""
     folder.mkdir(parents=True, exist_ok=True)
     _tokenizer([]).save_model(str(folder))
     vocab = json.loads((folder / "vocab.json").read_text(encoding="utf-8"))
     eos = vocab["<|endoftext|>"] = len(vocab)
     (folder / "vocab.json").write_text(json.dumps(vocab), encoding="utf-8")
-    config = GPT2Config(vocab_size=len(vocab), n_positions=32, n_embd=8, n_layer=1, n_head=2, bos_token_id=eos,
+    config = GPT2Config(vocab_size=len(vocab), n_positions=32, n_embd=8, n_layer=layers, n_head=2, bos_token_id=eos,
                         eos_token_id=eos)
     GPT2LMHeadModel(config).save_pretrained(folder)
     return folder

@@ -25,6 +25,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from engine.bundles.bundle import Bundle
 from engine.data.blocks import make_blocks
 from engine.diagnostics.embedding import agg_group_ids, output_embedding
@@ -99,6 +101,13 @@ def windows_for(bundle: Bundle, split: EvalSplit, config: ProtocolConfig) -> lis
     return make_windows(encoded, tokenizer.eos_id, config.prefix_len, config.continuation_len, config.max_windows)
 
 
+def frequency_counts(bundle: Bundle, split: EvalSplit) -> np.ndarray:
+    """The token counts that define the frequent / medium / rare groups: the bundle's training counts, or
+    the evaluated text's own for an imported checkpoint, which carries none (the report says so)."""
+    counts = bundle.tokenizer.counts
+    return counts if counts.any() else bundle.tokenizer.count_tokens(split.documents)
+
+
 def work_units(config: ProtocolConfig, windows: int) -> int:
     """Prefixes one bundle will decode (for the progress bar)."""
     return windows * len(config.decoders) + min(windows, config.nmst_windows) * len(config.nmst_decoders)
@@ -109,7 +118,7 @@ def evaluate_bundle(bundle: Bundle, split: EvalSplit, config: ProtocolConfig, pr
     """Run the three protocols for one bundle (with `train_words`, also the invented-word rate)."""
     result = BundleResult()
     windows = windows_for(bundle, split, config)
-    groups = agg_group_per_token(bundle.tokenizer.counts)
+    groups = agg_group_per_token(frequency_counts(bundle, split))
     references = [w.reference for w in windows]
     model, tokenizer = bundle.model, bundle.tokenizer
     prompts = [tokenizer.decode(w.prefix) for w in windows]
@@ -150,7 +159,7 @@ def agg_metrics(bundle: Bundle, split: EvalSplit) -> dict[str, Any]:
     """
     tokenizer, model = bundle.tokenizer, bundle.model
     blocks = make_blocks(tokenizer.encode_batch(split.documents), tokenizer.eos_id, model.config.block_size)
-    groups = agg_group_ids(tokenizer.counts)
+    groups = agg_group_ids(frequency_counts(bundle, split))
     stats = group_prediction_stats(model, blocks, groups)
     names = [*GROUP_NAMES, "total"]
     weight, _ = output_embedding(model)
@@ -166,7 +175,7 @@ def human_metrics(bundle: Bundle, split: EvalSplit, config: ProtocolConfig) -> d
     """The human rows, measured in the first bundle's tokenization (as the papers do with one BPE)."""
     windows = windows_for(bundle, split, config)
     references = [w.reference for w in windows]
-    groups = agg_group_per_token(bundle.tokenizer.counts)
+    groups = agg_group_per_token(frequency_counts(bundle, split))
     blocks = make_blocks(bundle.tokenizer.encode_batch(split.documents), bundle.tokenizer.eos_id,
                          bundle.model.config.block_size)
     targets = [blocks[:, 1:].reshape(-1).tolist()]

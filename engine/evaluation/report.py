@@ -168,6 +168,8 @@ def render_markdown(report: dict[str, Any]) -> str:
     ]
     for bundle in report["bundles"]:
         note = _held_out_note(bundle["held_out"])
+        if bundle.get("groups_from") == "evaluated text":
+            note += " — frequency groups from the evaluated text's counts (it carries no training counts)"
         lines.append(f"- `{bundle['name']}` ({bundle['head']} head): `{bundle['path']}`, "
                      f"weights sha256 `{bundle['sha256'][:16]}…`{note}")
     sections = [

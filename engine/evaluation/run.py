@@ -120,6 +120,7 @@ def bundle_entry(bundle: Bundle, split: EvalSplit, result: dict[str, Any]) -> di
         "sha256": file_sha256(bundle.path / "model.safetensors"),
         "config_sha256": file_sha256(bundle.path / "config.json"),
         "held_out": held_out(bundle, split), "result": result,
+        "groups_from": "training text" if bundle.tokenizer.counts.any() else "evaluated text",
     }
 
 

@@ -144,3 +144,18 @@ def test_merging_lora_keeps_what_the_adapters_compute(imported: Path) -> None:
     assert torch.allclose(model.next_log_probs(ids), adapted, atol=1e-5)
     assert all(up.shape[1] == 3 == down.shape[0] for up, down in updates.values())
     assert not any("lora" in name for name in model.state_dict())
+
+
+def test_variorum_eval_measures_an_import_with_groups_from_the_evaluated_text(imported: Path, tmp_path: Path) -> None:
+    from engine.cli import main as cli_main
+    from tests.engine.evaluation.conftest import TINY_SPLIT
+
+    out = tmp_path / "report"
+    assert cli_main(["eval", "--bundles", str(imported), "--split-file", str(TINY_SPLIT), "--out", str(out),
+                     "--prefix-len", "6", "--continuation-len", "8", "--max-windows", "4", "--decoders", "greedy",
+                     "--nmst-decoders", "greedy", "--nmst-max-length", "10", "--nmst-windows", "2",
+                     "--nmst-lengths", "5", "10", "--seed", "3"]) == 0
+    report = json.loads((out / "report.json").read_text())
+    entry = report["bundles"][0]
+    assert entry["groups_from"] == "evaluated text" and entry["result"]["agg"]["ppl_total"] > 1
+    assert "frequency groups from the evaluated text's counts" in (out / "report.md").read_text()

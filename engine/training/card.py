@@ -55,6 +55,18 @@ def hardware_description(device: torch.device, world: int) -> str:
     return f"{world} x {name}, torch {torch.__version__}"
 
 
+def _start_line(provenance: dict[str, Any]) -> str:
+    """Where the weights started: random (a small model: say what to expect) or a bundle, and what trained."""
+    start = provenance["train"].get("init_from")
+    if not start:
+        return ("It is small: expect fluent-looking but often incoherent text, best on material like its "
+                "training data.")
+    trained = provenance.get("trainable", {})
+    part = (f" It trained {trained['parameters']:,} of its {trained['of']:,} parameters (`{trained['setting']}`)."
+            if trained else "")
+    return f"Fine-tuned from the bundle `{portable_path(start)}`.{part}"
+
+
 def render_card(model: LanguageModel, provenance: dict[str, Any], device: torch.device, world: int) -> str:
     """Markdown card; every number in it comes from this run (the command is recorded)."""
     train = provenance["train"]
@@ -62,15 +74,15 @@ def render_card(model: LanguageModel, provenance: dict[str, Any], device: torch.
     config = model.config
     data_lines = "\n".join(f"- `{portable_path(d['path'])}` (sha256 `{d['sha256'][:16]}…`)" for d in provenance["data"])
     steps = trained_steps(provenance)
-    tokens = steps * train["batch_size"] * config.block_size
+    sequence = train.get("seq_len") or config.block_size
+    tokens = steps * train["batch_size"] * sequence
     minutes = summary.get("train_seconds", 0.0) / 60
     return f"""# Variorum language model
 
-**What it is.** A small GPT-2-style decoder ({model.num_parameters() / 1e6:.2f}M parameters:
+**What it is.** A GPT-2-style decoder ({model.num_parameters() / 1e6:.2f}M parameters:
 {config.n_layer} layers, {config.n_embd} wide, {config.n_head} heads, context {config.block_size} tokens,
-{config.vocab_size}-token byte-level BPE) with a `{config.head}` output head, trained with the
-`{train['objective']}` objective by Variorum's own pipeline. It is small: expect fluent-looking but
-often incoherent text, best on material like its training data.
+{config.vocab_size}-token byte-level BPE) with a `{config.head}` output head (termination `{config.termination}`),
+trained with the `{train['objective']}` objective by Variorum's own pipeline. {_start_line(provenance)}
 
 ## Data
 {data_lines}
@@ -79,7 +91,7 @@ Documents: {provenance['documents']['train']} for training, {provenance['documen
 for validation (split by a hash of each document's text, fraction {train['valid_fraction']}).
 
 ## Training
-- Steps: {steps_line(provenance)} x batch {train['batch_size']} x {config.block_size} tokens = {tokens:,} tokens seen
+- Steps: {steps_line(provenance)} x batch {train['batch_size']} x {sequence} tokens = {tokens:,} tokens seen
 - Optimiser: AdamW, lr {train['lr']} (warmup {train['warmup_steps']}, cosine to {train['min_lr']}),
   weight decay {train['weight_decay']}, grad clip {train['grad_clip']}, seed {train['seed']}
 - Time: {minutes:.1f} min on {hardware_description(device, world)}

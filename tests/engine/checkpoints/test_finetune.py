@@ -3,6 +3,7 @@ last blocks, LoRA or all of it; the bundle stores only what changed and names it
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 
@@ -92,6 +93,11 @@ def test_lora_stores_low_rank_factors_that_rebuild_the_trained_weights(imported:
                                                  start[k.removeprefix("low_rank.up.")])]
     assert changed  # the adapters trained, and loading applied them
     assert "lora" not in " ".join(loaded)  # a plain model: no adapter modules left
+    if importlib.util.find_spec("onnxruntime") is not None:  # the merged model exports and writes the same there
+        from engine.onnx.export import export_bundle
+
+        export_bundle(bundle)
+        assert write(bundle, "onnx") == write(bundle, "torch")
 
 
 def test_all_weights_need_the_base_no_more(imported: Path, tmp_path: Path) -> None:

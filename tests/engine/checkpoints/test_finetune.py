@@ -165,3 +165,13 @@ def test_variorum_eval_measures_an_import_with_groups_from_the_evaluated_text(im
     entry = report["bundles"][0]
     assert entry["groups_from"] == "evaluated text" and entry["result"]["agg"]["ppl_total"] > 1
     assert "frequency groups from the evaluated text's counts" in (out / "report.md").read_text()
+
+
+def test_a_posg_head_learns_pos_groups_over_the_imported_vocabulary(imported: Path, tmp_path: Path) -> None:
+    pytest.importorskip("spacy")
+    bundle = fine_tune(imported, tmp_path / "posg", "--head", "posg", "--trainable", "head",
+                       "--pos-cache-dir", str(tmp_path / "tags"))
+    model = load_bundle(bundle).model
+    assert model.config.head == "posg" and "ADJ" in model.config.pos_tags
+    assert all(name.startswith("head.") for name in stored(bundle))
+    assert write(bundle)

@@ -172,6 +172,6 @@ def test_a_posg_head_learns_pos_groups_over_the_imported_vocabulary(imported: Pa
     bundle = fine_tune(imported, tmp_path / "posg", "--head", "posg", "--trainable", "head",
                        "--pos-cache-dir", str(tmp_path / "tags"))
     model = load_bundle(bundle).model
-    assert model.config.head == "posg" and "ADJ" in model.config.pos_tags
+    assert model.config.head == "posg" and {"JJ", "NN", "VBD"} <= set(model.config.pos_tags)  # tagged text
     assert all(name.startswith("head.") for name in stored(bundle))
     assert write(bundle)

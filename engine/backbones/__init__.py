@@ -1,5 +1,5 @@
 """Backbones: networks that turn token ids into hidden states (decoder-only GPT-2 for now)."""
 
-from engine.backbones.gpt2 import GPT2Backbone, load_hf_gpt2_backbone
+from engine.backbones.gpt2 import GPT2Backbone
 
-__all__ = ["GPT2Backbone", "load_hf_gpt2_backbone"]
+__all__ = ["GPT2Backbone"]

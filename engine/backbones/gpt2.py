@@ -12,7 +12,6 @@ which dominates the cost of one step for a model this small (docs/architecture.m
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import NamedTuple, cast
 
 import torch
@@ -23,7 +22,6 @@ from transformers.cache_utils import Cache
 from transformers.models.gpt2.modeling_gpt2 import GPT2Block
 
 from engine import packed_linear
-from engine.backbones.hf_checkpoint import load_hf_pretrained
 from engine.backbones.kv_cache import KVCache
 from engine.config import ModelConfig
 
@@ -173,18 +171,3 @@ class GPT2Backbone(nn.Module):
             keys, values = cache.write_at(layer, k, v, position)  # [B, H, T_max, d]
         out = F.scaled_dot_product_attention(q, keys, values, attn_mask=mask)  # [B, H, T, d]
         return packed_linear.project(out.transpose(1, 2).reshape(x.shape[0], dim), w.attn_proj_weight, w.attn_proj_bias)
-
-
-def load_hf_gpt2_backbone(directory: Path) -> GPT2Backbone:
-    """Load a GPT-2 backbone from a local HF checkpoint directory (`config.json` + weights)."""
-    transformer = load_hf_pretrained(GPT2Model, directory, "GPT-2")
-    hf = transformer.config
-    config = ModelConfig(
-        vocab_size=hf.vocab_size,
-        n_layer=hf.n_layer,
-        n_head=hf.n_head,
-        n_embd=hf.n_embd,
-        block_size=hf.n_positions,
-        dropout=hf.resid_pdrop,
-    )
-    return GPT2Backbone(config, transformer)

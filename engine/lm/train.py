@@ -22,8 +22,8 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from engine.backbones import load_hf_gpt2_backbone
 from engine.bundles.bundle import Bundle, OnBase, load_bundle
+from engine.bundles.imported import import_checkpoint
 from engine.cli_args import add_dataclass_flags, dataclass_from_flags
 from engine.config import ConfigError, ModelConfig, TrainConfig, config_from_dict
 from engine.data.blocks import BatchOrder, make_blocks
@@ -60,7 +60,6 @@ class Trainer(TrainingLoop[LanguageModel]):
         model_config: ModelConfig,
         config: TrainConfig,
         tokenizer_dir: Path | None = None,
-        init_from_hf: Path | None = None,
         command: str = "",
         show_progress: bool = True,
     ) -> None:
@@ -68,10 +67,7 @@ class Trainer(TrainingLoop[LanguageModel]):
         self.config = config
         self.train_docs, self.valid_docs = self._documents()
         start = load_bundle(Path(config.init_from)) if config.init_from else None
-        if start is not None and init_from_hf is not None:
-            raise ConfigError("start from a bundle (init_from) or from a Hugging Face checkpoint (--init-from-hf), "
-                              "not both")
-        if config.trainable != "all" and start is None and init_from_hf is None:
+        if config.trainable != "all" and start is None:
             raise ConfigError(f"trainable {config.trainable} fine-tunes a pretrained start: give --init-from BUNDLE")
         self.tokenizer = self._tokenizer(start_tokenizer_dir(config.init_from, tokenizer_dir), model_config.vocab_size)
         ensure_counts(self.tokenizer, self.train_docs)  # an imported checkpoint's tokenizer has none
@@ -79,7 +75,7 @@ class Trainer(TrainingLoop[LanguageModel]):
         model_config, head_state = fit_head(model_config, self.tokenizer)  # F²: classes from the token counts
         self.pos = self._pos_data(model_config)  # POSG: tagged training text, else None
         torch.manual_seed(config.seed)  # identical initial weights on every rank
-        model = self._start_model(model_config, head_state, start, init_from_hf)
+        model = self._start_model(model_config, head_state, start)
         self.trainable = select_trainable(model, config)  # frozen weights get no optimizer state
         self.low_rank: LowRank = {}  # LoRA's updates, once merged at the end
         self._set_model(model)
@@ -94,16 +90,10 @@ class Trainer(TrainingLoop[LanguageModel]):
         self.objective = build_objective(config, ObjectiveContext(
             self.model_config.vocab_size, steps_per_epoch, self.sequence_tokens, self.device))
 
-    def _start_model(self, model_config: ModelConfig, head_state: dict[str, torch.Tensor], start: Bundle | None,
-                     init_from_hf: Path | None) -> LanguageModel:
-        """The untrained model of `model_config`, or started from a bundle or a GPT-2 checkpoint folder."""
-        backbone = load_hf_gpt2_backbone(init_from_hf) if init_from_hf else None
-        if backbone is not None and backbone.config.vocab_size != model_config.vocab_size:
-            raise ConfigError(
-                f"{init_from_hf} has a {backbone.config.vocab_size}-token vocabulary, "
-                f"the tokenizer has {model_config.vocab_size}"
-            )
-        model = LanguageModel(backbone.config if backbone else model_config, backbone)
+    def _start_model(self, model_config: ModelConfig, head_state: dict[str, torch.Tensor],
+                     start: Bundle | None) -> LanguageModel:
+        """The untrained model of `model_config`, with the start bundle's weights when there is one."""
+        model = LanguageModel(model_config)
         load_fitted_head(model.head, head_state)
         if start is not None:
             copy_start_weights(model, start.model, self.config.init_from)
@@ -240,11 +230,24 @@ class Trainer(TrainingLoop[LanguageModel]):
         return render_card(self.model, provenance, self.device, self.world)
 
 
+def imported_start(checkpoint: str, config: TrainConfig) -> Path:
+    """`checkpoint` imported as the run's start bundle, `<out_dir>/start` (kept for `--resume`: imported once)."""
+    if config.init_from:
+        raise ConfigError("start from a bundle (init_from) or from a pretrained checkpoint (--init-from-hf), not both")
+    start = Path(config.out_dir) / "start"
+    if not start.exists():
+        Path(config.out_dir).mkdir(parents=True, exist_ok=True)
+        import_checkpoint(checkpoint, start)
+    return start
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="variorum train", description="Train a Variorum language model.")
     parser.add_argument("--config", type=Path, help="JSON file with 'model' and 'train' sections")
     parser.add_argument("--tokenizer", type=Path, help="reuse this tokenizer directory instead of training one")
-    parser.add_argument("--init-from-hf", type=Path, help="start from a local HF GPT-2 checkpoint directory")
+    parser.add_argument("--init-from-hf", metavar="NAME-OR-DIR",
+                        help="start from a pretrained GPT-2 checkpoint (a folder, or a name in the local Hugging Face "
+                             "cache): imported into OUT_DIR/start as `variorum import` does, then --init-from it")
     add_run_flags(parser)
     add_dataclass_flags(parser, ModelConfig)
     parser.add_argument("--eps", dest="termination_eps", type=float, default=None,
@@ -259,9 +262,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         base = read_config_file(args.config) if args.config else {}
         train_config = dataclass_from_flags(TrainConfig, args, config_from_dict(TrainConfig, base.get("train", {})))
+        if args.init_from_hf:
+            train_config.init_from = str(imported_start(args.init_from_hf, train_config))
         settings = {**start_model_settings(train_config.init_from), **base.get("model", {})}  # a start's by default
         model_config = dataclass_from_flags(ModelConfig, args, config_from_dict(ModelConfig, settings))
-        trainer = Trainer(model_config, train_config, args.tokenizer, args.init_from_hf, command, not args.no_progress)
+        trainer = Trainer(model_config, train_config, args.tokenizer, command, not args.no_progress)
         summary = trainer.run(resume=args.resume, chunk_steps=args.chunk_steps, allow_fresh=args.allow_fresh_start)
     except (OSError, ValueError, TaggerUnavailableError) as error:
         # Bad flags, config or data (ConfigError, CorpusError and JSON errors are ValueErrors), an

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 import torch
+from transformers import GPT2Model
 
-from engine.backbones.gpt2 import load_hf_gpt2_backbone
+from engine.backbones.hf_checkpoint import load_hf_pretrained
 from engine.config import ConfigError
 from engine.model import LanguageModel
 from engine.training.checkpoint import OPTIMIZER_FILE, STATE_FILE, CheckpointError, load_checkpoint, save_checkpoint
@@ -54,5 +55,5 @@ def test_a_tampered_hugging_face_checkpoint_is_one_error(tmp_path: Path) -> None
                                                       "n_head": 1, "n_embd": 16, "n_positions": 16}))
     (tmp_path / "pytorch_model.bin").write_bytes(pickle.dumps(_RunsCode(tmp_path / "ran")))
     with pytest.raises(ConfigError, match="holds more than tensors and plain data"):
-        load_hf_gpt2_backbone(tmp_path)
+        load_hf_pretrained(GPT2Model, tmp_path, "GPT-2")
     assert not (tmp_path / "ran").exists()

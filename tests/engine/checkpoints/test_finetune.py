@@ -175,3 +175,19 @@ def test_a_posg_head_learns_pos_groups_over_the_imported_vocabulary(imported: Pa
     assert model.config.head == "posg" and {"JJ", "NN", "VBD"} <= set(model.config.pos_tags)  # tagged text
     assert all(name.startswith("head.") for name in stored(bundle))
     assert write(bundle)
+
+
+def test_init_from_hf_imports_the_checkpoint_as_the_runs_start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.engine.checkpoints.conftest import add_to_cache
+
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    add_to_cache(tmp_path / "hub", "acme/tiny-gpt2", write_gpt2(tmp_path / "gpt2"))
+    flags = ["--train-files", str(STORIES), "--max-steps", "2", "--batch-size", "2", "--seq-len", "8",
+             "--warmup-steps", "1", "--no-compile", "--no-progress", "--termination", "nmst"]
+    assert train_main(["--init-from-hf", "acme/tiny-gpt2", "--out-dir", str(tmp_path / "run"), *flags]) == 0
+    start = json.loads((tmp_path / "run" / "start" / "config.json").read_text())
+    assert start["base"]["name"] == "acme/tiny-gpt2"
+    assert load_bundle(tmp_path / "run" / "bundle").model.config.termination == "nmst"
+    assert train_main(["--init-from-hf", "no-such-model", "--out-dir", str(tmp_path / "other"), *flags]) == 2
+    assert "no-such-model: no such folder, and not in the local" in capsys.readouterr().err

@@ -9,10 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 from safetensors.torch import load_file
-from transformers import GPT2Model
 
-from engine.backbones import load_hf_gpt2_backbone
-from engine.backbones.gpt2 import hf_config
 from engine.bundles.bundle import load_bundle
 from engine.cli import main as cli_main
 from engine.config import ConfigError, ModelConfig, TrainConfig
@@ -107,20 +104,6 @@ def test_cli_trains_from_flags(tmp_path: Path) -> None:
 def test_missing_data_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="no training data"):
         Trainer(model_config(), small_run(tmp_path, 1, train_files=[]), show_progress=False)
-
-
-def test_loads_local_hf_gpt2_checkpoint(tmp_path: Path) -> None:
-    config = tiny_config(320)
-    torch.manual_seed(1)
-    reference = GPT2Model(hf_config(config)).eval()
-    reference.save_pretrained(tmp_path)
-    backbone = load_hf_gpt2_backbone(tmp_path).eval()
-    ids = torch.randint(0, 320, (2, 9))
-    hidden, _ = backbone(ids)
-    assert torch.allclose(hidden, reference(ids).last_hidden_state, atol=1e-6)
-    assert backbone.config.n_embd == config.n_embd
-    with pytest.raises(ConfigError, match="not a Hugging Face GPT-2"):
-        load_hf_gpt2_backbone(tmp_path / "missing")
 
 
 def test_validation_perplexity_is_exp_loss(tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from engine.bundles.bundle import Bundle, OnBase, load_bundle
+from engine.bundles.bundle import Bundle, BundleError, OnBase, load_bundle
 from engine.bundles.imported import import_checkpoint
 from engine.cli_args import add_dataclass_flags, dataclass_from_flags
 from engine.config import ConfigError, ModelConfig, TrainConfig, config_from_dict
@@ -268,7 +268,7 @@ def main(argv: list[str] | None = None) -> int:
         model_config = dataclass_from_flags(ModelConfig, args, config_from_dict(ModelConfig, settings))
         trainer = Trainer(model_config, train_config, args.tokenizer, command, not args.no_progress)
         summary = trainer.run(resume=args.resume, chunk_steps=args.chunk_steps, allow_fresh=args.allow_fresh_start)
-    except (OSError, ValueError, TaggerUnavailableError) as error:
+    except (OSError, ValueError, BundleError, TaggerUnavailableError) as error:
         # Bad flags, config or data (ConfigError, CorpusError and JSON errors are ValueErrors), an
         # unreadable file, a checkpoint that does not fit, or no POS tagger: one line saying what to fix.
         print(f"variorum train: error: {error}", file=sys.stderr)

@@ -24,7 +24,7 @@ from typing import Any
 import torch
 
 from engine.bundles.base import BaseReference
-from engine.bundles.bundle import OnBase, read_bundle_config
+from engine.bundles.bundle import BundleError, OnBase, read_bundle_config, read_bundle_json
 from engine.config import ConfigError
 from engine.tokenizer import VariorumTokenizer
 
@@ -41,9 +41,25 @@ def start_tokenizer_dir(init_from: str, tokenizer_dir: Path | None) -> Path | No
     return Path(init_from)
 
 
+def _is_pretrained_checkpoint(directory: Path) -> bool:
+    """True for a transformers folder: its config.json names a model type and no bundle format version."""
+    try:
+        config = read_bundle_json(directory)
+    except BundleError:
+        return False
+    return isinstance(config, dict) and "format_version" not in config and "model_type" in config
+
+
 def start_model_settings(init_from: str) -> dict[str, Any]:
-    """The start bundle's "model" section: the defaults of a run that fine-tunes it ({} without one)."""
-    return dict(read_bundle_config(Path(init_from))["model"]) if init_from else {}
+    """The start bundle's "model" section: the defaults of a run that fine-tunes it ({} without one).
+    `ConfigError` when `init_from` is a pretrained checkpoint rather than a bundle, saying how to start from it."""
+    if not init_from:
+        return {}
+    directory = Path(init_from)
+    if _is_pretrained_checkpoint(directory):
+        raise ConfigError(f"init_from {init_from} is a pretrained checkpoint, not a Variorum bundle: start from it "
+                          f"with --init-from-hf {init_from} (or `variorum import {init_from}` first)")
+    return dict(read_bundle_config(directory)["model"])
 
 
 def ensure_counts(tokenizer: VariorumTokenizer, documents: list[str]) -> None:

@@ -191,3 +191,14 @@ def test_init_from_hf_imports_the_checkpoint_as_the_runs_start(tmp_path: Path, m
     assert load_bundle(tmp_path / "run" / "bundle").model.config.termination == "nmst"
     assert train_main(["--init-from-hf", "no-such-model", "--out-dir", str(tmp_path / "other"), *flags]) == 2
     assert "no-such-model: no such folder, and not in the local" in capsys.readouterr().err
+
+
+def test_init_from_a_checkpoint_or_nothing_is_one_line_saying_what_to_do(tmp_path: Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    checkpoint = write_gpt2(tmp_path / "gpt2")
+    for start, message in ((checkpoint, "is a pretrained checkpoint, not a Variorum bundle: start from it with "
+                                        f"--init-from-hf {checkpoint}"),
+                           (tmp_path / "none", "cannot read config.json")):
+        assert train_main(["--init-from", str(start), "--train-files", str(STORIES), "--out-dir",
+                           str(tmp_path / "run"), "--no-progress"]) == 2
+        assert message in capsys.readouterr().err

@@ -126,4 +126,5 @@ def split_documents(documents: Sequence[str], valid_fraction: float) -> tuple[li
 
 
 def file_sha256(path: Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    with Path(path).open("rb") as file:  # read in chunks: a checkpoint's weights are hundreds of MB
+        return hashlib.file_digest(file, "sha256").hexdigest()

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -22,8 +23,9 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from engine.bundles.bundle import Bundle, BundleError, OnBase, load_bundle
+from engine.bundles.bundle import Bundle, BundleError, OnBase, load_bundle, read_bundle_config
 from engine.bundles.imported import import_checkpoint
+from engine.checkpoints.hf_cache import find_checkpoint
 from engine.cli_args import add_dataclass_flags, dataclass_from_flags
 from engine.config import ConfigError, ModelConfig, TrainConfig, config_from_dict
 from engine.data.blocks import BatchOrder, make_blocks
@@ -237,7 +239,11 @@ def imported_start(checkpoint: str, config: TrainConfig) -> Path:
     start = Path(config.out_dir) / "start"
     if not start.exists():
         Path(config.out_dir).mkdir(parents=True, exist_ok=True)
-        import_checkpoint(checkpoint, start)
+        return import_checkpoint(checkpoint, start)
+    imported = find_checkpoint(checkpoint, os.environ).path.resolve()
+    base = read_bundle_config(start).get("base") or {}
+    if Path(str(base.get("checkpoint", ""))).resolve() != imported:
+        raise ConfigError(f"{start} holds another checkpoint's import ({base.get('name')}); use a new --out-dir")
     return start
 
 

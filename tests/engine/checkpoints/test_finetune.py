@@ -189,6 +189,9 @@ def test_init_from_hf_imports_the_checkpoint_as_the_runs_start(tmp_path: Path, m
     start = json.loads((tmp_path / "run" / "start" / "config.json").read_text())
     assert start["base"]["name"] == "acme/tiny-gpt2"
     assert load_bundle(tmp_path / "run" / "bundle").model.config.termination == "nmst"
+    other = write_gpt2(tmp_path / "other-gpt2")
+    assert train_main(["--init-from-hf", str(other), "--out-dir", str(tmp_path / "run"), *flags]) == 2
+    assert "start holds another checkpoint's import (acme/tiny-gpt2); use a new --out-dir" in capsys.readouterr().err
     assert train_main(["--init-from-hf", "no-such-model", "--out-dir", str(tmp_path / "other"), *flags]) == 2
     assert "no-such-model: no such folder, and not in the local" in capsys.readouterr().err
 

@@ -59,7 +59,8 @@ class ModelsMixin(GenerationMixin):
 
     def import_checkpoint(self, name: str) -> None:
         """The writer picked the cached checkpoint `name` in the model box: import it, then load it."""
-        self._add_model(name, lambda: self.engine.import_checkpoint(name), picked=None)
+        self._add_model(f"Importing {name}", "reading its weights once; this can take a little while", name,
+                        lambda: self.engine.import_checkpoint(name), picked=None)
 
     def add_model_folder_dialog(self) -> None:
         """"Add model from folder…": ask for a folder, then take it (`add_model_folder`)."""
@@ -70,18 +71,19 @@ class ModelsMixin(GenerationMixin):
     def add_model_folder(self, folder: Path) -> None:
         """Take a folder the writer picked: a bundle is listed (and remembered) as it is, a pretrained checkpoint
         is imported into the user models folder; either is then loaded. Anything else: the engine's message."""
-        self._add_model(folder.name, lambda: self.engine.open_model_folder(folder), picked=folder)
+        self._add_model(f"Adding {folder.name}", "a pretrained checkpoint is imported first, which reads its "
+                        "weights once", folder.name, lambda: self.engine.open_model_folder(folder), picked=folder)
 
-    def _add_model(self, name: str, job: Callable[[], Path], picked: Path | None) -> None:
-        """Run `job` (→ a bundle's folder) off the UI thread, then list and load that bundle. When the job
-        returns the `picked` folder itself (a bundle, not an imported checkpoint), it is kept in the settings."""
+    def _add_model(self, doing: str, why_slow: str, name: str, job: Callable[[], Path], picked: Path | None) -> None:
+        """Run `job` (→ a bundle's folder) off the UI thread, saying `doing` meanwhile, then list and load that
+        bundle. When the job returns the `picked` folder itself (a bundle, not an imported checkpoint), it is
+        kept in the settings."""
         if any(call is not None and call.running for call in (self._importer, self._loader)):
             self.show_error(f"Wait until the model box is ready, then add {name} again: a model is still being "
                             "loaded or imported.")
             return
-        self.controls.model.set_busy(True, f"Adding {name}…")
-        self.messages.show_message(f"Adding {name}: checking its files and reading its weights. This can take "
-                                   "a little while; you can keep writing.", "info")
+        self.controls.model.set_busy(True, f"{doing}…")
+        self.messages.show_message(f"{doing} ({why_slow}). You can keep writing meanwhile.", "info")
         self._importer = BackgroundCall(job, self)
         self._importer.done.connect(lambda bundle: self._on_model_added(name, Path(bundle), picked))
         self._importer.failed.connect(lambda message: self._on_add_failed(name, message))

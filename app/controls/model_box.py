@@ -185,8 +185,8 @@ class ModelBox(QGroupBox):
         if index >= len(self.bundles):
             name = self.picker.itemData(index, CHECKPOINT_ROLE)
             if isinstance(name, str):  # not the separator
-                self.summary.setText("A pretrained checkpoint: it is imported as a Continue model (a few "
-                                     "kilobytes; it reads the checkpoint's own weights), then loaded.")
+                self.summary.setText("A pretrained checkpoint on this computer: it is imported as one of your "
+                                     "models (a few kilobytes: it reads the checkpoint's own weights), then loaded.")
                 self.summary.setToolTip(str(self.picker.itemData(index, Qt.ItemDataRole.ToolTipRole)))
                 self.checkpoint_chosen.emit(name)
             return

@@ -64,7 +64,7 @@ def test_a_cached_checkpoint_is_listed_imported_loaded_and_writes(make_window: M
     box.picker.activated.emit(2)
     # the import runs in the worker: the box is busy and says so, the message bar too
     assert not box.picker.isEnabled() and not box.add_folder.isEnabled() and not box.progress.isHidden()
-    assert box.status.text() == f"Adding {CHECKPOINT}…" and f"Adding {CHECKPOINT}" in window.messages.label.text()
+    assert box.status.text() == f"Importing {CHECKPOINT}…" and "reading its weights" in window.messages.label.text()
     bundle = models / "tiny-gpt2"
     qtbot.waitUntil(lambda: window.settings.last_bundle == str(bundle) and window.model is not first, timeout=30_000)
     assert box.picker.currentText() == "tiny-gpt2" and box.picker.isEnabled()

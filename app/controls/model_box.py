@@ -95,7 +95,6 @@ class ModelBox(QGroupBox):
         form.addRow(self.progress)
         form.addRow(self.status)
         self.bundles: list[BundleInfo] = []
-        self.checkpoints: list[CheckpointInfo] = []  # listed after the bundles
         self.defaults: dict[str, str] = {}  # task → bundle name (defaults.json of the bundles' folders)
         self.picker.activated.connect(self._on_pick)
         self.device.activated.connect(lambda _: self.device_chosen.emit(self.device_name()))
@@ -118,10 +117,9 @@ class ModelBox(QGroupBox):
             self.device.setCurrentIndex(index)
 
     def set_bundles(self, bundles: list[BundleInfo], preferred: str = "") -> BundleInfo | None:
-        """Fill the picker; return the bundle to load first (preferred path, else Continue's model, else
-        the first usable)."""
+        """Fill the picker (without checkpoints: `set_checkpoints` adds them); return the bundle to load first
+        (preferred path, else Continue's model, else the first usable)."""
         self.bundles = bundles
-        self.checkpoints = []  # the window lists them again when its look through the caches ends
         self.defaults = read_defaults(list(dict.fromkeys(Path(b.path).parent for b in bundles)))
         self.picker.clear()
         for info in bundles:
@@ -147,7 +145,6 @@ class ModelBox(QGroupBox):
         """List `checkpoints` after the bundles (replacing those listed before), each marked as one to import."""
         while self.picker.count() > len(self.bundles):
             self.picker.removeItem(len(self.bundles))
-        self.checkpoints = checkpoints
         if checkpoints and self.bundles:
             self.picker.insertSeparator(len(self.bundles))
         for info in checkpoints:

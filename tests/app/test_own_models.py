@@ -115,3 +115,36 @@ def test_add_model_from_folder_takes_a_bundle_a_checkpoint_and_refuses_junk(
     again = make_window(_engine(models))  # the next start lists the added bundle folder again
     assert [b.name for b in again.controls.model.bundles] == ["my-gpt2", "tiny", "mine"]
     assert again.controls.model.picker.currentText() == "my-gpt2"  # the model last used
+
+
+def test_with_no_model_yet_a_cached_checkpoint_is_the_way_in(make_window: MakeWindow, qtbot: QtBot, models: Path,
+                                                             gpt2_folder: Path, tmp_path: Path) -> None:
+    shutil.rmtree(models / "tiny")
+    add_to_cache(tmp_path / "hub", CHECKPOINT, gpt2_folder)
+    window = make_window(_engine(models), wait_model=False)
+    assert "No model found" in window.messages.label.text() and "Add model from folder" in window.messages.label.text()
+    box = window.controls.model
+    qtbot.waitUntil(lambda: _labels(window) == [f"{CHECKPOINT} — pretrained checkpoint, click to import"],
+                    timeout=10_000)
+    assert "pick a pretrained checkpoint in the list" in box.status.text()
+    box.picker.activated.emit(0)
+    qtbot.waitUntil(lambda: window.model is not None, timeout=30_000)
+    assert box.picker.currentText() == "tiny-gpt2" and window.controls.generate.isEnabled()
+
+
+def test_a_checkpoint_gone_since_it_was_listed_is_refused_and_the_model_kept(
+    make_window: MakeWindow, qtbot: QtBot, models: Path, gpt2_folder: Path, tmp_path: Path,
+) -> None:
+    snapshot = add_to_cache(tmp_path / "hub", CHECKPOINT, gpt2_folder)
+    window = make_window(_engine(models))
+    loaded = window.model
+    qtbot.waitUntil(lambda: len(_labels(window)) == 3, timeout=10_000)
+    (snapshot / "merges.txt").resolve().unlink()  # the writer cleaned the cache meanwhile
+    box = window.controls.model
+    box.picker.setCurrentIndex(2)
+    box.picker.activated.emit(2)
+    qtbot.waitUntil(lambda: window.messages.kind == "error", timeout=30_000)
+    assert f"Could not add {CHECKPOINT} as a model" in window.messages.label.text()
+    assert "merges.txt (the tokenizer's merges) is a broken link" in window.messages.label.text()
+    assert window.model is loaded and box.picker.currentText() == "tiny" and box.picker.isEnabled()
+    assert not (models / "tiny-gpt2").exists()

@@ -174,8 +174,10 @@ class Engine:
         if not folder.is_dir():
             raise BundleError(f"{folder} is not a folder")
         if not (folder / CONFIG_FILE).is_file():
+            inside = sorted(p.name for p in folder.iterdir() if (p / CONFIG_FILE).is_file())[:3]
+            hint = f"; pick one of the model folders in it ({', '.join(inside)})" if inside else ""
             raise CheckpointError(f"{folder} holds no model: a Variorum model folder and a pretrained checkpoint "
-                                  f"both have a {CONFIG_FILE}, and this folder has none")
+                                  f"both have a {CONFIG_FILE}, and this folder has none{hint}")
         config = read_bundle_json(folder)
         if isinstance(config, dict) and "format_version" in config:  # ours; transformers' configs never have it
             bundle_family(folder)  # every file present and the config readable, or the BundleError saying why

@@ -54,3 +54,6 @@ def test_a_picked_folder_is_a_bundle_a_checkpoint_or_refused(engine: Engine, gpt
     with pytest.raises(BundleError, match=r"is missing model\.safetensors"):
         engine.open_model_folder(elsewhere)
     assert not (tmp_path / "models" / "junk").exists()
+    with pytest.raises(CheckpointError, match=r"holds no model: .* has none; pick one of the model folders in it "
+                                              r"\(elsewhere, junk\)"):
+        engine.open_model_folder(tmp_path)  # a folder of models, not a model

@@ -96,11 +96,11 @@ class ModelsMixin(GenerationMixin):
             self.settings_changed()
         self._list_models(self.settings.last_bundle)
         info = next((b for b in self.controls.model.bundles if Path(b.path).resolve() == bundle.resolve()), None)
-        if info is None or info.error:  # it changed on disk between the check and the listing
-            self.show_error(f"{name} was added as {bundle} but cannot be used now: "
-                            f"{info.error if info else 'it is no longer there'}")
+        if info is None or info.error:  # changed on disk since the check, or outside the folders listed from
+            where = "it is no longer there" if not bundle.exists() else "it is not in a folder models are listed from"
+            self.show_error(f"{name} was added as {bundle} but cannot be used now: {info.error if info else where}")
             return
-        self.messages.show_message(f"{name} is one of your models now ({bundle}). Loading it…", "info")
+        self.messages.show_message(f"{name} is one of your models now ({bundle}).", "info")  # the box says "Loading…"
         self.controls.model.select(info)
         self.load_bundle(Path(info.path))
 

@@ -34,7 +34,7 @@ from app.variants.labels import LabelSource
 from app.variants.panel import VariantsPanel
 from app.variants.preview import InlinePreview, text_before_selection
 from app.window_files import FilesMixin
-from app.window_generation import GenerationMixin
+from app.window_models import ModelsMixin
 from app.worker import BackgroundCall, GenerationController
 from engine.front_door import Engine, LoadedModel
 from engine.prompt_join import fit_after
@@ -43,7 +43,7 @@ DEFAULT_SIZE = (1280, 800)  # fits a 1280×800 screen; every control is reachabl
 SPLITTER_SIZES = (420, 520, 340)  # editor | variants | controls, at the default width
 
 
-class MainWindow(FilesMixin, GenerationMixin):
+class MainWindow(FilesMixin, ModelsMixin):
     """Everything a writer sees. `engine` is injectable so UI tests can use a fake one."""
 
     def __init__(self, paths: AppPaths, engine: Engine | None = None, load_model: bool = True,
@@ -54,6 +54,8 @@ class MainWindow(FilesMixin, GenerationMixin):
         self.model: LoadedModel | None = None
         self.labels: LabelSource | None = None
         self._loader: BackgroundCall | None = None
+        self._importer: BackgroundCall | None = None
+        self._checkpoint_scan: BackgroundCall | None = None
         self._batch_editor: DocumentEditor | None = None
         self._tagger_call: BackgroundCall | None = None
         self.settings, settings_notice = load_settings(paths.settings_file)
@@ -147,6 +149,7 @@ class MainWindow(FilesMixin, GenerationMixin):
         self._action("&File", "New", self.new_document, QKeySequence.StandardKey.New)
         self._action("&File", "Open…", self.open_dialog, QKeySequence.StandardKey.Open)
         self.recent_menu = self.menus["&File"].addMenu("Open Recent")
+        self._action("&File", "Add Model from Folder…", self.add_model_folder_dialog)
         self._action("&File", "Save", self.save, QKeySequence.StandardKey.Save)
         self._action("&File", "Save As…", self.save_as_dialog, "Ctrl+Shift+S")
         self._action("&File", "Close Tab", lambda: self.close_tab(self.tabs.currentIndex()), "Ctrl+W")
@@ -181,6 +184,8 @@ class MainWindow(FilesMixin, GenerationMixin):
         self.controls.stop_clicked.connect(self.stop)
         self.controls.preset_message.connect(lambda m: self.statusBar().showMessage(m, 5000))
         self.controls.model.bundle_chosen.connect(self.load_bundle)
+        self.controls.model.checkpoint_chosen.connect(self.import_checkpoint)
+        self.controls.model.add_folder_clicked.connect(self.add_model_folder_dialog)
         self.controls.mode.mode_picked.connect(self.load_model_for_mode)
         self.controls.model.device_chosen.connect(self._on_device)
         self.controls.model.runtime_chosen.connect(self._on_runtime)
@@ -193,19 +198,6 @@ class MainWindow(FilesMixin, GenerationMixin):
         self.history_list.itemDoubleClicked.connect(lambda _: self.restore_batch(self.history_list.currentRow()))
 
     # --- behaviour ---------------------------------------------------------------------------------
-    def refresh_bundles(self) -> None:
-        bundles = self.engine.list_bundles()
-        choice = self.controls.model.set_bundles(bundles, self.settings.last_bundle)
-        self.controls.mode.set_installed_tasks(self.controls.model.installed_tasks())
-        if choice is None:
-            self.show_error(self.controls.model.status.text())
-            return
-        broken = [b for b in bundles if b.error]
-        if broken:
-            self.add_notice("Skipped unusable model folder(s): " +
-                            "; ".join(f"{b.path} ({b.error})" for b in broken) + ".")
-        self.load_bundle(Path(choice.path))
-
     def _on_device(self, name: str) -> None:
         self.settings.device = name
         self._reload_current()

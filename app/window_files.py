@@ -22,7 +22,7 @@ FILE_FILTER = "Text and Markdown (*.txt *.md);;Text (*.txt);;Markdown (*.md)"
 
 
 class FilesMixin(WindowBase):
-    """Part of MainWindow (its base, after FilesMixin/GenerationMixin); `self` is the window."""
+    """Part of MainWindow (its bases: FilesMixin, ModelsMixin, GenerationMixin); `self` is the window."""
 
     _offered: list[FoundDocument]  # the crashed sessions' documents the recovery offer names
 

@@ -27,7 +27,7 @@ INPUTS_KEY = "inputs"  # a batch's mode inputs (title, keywords, sentences, orde
 
 
 class GenerationMixin(WindowBase):
-    """Part of MainWindow (its base, after FilesMixin/GenerationMixin); `self` is the window."""
+    """Part of MainWindow (its bases: FilesMixin, ModelsMixin, GenerationMixin); `self` is the window."""
 
     model: LoadedModel | None  # None until a bundle has loaded
     labels: LabelSource | None  # colour labels for the loaded model
@@ -40,7 +40,7 @@ class GenerationMixin(WindowBase):
         if self.generator.running:
             self.generator.stop()
         device, runtime = self.controls.model.device_name(), self.controls.model.runtime_name()
-        self.controls.model.set_loading(True, path.name)
+        self.controls.model.set_busy(True, f"Loading {path.name}…")
         self._loader = BackgroundCall(lambda: self.engine.load(path, device, runtime), self)
         self._loader.done.connect(lambda model: self._on_loaded(path, model))
         self._loader.failed.connect(lambda message: self._on_load_failed(path, message))
@@ -59,7 +59,7 @@ class GenerationMixin(WindowBase):
         self.model = model
         self.labels = LabelSource(model)
         capabilities = model.capabilities
-        self.controls.model.set_loading(False)
+        self.controls.model.set_busy(False)
         self.controls.model.set_status(f"{path.name} is ready.")
         self.controls.model.status.setToolTip(f"Loaded on {model.device.type.upper()} with {model.runtime}.")
         if model.runtime_note:  # a faster runtime could not be used: say so once, the engine's reason in the tooltip
@@ -74,7 +74,7 @@ class GenerationMixin(WindowBase):
         self.model_label.setText(f"Model: {path.name} ({model.device.type})")
 
     def _on_load_failed(self, path: Path, message: str) -> None:
-        self.controls.model.set_loading(False)
+        self.controls.model.set_busy(False)
         self.controls.model.set_status(f"Could not load {path.name}.", error=True)
         self.show_error(f"Could not load the model {path.name}: {message}")
 

@@ -7,19 +7,29 @@
 
 `generate` is blocking and calls `on_token` from the calling thread for every streamed token;
 the app runs it in a worker thread and passes a `should_stop` that is checked every step.
+
+A writer's own models reach the app here too: `importable_checkpoints()` (the pretrained checkpoints of
+the local Hugging Face caches not imported yet), `import_checkpoint` (one of them, or a checkpoint
+folder, written as a bundle in the user models folder) and `open_model_folder` (a folder the writer
+picked: a bundle as it is, a checkpoint imported first). Importing hashes the checkpoint's weights, so
+the app calls these off the UI thread.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib.util
+import itertools
 import os
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import platformdirs
 
+from engine.bundles import imported
 from engine.bundles.bundle import (
     CARD_FILE,
     CONFIG_FILE,
@@ -27,8 +37,10 @@ from engine.bundles.bundle import (
     bundle_family,
     read_bundle_card,
     read_bundle_config,
+    read_bundle_json,
 )
 from engine.bundles.choice import bundle_tasks, choose_bundle, read_defaults
+from engine.checkpoints.inspect import CheckpointError, CheckpointInfo
 from engine.controls import LM_TASKS
 from engine.decoding import DecodeConfig, TokenEvent, Variant
 from engine.devices import gpu_unavailable_reason, resolve_device
@@ -102,18 +114,23 @@ def _default_tagger() -> Tagger:
 
 
 class Engine:
-    """Entry point for front ends: bundle discovery and loading."""
+    """Entry point for front ends: bundle discovery and loading, and importing a writer's own checkpoints.
 
-    def __init__(self, search_dirs: list[Path] | None = None) -> None:
-        self.search_dirs = search_dirs if search_dirs is not None else [RESOURCES_MODELS, user_models_dir()]
+    Imports are written to `models_dir` (the user models folder unless given); keep it among
+    `search_dirs`, as the default is, so what is imported is listed."""
+
+    def __init__(self, search_dirs: list[Path] | None = None, models_dir: Path | None = None) -> None:
+        self.models_dir = models_dir if models_dir is not None else user_models_dir()
+        self.search_dirs = search_dirs if search_dirs is not None else [RESOURCES_MODELS, self.models_dir]
 
     def default_bundle(self, task: str) -> BundleInfo | None:
         """The bundle `task` starts with (a folder's defaults.json, else the first that does it)."""
         return choose_bundle(self.list_bundles(), task, read_defaults(self.search_dirs))
 
-    def list_bundles(self) -> list[BundleInfo]:
-        """Every bundle of the search folders, usable or not (`error` says why not); a folder that cannot
-        be listed is one unusable entry, so it never hides the others."""
+    def list_bundles(self, extra: Iterable[Path] = ()) -> list[BundleInfo]:
+        """Every bundle of the search folders, usable or not (`error` says why not), then each bundle folder
+        of `extra` (ones a writer added from elsewhere) not listed already; a folder that cannot be listed is
+        one unusable entry, so it never hides the others."""
         infos: list[BundleInfo] = []
         for directory in filter(os.path.isdir, self.search_dirs):
             try:
@@ -123,6 +140,10 @@ class Engine:
                                                                           f"({error.strerror or error})"))
                 continue
             infos.extend(describe_bundle(path) for path in found)
+        listed = {path.resolve() for path in (Path(info.path) for info in infos)}
+        for path in dict.fromkeys(Path(p) for p in extra):
+            if path.resolve() not in listed:
+                infos.append(describe_bundle(path))
         return infos
 
     def load(self, path: Path, device: str = "auto", runtime: str = "auto") -> LoadedModel:
@@ -133,10 +154,63 @@ class Engine:
         target, path = resolve_device(device), Path(path)
         return bundle_family(path).load(path, target, runtime)  # engine/families
 
+    def importable_checkpoints(self) -> list[CheckpointInfo]:
+        """The checkpoints of the local Hugging Face caches that can be imported and have no bundle yet in
+        the search folders (read offline; one checkpoint revision is one import)."""
+        done = self._imported_checkpoints()
+        return [info for info in imported.importable_checkpoints() if info.path.resolve() not in done]
+
+    def import_checkpoint(self, name_or_dir: str, out: Path | None = None) -> Path:
+        """Write the checkpoint `name_or_dir` (a folder, or a name in the local caches) as a bundle at `out`,
+        by default a new folder of `models_dir` named after it; returns the bundle's folder. Hashes the
+        checkpoint's weights (seconds for GPT-2); raises CheckpointError with one clear message."""
+        return imported.import_checkpoint(name_or_dir, out or self._new_bundle_folder(name_or_dir))
+
+    def open_model_folder(self, folder: Path) -> Path:
+        """The bundle of a folder a writer picked: a bundle folder as it is (checked, not loaded), a pretrained
+        checkpoint imported first (`import_checkpoint`). Anything else raises a BundleError or CheckpointError
+        saying what the folder is missing."""
+        folder = Path(folder)
+        if not folder.is_dir():
+            raise BundleError(f"{folder} is not a folder")
+        if not (folder / CONFIG_FILE).is_file():
+            inside = sorted(p.name for p in folder.iterdir() if (p / CONFIG_FILE).is_file())[:3]
+            hint = f"; pick one of the model folders in it ({', '.join(inside)})" if inside else ""
+            raise CheckpointError(f"{folder} holds no model: a Variorum model folder and a pretrained checkpoint "
+                                  f"both have a {CONFIG_FILE}, and this folder has none{hint}")
+        config = read_bundle_json(folder)
+        if isinstance(config, dict) and "format_version" in config:  # ours; transformers' configs never have it
+            bundle_family(folder)  # every file present and the config readable, or the BundleError saying why
+            return folder
+        return self.import_checkpoint(str(folder))
+
+    def _imported_checkpoints(self) -> set[Path]:
+        """The checkpoint folders the bundles of the search folders were imported from."""
+        found: set[Path] = set()
+        for info in self.list_bundles():
+            try:
+                config = read_bundle_config(Path(info.path))
+            except BundleError:
+                continue  # listed as unusable; it imports nothing
+            provenance = config.get("provenance")
+            sections = [config.get("base"), provenance.get("imported_from") if isinstance(provenance, dict) else None]
+            found.update(Path(s["checkpoint"]).resolve() for s in sections
+                         if isinstance(s, dict) and isinstance(s.get("checkpoint"), str))
+        return found
+
+    def _new_bundle_folder(self, name_or_dir: str) -> Path:
+        """A folder of `models_dir` that does not exist yet, named after the checkpoint ("org/gpt2" → gpt2,
+        then gpt2-2, …), so a second import never clashes with the first."""
+        stem = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(name_or_dir.strip("/\\")).name).strip(".-") or "imported"
+        return next(folder for n in itertools.count(1)
+                    if not (folder := self.models_dir / (stem if n == 1 else f"{stem}-{n}")).exists())
+
 
 __all__ = [
     "BundleError",
     "BundleInfo",
+    "CheckpointError",
+    "CheckpointInfo",
     "DecodeConfig",
     "Engine",
     "GenerationRequest",

@@ -1,18 +1,21 @@
 """Model picker (bundles from resources and the user data dir, with their card summary) and device choice.
 
 Each mode has a model it starts with (engine/bundles/choice.py: the folder's defaults.json, else the
-first usable bundle doing the task); the picker still lists every bundle, so a writer can pick another."""
+first usable bundle doing the task); the picker still lists every bundle, so a writer can pick another.
+After the bundles it lists the pretrained checkpoints of the local Hugging Face caches not imported yet:
+picking one asks the window to import it (`checkpoint_chosen`); "Add model from folder…" asks it to
+take a folder the writer picks (`add_folder_clicked`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QLabel, QProgressBar, QWidget
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QLabel, QProgressBar, QPushButton, QWidget
 
 from app.theme import error_text_colour
 from engine.bundles.choice import choose_bundle, read_defaults
-from engine.front_door import BundleInfo, gpu_unavailable_reason
+from engine.front_door import BundleInfo, CheckpointInfo, gpu_unavailable_reason
 from engine.onnx import RUNTIMES
 
 DEVICES = (("auto", "Automatic"), ("cpu", "CPU"), ("cuda", "GPU"))
@@ -22,15 +25,19 @@ TASK_WORDS = {  # what a model does, for the writer (its card's own words are th
     "abstract": "Writes an abstract from a title and keywords.",
     "paraphrase": "Rewrites the passage you select.",
 }
+CHECKPOINT_ROLE = Qt.ItemDataRole.UserRole + 1  # a checkpoint item's cache name (bundle items hold their path)
 RUNTIME_LABELS = {  # keys: engine.onnx.RUNTIMES
     "auto": "Automatic", "torch": "PyTorch", "onnx": "ONNX Runtime", "onnx-int8": "ONNX Runtime int8",
 }
 
 
 class ModelBox(QGroupBox):
-    """Emits `bundle_chosen(path)` when the writer picks a usable bundle, `device_chosen(name)` for devices."""
+    """Emits `bundle_chosen(path)` when the writer picks a usable bundle, `checkpoint_chosen(name)` for a
+    cached checkpoint to import, `device_chosen(name)` for devices."""
 
     bundle_chosen = Signal(object)
+    checkpoint_chosen = Signal(str)
+    add_folder_clicked = Signal()
     device_chosen = Signal(str)
     runtime_chosen = Signal(str)
 
@@ -38,8 +45,14 @@ class ModelBox(QGroupBox):
         super().__init__("Model", parent)
         self.picker = QComboBox()
         self.picker.setAccessibleName("Model")
-        self.picker.setToolTip("Which trained model writes the variants. Models come with the app or "
-                               "from your own models folder.")
+        self.picker.setToolTip("Which trained model writes the variants. Models come with the app, from your "
+                               "own models folder, or from pretrained checkpoints on this computer (imported "
+                               "when you pick one).")
+        self.add_folder = QPushButton("Add model from folder…")
+        self.add_folder.setToolTip("Use a model folder from anywhere on this computer: a Variorum model, or a "
+                                   "pretrained GPT-2 checkpoint (saved with save_pretrained), which is imported "
+                                   "into your models folder.")
+        self.add_folder.clicked.connect(self.add_folder_clicked)
         self.device = QComboBox()
         self.device.setAccessibleName("Device")
         self.device.setToolTip("Where the model runs. Automatic uses the graphics card when one is usable.")
@@ -70,6 +83,7 @@ class ModelBox(QGroupBox):
         self.progress.hide()
         form = QFormLayout(self)
         form.addRow("Model", self.picker)
+        form.addRow("", self.add_folder)
         form.addRow("Device", self.device)
         form.addRow("Runtime", self.runtime)
         if self.gpu_reason:
@@ -103,8 +117,8 @@ class ModelBox(QGroupBox):
             self.device.setCurrentIndex(index)
 
     def set_bundles(self, bundles: list[BundleInfo], preferred: str = "") -> BundleInfo | None:
-        """Fill the picker; return the bundle to load first (preferred path, else Continue's model, else
-        the first usable)."""
+        """Fill the picker (without checkpoints: `set_checkpoints` adds them); return the bundle to load first
+        (preferred path, else Continue's model, else the first usable)."""
         self.bundles = bundles
         self.defaults = read_defaults(list(dict.fromkeys(Path(b.path).parent for b in bundles)))
         self.picker.clear()
@@ -115,8 +129,9 @@ class ModelBox(QGroupBox):
         usable = [b for b in bundles if not b.error]
         if not bundles:
             self.summary.setText("")
-            self.set_status("No model found. Put a model folder in resources/models or in your models "
-                            "folder, then restart.", error=True)
+            self.set_status("No model found. Add one with “Add model from folder…” (a Variorum model or a "
+                            "pretrained checkpoint), or put a model folder in your models folder and restart.",
+                            error=True)
             return None
         first = self.bundle_for_mode("continue") or (usable[0] if usable else None)
         choice = next((b for b in usable if str(b.path) == preferred), first)
@@ -125,6 +140,25 @@ class ModelBox(QGroupBox):
             return None
         self.select(choice)
         return choice
+
+    def set_checkpoints(self, checkpoints: list[CheckpointInfo]) -> None:
+        """List `checkpoints` after the bundles (replacing those listed before), each marked as one to import."""
+        while self.picker.count() > len(self.bundles):
+            self.picker.removeItem(len(self.bundles))
+        if checkpoints and self.bundles:
+            self.picker.insertSeparator(len(self.bundles))
+        for info in checkpoints:
+            self.picker.addItem(f"{info.name} — pretrained checkpoint, click to import")
+            self.picker.setItemData(self.picker.count() - 1, info.name, CHECKPOINT_ROLE)
+            self.picker.setItemData(self.picker.count() - 1, info.summary, Qt.ItemDataRole.ToolTipRole)
+        if checkpoints and not self.bundles:
+            self.set_status("No Variorum model yet: pick a pretrained checkpoint in the list to import it.")
+
+    def select_path(self, path: str) -> None:
+        """Show the bundle at `path` as the picked one again (after an import failed); nothing if not listed."""
+        info = next((b for b in self.bundles if str(b.path) == path), None)
+        if info is not None:
+            self.select(info)
 
     def installed_tasks(self) -> set[str]:
         """Every task some usable bundle does."""
@@ -145,6 +179,14 @@ class ModelBox(QGroupBox):
         self.summary.setToolTip(info.summary)
 
     def _on_pick(self, index: int) -> None:
+        if index >= len(self.bundles):
+            name = self.picker.itemData(index, CHECKPOINT_ROLE)
+            if isinstance(name, str):  # not the separator
+                self.summary.setText("A pretrained checkpoint on this computer: it is imported as one of your "
+                                     "models (a few kilobytes: it reads the checkpoint's own weights), then loaded.")
+                self.summary.setToolTip(str(self.picker.itemData(index, Qt.ItemDataRole.ToolTipRole)))
+                self.checkpoint_chosen.emit(name)
+            return
         info = self.bundles[index]
         self._describe(info)
         if info.error:
@@ -152,13 +194,13 @@ class ModelBox(QGroupBox):
             return
         self.bundle_chosen.emit(Path(info.path))
 
-    def set_loading(self, loading: bool, name: str = "") -> None:
-        self.progress.setVisible(loading)
-        self.picker.setEnabled(not loading)
-        self.device.setEnabled(not loading)
-        self.runtime.setEnabled(not loading)
-        if loading:
-            self.set_status(f"Loading {name}…")
+    def set_busy(self, busy: bool, status: str = "") -> None:
+        """Loading or importing a model: show progress and keep the writer from starting another meanwhile."""
+        self.progress.setVisible(busy)
+        for widget in (self.picker, self.add_folder, self.device, self.runtime):
+            widget.setEnabled(not busy)
+        if busy:
+            self.set_status(status)
 
     def set_status(self, text: str, error: bool = False) -> None:
         self.status.setText(text)

@@ -29,6 +29,7 @@ class AppSettings:
     font_size: int = 12
     recent_files: list[str] = field(default_factory=list)
     last_bundle: str = ""
+    model_folders: list[str] = field(default_factory=list)  # bundle folders added from outside the models folders
     device: str = "auto"
     runtime: str = "auto"  # what runs the decoder step: auto / torch / onnx (engine/onnx)
     controls: dict[str, Any] = field(default_factory=dict)  # last-used control values
@@ -50,6 +51,8 @@ class AppSettings:
             raise ValueError("recent_files must be a list of paths")
         if not isinstance(self.last_bundle, str) or self.device not in ("auto", "cpu", "cuda"):
             raise ValueError(f"last_bundle must be a path and device auto/cpu/cuda, got {self.device!r}")
+        if not isinstance(self.model_folders, list) or not all(isinstance(p, str) for p in self.model_folders):
+            raise ValueError("model_folders must be a list of paths")
         if self.runtime not in RUNTIMES:
             raise ValueError(f"runtime must be one of {list(RUNTIMES)}, got {self.runtime!r}")
         if not isinstance(self.controls, dict):

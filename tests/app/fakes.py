@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import torch
 
 from engine.controls import Capabilities, ClassGroups, HeadCapabilities, PosGroups, Termination
-from engine.front_door import BundleError, BundleInfo, GenerationRequest, TokenEvent, Variant
+from engine.front_door import BundleError, BundleInfo, CheckpointInfo, GenerationRequest, TokenEvent, Variant
 
 WORDS = ["the", " cat", " sat", " on", " a", " warm", " mat", ".", " It", " purred", " softly", "!"]
 
@@ -96,8 +96,11 @@ class FakeEngine:
                                                                        "A fake model for UI tests.")]
         self.load_error = load_error
 
-    def list_bundles(self) -> list[BundleInfo]:
+    def list_bundles(self, extra: Iterable[Path] = ()) -> list[BundleInfo]:
         return list(self.bundles)
+
+    def importable_checkpoints(self) -> list[CheckpointInfo]:
+        return []
 
     def load(self, path: Path, device: str = "auto", runtime: str = "auto") -> FakeModel:
         if self.load_error:

@@ -3,6 +3,7 @@ streams and once it is done, with colours and hover tips on the right words."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 from PySide6.QtGui import QGuiApplication
@@ -39,8 +40,8 @@ def test_a_sentence_by_sentence_variant_reads_in_order_as_it_streams() -> None:
 class StoryEngine(Engine):
     """The real engine with only the bundled story model."""
 
-    def list_bundles(self) -> list[BundleInfo]:
-        return [b for b in super().list_bundles() if Path(b.path) == STORY_BUNDLE]
+    def list_bundles(self, extra: Iterable[Path] = ()) -> list[BundleInfo]:
+        return [b for b in super().list_bundles(extra) if Path(b.path) == STORY_BUNDLE]
 
 
 def test_a_real_story_pane_is_byte_for_byte_what_insert_and_copy_give(make_window: MakeWindow,

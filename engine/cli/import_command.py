@@ -8,7 +8,6 @@
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from pathlib import Path
 
@@ -18,15 +17,10 @@ from engine.cli_errors import check_output_dir, reports_user_errors
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="variorum import", description=__doc__.splitlines()[0])
     p.add_argument("checkpoint", nargs="?", help="a checkpoint folder, or a model name in the local Hugging Face cache")
-    p.add_argument("--out", type=Path, help="the new bundle's folder (default: the user models folder / the name)")
+    p.add_argument("--out", type=Path, help="the new bundle's folder (default: a new folder of the user models "
+                                             "folder named after the checkpoint: gpt2, then gpt2-2, …)")
     p.add_argument("--list", action="store_true", help="list the models in the local Hugging Face caches")
     return p
-
-
-def _default_out(name: str) -> Path:
-    from engine.front_door import user_models_dir
-
-    return user_models_dir() / re.sub(r"[^A-Za-z0-9._-]+", "-", name.strip("/").split("/")[-1]).strip(".-")
 
 
 def _list() -> int:
@@ -54,11 +48,11 @@ def main(argv: list[str] | None = None) -> int:
         return _list()
     if not args.checkpoint:
         parser.error("name a checkpoint folder or a cached model (or --list)")
-    from engine.bundles.imported import import_checkpoint
+    from engine.front_door import Engine
 
-    out = args.out or _default_out(args.checkpoint)
-    check_output_dir("--out", out.parent)
-    bundle = import_checkpoint(args.checkpoint, out)
+    if args.out is not None:
+        check_output_dir("--out", args.out.parent)
+    bundle = Engine().import_checkpoint(args.checkpoint, args.out)
     print(f"imported {args.checkpoint} as the bundle {bundle}")
     return 0
 

@@ -34,7 +34,7 @@ from torch.nn.parallel import DistributedDataParallel
 from tqdm import tqdm
 
 from engine.bundled_model import BundledModel
-from engine.bundles.bundle import save_bundle
+from engine.bundles.bundle import OnBase, save_bundle
 from engine.bundles.words import training_words
 from engine.config import ConfigError, TrainConfig
 from engine.devices import resolve_device
@@ -232,6 +232,10 @@ class TrainingLoop(abc.ABC, Generic[M]):
     def render_card(self, provenance: dict[str, Any]) -> str:
         """The bundle's card.md."""
 
+    def bundle_base(self) -> OnBase | None:
+        """The pretrained checkpoint the bundle is written on (it then stores only what differs), or None."""
+        return None
+
     # ----- the loop ----------------------------------------------------------------------
     def autocast(self) -> AbstractContextManager[Any]:
         """bf16 autocast (matmuls in bf16, reductions in float32) when the run's precision is bf16."""
@@ -371,7 +375,7 @@ class TrainingLoop(abc.ABC, Generic[M]):
         provenance = {"train": self.train_config.to_dict(), **self.provenance(summary), "summary": summary,
                       "command": self.command}
         save_bundle(self.out / "bundle", self.model, self.tokenizer, self.render_card(provenance),
-                    provenance, self.train_config.bundle_dtype)
+                    provenance, self.train_config.bundle_dtype, self.bundle_base())
         words = training_words(self.out / "bundle")  # the real-words control's training words (words.txt)
         if words is not None:
             write_bundle_words(self.out / "bundle", words)

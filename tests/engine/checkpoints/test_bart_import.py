@@ -72,3 +72,12 @@ def test_encoder_and_decoder_of_other_widths_are_refused(tmp_path: Path) -> None
 def test_a_gpt2_checkpoint_is_not_bart(gpt2_folder: Path) -> None:
     with pytest.raises(CheckpointError, match="not BART"):
         import_bart(inspect_checkpoint(gpt2_folder))
+
+
+def test_a_final_logits_bias_is_refused(tmp_path: Path) -> None:
+    folder = write_bart(tmp_path / "biased")
+    bart = BartForConditionalGeneration.from_pretrained(str(folder), local_files_only=True)
+    bart.final_logits_bias.fill_(0.5)
+    bart.save_pretrained(folder)
+    with pytest.raises(CheckpointError, match="final_logits_bias is not zero"):
+        import_bart(inspect_checkpoint(folder))

@@ -42,6 +42,7 @@ from typing import Any
 import torch
 
 from engine.backbones.bart import load_hf_bart
+from engine.bundled_model import BundleError
 from engine.bundles.bundle import OnBase
 from engine.bundles.imported import start_base
 from engine.cli_args import add_dataclass_flags, dataclass_from_flags
@@ -205,8 +206,15 @@ class PermGenTrainer(TrainingLoop[PermGenModel]):
 
     def bundle_base(self) -> OnBase | None:
         """The checkpoint under the start bundle, if it has one (an imported BART): the run's bundle stores
-        only the tensors the fine-tune changed and reads the rest from it."""
-        return start_base(Path(self.train_config.init_from)) if self.train_config.init_from else None
+        only the tensors the fine-tune changed and reads the rest from it. A checkpoint that moved or
+        changed during the run costs the run nothing: its bundle then holds every weight."""
+        if not self.train_config.init_from:
+            return None
+        try:
+            return start_base(Path(self.train_config.init_from))
+        except BundleError as error:
+            print(f"variorum train-permgen: writing every weight into the bundle: {error}", file=sys.stderr)
+            return None
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -4,6 +4,7 @@ by torch and ONNX Runtime alike, and stored as what changed on top of the checkp
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -50,6 +51,15 @@ def test_the_import_is_a_story_bundle_that_stores_no_weights(imported: Path) -> 
     _texts(imported, "torch")
 
 
+def test_the_import_itself_writes_the_same_with_onnx(imported: Path, tmp_path: Path) -> None:
+    pytest.importorskip("onnxruntime")
+    from engine.onnx.export import export_bundle
+
+    copy = Path(shutil.copytree(imported, tmp_path / "tiny-bart"))  # the copy reads the same checkpoint
+    export_bundle(copy)
+    assert _texts(copy, "onnx") == _texts(copy, "torch")
+
+
 def test_a_fine_tune_of_the_import_writes_the_same_with_torch_and_onnx(imported: Path, tmp_path: Path) -> None:
     pytest.importorskip("onnxruntime")
     from engine.cli import main
@@ -83,3 +93,19 @@ def test_a_bundle_on_the_import_stores_only_the_tensors_that_changed(imported: P
         "backbone.decoder.layers.0.fc1.weight"]
     reloaded = load_permgen_bundle(tmp_path / "partial").model.state_dict()
     assert all(torch.equal(reloaded[k], v) for k, v in model.state_dict().items())
+
+
+def test_a_checkpoint_gone_by_the_end_of_a_fine_tune_leaves_a_whole_bundle(
+    bart_folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    from engine.bundles.imported import import_checkpoint
+    from engine.permgen.train import PermGenTrainer, _configs, build_parser
+
+    checkpoint = Path(shutil.copytree(bart_folder, tmp_path / "checkpoint"))
+    bundle = import_checkpoint(str(checkpoint), tmp_path / "imported", {"HOME": "/nonexistent"})
+    args = build_parser().parse_args(["--init-from", str(bundle), "--train-files", str(STORIES), "--out-dir",
+                                      str(tmp_path / "run"), "--max-sentence-len", "12", "--device", "cpu"])
+    trainer = PermGenTrainer(*_configs(args), show_progress=False)
+    assert trainer.bundle_base() is not None
+    shutil.rmtree(checkpoint)
+    assert trainer.bundle_base() is None and "writing every weight into the bundle" in capsys.readouterr().err

@@ -5,8 +5,9 @@ source (the story source of a title, as the app writes it) and sample N variants
 one batch with a KV cache and the same top-p; transformers reads the checkpoint folder itself, and
 the bundle is that checkpoint imported (`variorum import`), so both compute the same distribution.
 Ours is the app's path (`Engine.load(...).stream`, torch runtime): sentence-based decoding,
-stopped once every variant has T tokens (a sentence mark counts as a token, as it costs a step),
-which on random weights is one long sentence each (⟨E-t⟩ is as unlikely as any token). Runs
+stopped once the N variants (in lock-step) have written N × T tokens between them (a sentence mark
+counts, as it costs a step), which on random weights is one long sentence each (⟨E-t⟩ is as
+unlikely as any token). Runs
 alternate after a warm-up (engine/benchmarks/alternating.py); the medians are tokens/s.
 """
 

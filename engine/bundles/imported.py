@@ -5,8 +5,8 @@ cache: engine/checkpoints/hf_cache.py), checks it, asks the family that runs its
 (engine/families: `checkpoint_architectures`) to build the model over the renumbered vocabulary, and
 writes a bundle on that checkpoint (engine/bundles/base.py): config, tokenizer and card, the
 checkpoint's folder and the sha256 of each weights file, and only the tensors the import adds (none
-for GPT-2). Loading rebuilds the model from the checkpoint after checking those hashes, so an import
-takes seconds and a few kilobytes however large the checkpoint is.
+for GPT-2 or BART). Loading rebuilds the model from the checkpoint after checking those hashes, so an
+import takes seconds and a few kilobytes however large the checkpoint is.
 """
 
 from __future__ import annotations
@@ -16,17 +16,18 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from engine.bundles.base import BaseReference
-from engine.bundles.bundle import OnBase, save_bundle
+from engine.bundles.bundle import OnBase, read_bundle_config, save_bundle
 from engine.checkpoints.hf_cache import cached_checkpoints, find_checkpoint
 from engine.checkpoints.inspect import CheckpointError, CheckpointInfo
 from engine.families import family_for_architecture
 
 
-def _card(info: CheckpointInfo, parameters: int, tokens: int, reference: BaseReference) -> str:
+def _card(info: CheckpointInfo, parameters: int, tokens: int, reference: BaseReference, trainer: str) -> str:
     return (f"# {info.name}, imported\n\n**What it is.** The pretrained {info.architecture} checkpoint "
             f"`{info.name}` ({parameters / 1e6:.1f}M parameters), imported as it is: its weights, its vocabulary "
             f"({info.tokenizer_size:,} tokens, renumbered to {tokens:,} with Variorum's special tokens first) and "
-            "its own output layer. Fine-tune it (`variorum train --init-from THIS-FOLDER`) to add our heads.\n\n"
+            f"its own output layer. Fine-tune it (`variorum {trainer} --init-from THIS-FOLDER`) for a task or "
+            "to add our heads.\n\n"
             f"## Where it came from\nThis bundle stores no weights of its own: it reads them from the checkpoint "
             f"folder `{info.path}` and checks them against these hashes each time it loads.\n"
             + "".join(f"- `{name}` sha256 `{digest}`\n" for name, digest in reference.weights_sha256.items()))
@@ -53,6 +54,14 @@ def import_checkpoint(name_or_dir: str, out: Path, environ: Mapping[str, str] | 
     model, tokenizer = family.from_checkpoint(info)
     reference = BaseReference.of(info)
     provenance = {"imported_from": reference.to_dict()}
-    card = _card(info, model.num_parameters(), tokenizer.vocab_size, reference)
+    card = _card(info, model.num_parameters(), tokenizer.vocab_size, reference, family.trainer)
     save_bundle(out, model, tokenizer, card, provenance, on_base=OnBase(reference, model.state_dict()))
     return out
+
+
+def start_base(start: Path) -> OnBase | None:
+    """The checkpoint under the bundle `start` that a fine-tune starts from, with its base model's tensors, so
+    that the run's bundle is written on the same checkpoint; None when `start` names no base."""
+    config = read_bundle_config(start)
+    reference = BaseReference.from_config(start, config)
+    return None if reference is None else OnBase(reference, reference.state(start, str(config["kind"])))

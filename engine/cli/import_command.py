@@ -2,6 +2,7 @@
 
     variorum import gpt2                     # a name in the local Hugging Face cache → the user models folder
     variorum import ~/models/my-gpt2 --out runs/my-gpt2
+    variorum import facebook/bart-base       # a PermGen story model; `variorum train-permgen --init-from` tunes it
     variorum import --list                   # what the local caches hold, and why a model cannot be imported
 """
 

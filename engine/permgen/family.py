@@ -31,7 +31,7 @@ class PermGenFamily:
     name = "PermGen"
     config_sections = ("model", "permgen")
     trainer = "train-permgen"
-    checkpoint_architectures: tuple[str, ...] = ()  # BART: once its fine-tune on the renumbered vocabulary exists
+    checkpoint_architectures = ("BartForConditionalGeneration",)
 
     def tasks(self, config: Mapping[str, Any]) -> tuple[str, ...]:
         return (str(config.get("permgen", {}).get("task", "story")),)
@@ -98,9 +98,11 @@ class PermGenFamily:
         return HeldOutOnnx(perplexity, len(data), tokens)
 
     def from_checkpoint(self, info: CheckpointInfo) -> tuple[BundledModel, VariorumTokenizer]:
-        from engine.checkpoints.inspect import CheckpointError
+        """A BART checkpoint as a plain-BART PermGen bundle of task "story", cased, natural order
+        (engine/permgen/bart_import.py); `variorum train-permgen --init-from` fine-tunes it for a task."""
+        from engine.permgen.bart_import import import_bart
 
-        raise CheckpointError(f"{info.name}: {info.architecture} checkpoints are not imported yet")
+        return import_bart(info)
 
 
 FAMILY: ModelFamily = PermGenFamily()

@@ -8,6 +8,11 @@ and with `--positions absolute` it is the plain seq2seq baseline of Table 2 (BAR
 decoder positions, natural order; the sentence marks stay so that both decode the same way).
 Optimisation, checkpoints, validation and the bundle are the shared loop of engine/training/loop.py.
 
+`--init-from BUNDLE` fine-tunes a bundle, e.g. an imported BART (`variorum import`): the run takes its
+sizes and tokenizer, turns its decoder positions into the run's (engine/permgen/start.py), and
+when the bundle is built on a pretrained checkpoint, writes its own bundle on that checkpoint too,
+storing only what the fine-tune changed (engine/bundles/base.py).
+
 `--task paraphrase` trains sentence → paraphrase on ParaSCI / MRPC / TurkCorpus pairs (one target sentence),
 each training pair read both ways (engine/permgen/paraphrase_readers.py `both_directions`).
 
@@ -37,6 +42,9 @@ from typing import Any
 import torch
 
 from engine.backbones.bart import load_hf_bart
+from engine.bundled_model import BundleError
+from engine.bundles.bundle import OnBase
+from engine.bundles.imported import start_base
 from engine.cli_args import add_dataclass_flags, dataclass_from_flags
 from engine.config import ConfigError, ModelConfig, TrainConfig, config_from_dict
 from engine.data.blocks import BatchOrder
@@ -51,6 +59,7 @@ from engine.permgen.heldout import target_nll
 from engine.permgen.model import EncodedExample, PermGenModel, collate
 from engine.permgen.paraphrase_readers import both_directions
 from engine.permgen.permutation import PermutationSampler
+from engine.permgen.start import start_sizes, start_with_positions
 from engine.permgen.tagging import attach_groups, tag_targets
 from engine.pos.tagger import TaggerUnavailableError
 from engine.pos.training import PosTrainingData
@@ -92,7 +101,7 @@ class PermGenTrainer(TrainingLoop[PermGenModel]):
         self._set_model(PermGenModel(config, backbone))
         load_fitted_head(self.model.head, head_state)
         if start is not None:
-            copy_start_weights(self.model, start.model, train.init_from)
+            copy_start_weights(self.model, start_with_positions(start.model, config), train.init_from)
         if self.pos is not None:
             self.pos.install(self.model.head)  # V_ρ from the training targets
         self.train_data: list[EncodedExample] = self._encode(self.train_examples)
@@ -195,6 +204,18 @@ class PermGenTrainer(TrainingLoop[PermGenModel]):
     def render_card(self, provenance: dict[str, Any]) -> str:
         return render_permgen_card(self.model, provenance, self.device)
 
+    def bundle_base(self) -> OnBase | None:
+        """The checkpoint under the start bundle, if it has one (an imported BART): the run's bundle stores
+        only the tensors the fine-tune changed and reads the rest from it. A checkpoint that moved or
+        changed during the run costs the run nothing: its bundle then holds every weight."""
+        if not self.train_config.init_from:
+            return None
+        try:
+            return start_base(Path(self.train_config.init_from))
+        except BundleError as error:
+            print(f"variorum train-permgen: writing every weight into the bundle: {error}", file=sys.stderr)
+            return None
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="variorum train-permgen",
@@ -214,17 +235,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _configs(args: argparse.Namespace) -> tuple[PermGenConfig, TrainConfig]:
-    """Defaults, then the --config file's "model" / "permgen" / "train" sections, then the flags given."""
+    """Defaults, then the sizes of the --init-from bundle (engine/permgen/start.py), then the --config file's
+    "model" / "permgen" / "train" sections, then the flags given."""
     base = read_config_file(args.config) if args.config else {}
-    defaults = dataclasses.asdict(ModelConfig(backbone="bart", n_layer=2, n_embd=128))
-    model = dataclass_from_flags(ModelConfig, args,
-                                 config_from_dict(ModelConfig, {**defaults, **base.get("model", {})}))
-    config = dataclass_from_flags(PermGenConfig, args,
-                                  config_from_dict(PermGenConfig, {**base.get("permgen", {}), "model": model}))
-    config.model = model
     train_defaults = dataclasses.asdict(TrainConfig(out_dir="runs/permgen", lr=5e-4, warmup_steps=50))
     train = dataclass_from_flags(TrainConfig, args,
                                  config_from_dict(TrainConfig, {**train_defaults, **base.get("train", {})}))
+    start_model, start_permgen = start_sizes(Path(train.init_from)) if train.init_from else ({}, {})
+    defaults = dataclasses.asdict(ModelConfig(backbone="bart", n_layer=2, n_embd=128))
+    model = dataclass_from_flags(ModelConfig, args, config_from_dict(
+        ModelConfig, {**defaults, **start_model, **base.get("model", {})}))
+    config = dataclass_from_flags(PermGenConfig, args, config_from_dict(
+        PermGenConfig, {**start_permgen, **base.get("permgen", {}), "model": model}))
+    config.model = model
     return config, train
 
 

@@ -239,6 +239,10 @@ class TrainingLoop(abc.ABC, Generic[M]):
     def render_card(self, provenance: dict[str, Any]) -> str:
         """The bundle's card.md."""
 
+    def bundle_base(self) -> OnBase | None:
+        """The pretrained checkpoint the bundle is written on (it then stores only what differs), or None."""
+        return None
+
     # ----- the loop ----------------------------------------------------------------------
     def autocast(self) -> AbstractContextManager[Any]:
         """bf16 autocast (matmuls in bf16, reductions in float32) when the run's precision is bf16."""

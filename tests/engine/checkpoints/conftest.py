@@ -35,15 +35,18 @@ def write_gpt2(folder: Path, layers: int = 1) -> Path:
     return folder
 
 
-def write_bart(folder: Path) -> Path:
-    """BartForConditionalGeneration (1 + 1 × 8) with its tokenizer as tokenizer.json (BART's specials first)."""
+def write_bart(folder: Path, **options: object) -> Path:
+    """BartForConditionalGeneration (1 + 1 × 8) with its tokenizer as tokenizer.json (BART's specials first);
+    `options` replace BartConfig settings."""
     folder.mkdir(parents=True, exist_ok=True)
     tokenizer = _tokenizer(["<s>", "<pad>", "</s>", "<unk>", "<mask>"])
     tokenizer.save(str(folder / "tokenizer.json"))
-    config = BartConfig(vocab_size=tokenizer.get_vocab_size(), d_model=8, encoder_layers=1, decoder_layers=1,
-                        encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=16,
-                        decoder_ffn_dim=16, max_position_embeddings=32, pad_token_id=1, bos_token_id=0,
-                        eos_token_id=2, decoder_start_token_id=2)
+    settings: dict[str, object] = {
+        "vocab_size": tokenizer.get_vocab_size(), "d_model": 8, "encoder_layers": 1, "decoder_layers": 1,
+        "encoder_attention_heads": 2, "decoder_attention_heads": 2, "encoder_ffn_dim": 16, "decoder_ffn_dim": 16,
+        "max_position_embeddings": 32, "pad_token_id": 1, "bos_token_id": 0, "eos_token_id": 2,
+        "decoder_start_token_id": 2}
+    config = BartConfig(**{**settings, **options})
     BartForConditionalGeneration(config).save_pretrained(folder)
     return folder
 

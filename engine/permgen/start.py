@@ -1,0 +1,72 @@
+"""What a PermGen fine-tune takes from its start bundle (`--init-from`) beyond its weights and tokenizer.
+
+Sizes. A run copies every tensor of the start bundle (engine/training/start_weights.py), so its model
+must have the bundle's sizes. `start_sizes` reads them from the bundle's config.json, and the run
+takes them as its defaults (a `--config` file and flags given explicitly still win): a writer
+fine-tuning an imported BART-base does not repeat its 6 + 6 layers × 768, 12 heads, 3,072-wide
+feed-forward, 1,024 source positions, 50,285 tokens, nor its cased text (`lowercase` False). The
+task, the decoder positions and the order (`permute`) are the run's own choices, PermGen's by default.
+
+Positions. An imported BART has absolute decoder positions (engine/permgen/bart_import.py); PermGen
+writes with hierarchical ones (paper Eq. 4). `start_with_positions` gives the start model in the
+run's kind of positions, everything else unchanged, for the usual copy:
+
+- absolute → hierarchical: in-sentence position j starts at the checkpoint's absolute row j (each
+  sentence's tokens are placed as the checkpoint placed the first tokens of a text), and every
+  sentence-index row at zero (no sentence is favoured before the fine-tune learns which is which);
+- hierarchical → absolute: absolute row j starts at in-sentence row j (rows past it at zero).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from engine.bundles.bundle import read_bundle_config
+from engine.permgen.config import PermGenConfig
+from engine.permgen.model import PermGenModel
+
+MODEL_SIZES = ("vocab_size", "n_layer", "n_head", "n_embd", "tie_embeddings")
+PERMGEN_SIZES = ("encoder_layers", "ffn_dim", "max_source_len", "max_sentence_len", "lowercase")
+POSITION_TABLES = tuple(f"backbone.decoder.{name}." for name in ("embed_positions", "embed_sentence", "embed_local"))
+
+
+def start_sizes(init_from: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The "model" and "permgen" settings of the start bundle a run must share with it (see the docstring)."""
+    config = read_bundle_config(init_from)
+    model, permgen = config["model"], config.get("permgen", {})
+    return ({k: model[k] for k in MODEL_SIZES if k in model}, {k: permgen[k] for k in PERMGEN_SIZES if k in permgen})
+
+
+def start_with_positions(start: PermGenModel, config: PermGenConfig) -> PermGenModel:
+    """`start` itself when its decoder positions are the run's kind, else its weights in a model of the
+    run's kind of positions and `max_sentence_len` (the new position tables as the docstring says)."""
+    if start.config.positions == config.positions:
+        return start
+    settings = {**start.config.to_dict(), "positions": config.positions, "max_sentence_len": config.max_sentence_len}
+    with torch.random.fork_rng(devices=[]):  # every tensor is set below: leave the run's random numbers alone
+        moved = PermGenModel(PermGenConfig.from_dict(settings))
+    ours, theirs = moved.backbone.decoder, start.backbone.decoder
+    state = {k: v for k, v in start.state_dict().items() if not k.startswith(POSITION_TABLES)}
+    missing, unexpected = moved.load_state_dict(state, strict=False)
+    if unexpected or not all(k.startswith(POSITION_TABLES) for k in missing):  # the two differ in more than positions
+        raise ValueError(f"the start model differs from the run's beyond its positions ({[*unexpected, *missing][:3]})")
+    with torch.no_grad():
+        if ours.embed_positions is None:  # absolute → hierarchical
+            assert ours.embed_local is not None and ours.embed_sentence is not None
+            assert theirs.embed_positions is not None
+            _copy_rows(ours.embed_local.weight, theirs.embed_positions.weight)  # [max_sentence_len, D]
+            ours.embed_sentence.weight.zero_()  # [T + 1, D]
+        else:  # hierarchical → absolute
+            assert theirs.embed_local is not None
+            _copy_rows(ours.embed_positions.weight, theirs.embed_local.weight)  # [max_target_len, D]
+    return moved
+
+
+def _copy_rows(target: torch.Tensor, source: torch.Tensor) -> None:
+    """target[j] = source[j] for the rows both have; target's further rows zero."""
+    rows = min(len(target), len(source))
+    target.zero_()
+    target[:rows] = source[:rows]

@@ -24,15 +24,12 @@ float masks [B, 1, Tq, Tk], so eager and SDPA attention behave the same.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import torch
 from torch import nn
-from transformers import BartConfig, BartModel
+from transformers import BartConfig
 from transformers.cache_utils import DynamicCache, EncoderDecoderCache
 from transformers.models.bart.modeling_bart import BartDecoderLayer, BartEncoder
 
-from engine.backbones.hf_checkpoint import load_hf_pretrained
 from engine.config import ConfigError
 
 
@@ -223,34 +220,3 @@ class BartBackbone(nn.Module):
     def new_cache(self) -> EncoderDecoderCache:
         """An empty KV cache for incremental decoding (self- and cross-attention)."""
         return EncoderDecoderCache(DynamicCache(), DynamicCache())
-
-
-def load_hf_bart(
-    directory: Path, vocab_size: int, max_sentences: int, max_local: int, pad_id: int, absolute_positions: int = 0
-) -> BartBackbone:
-    """A backbone initialised from a local HF BART checkpoint directory (config.json + weights).
-
-    Encoder, shared token embedding and decoder layers come from the checkpoint; BART's absolute
-    decoder positions are dropped and the sentence / local tables start fresh (paper §4.1). The
-    checkpoint's vocabulary must be this tokenizer's (same size), as with GPT-2. With
-    `absolute_positions` (the plain-BART baseline) the checkpoint's decoder positions are kept:
-    its rows 2.. (HF BART's offset of 2), as many as both tables have; further rows start fresh.
-    """
-    hf = load_hf_pretrained(BartModel, directory, "BART")
-    config = hf.config
-    if config.vocab_size != vocab_size:
-        raise ConfigError(f"{directory} has a {config.vocab_size}-token vocabulary, the tokenizer has {vocab_size}")
-    if config.pad_token_id != pad_id:
-        raise ConfigError(f"{directory} uses pad id {config.pad_token_id}, our tokenizer's pad id is {pad_id}")
-    config._attn_implementation = "sdpa"
-    backbone = BartBackbone(config, max_sentences, max_local, absolute_positions)
-    if backbone.decoder.embed_positions is not None:
-        source = hf.decoder.embed_positions.weight[2:]  # HF BART's learned positions start at row 2
-        rows = min(len(source), absolute_positions)
-        with torch.no_grad():
-            backbone.decoder.embed_positions.weight[:rows] = source[:rows]
-    backbone.shared.load_state_dict(hf.shared.state_dict())
-    backbone.encoder.load_state_dict(hf.encoder.state_dict())
-    backbone.decoder.layers.load_state_dict(hf.decoder.layers.state_dict())
-    backbone.decoder.layernorm_embedding.load_state_dict(hf.decoder.layernorm_embedding.state_dict())
-    return backbone

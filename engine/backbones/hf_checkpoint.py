@@ -1,4 +1,4 @@
-"""A local Hugging Face checkpoint (`--init-from-hf DIR`), loaded or refused with one line.
+"""A local Hugging Face checkpoint (`variorum import`, `--init-from-hf`), loaded or refused with one line.
 
 The weights file comes from anywhere: transformers reads `pytorch_model.bin` with torch's
 `weights_only` unpickler, which refuses a tampered pickle (one that would run code) with a long

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from engine.bundles.base import BaseReference
-from engine.bundles.bundle import OnBase, read_bundle_config, save_bundle
+from engine.bundles.bundle import OnBase, save_bundle
 from engine.checkpoints.hf_cache import cached_checkpoints, find_checkpoint
 from engine.checkpoints.inspect import CheckpointError, CheckpointInfo
 from engine.families import family_for_architecture
@@ -57,11 +57,3 @@ def import_checkpoint(name_or_dir: str, out: Path, environ: Mapping[str, str] | 
     card = _card(info, model.num_parameters(), tokenizer.vocab_size, reference, family.trainer)
     save_bundle(out, model, tokenizer, card, provenance, on_base=OnBase(reference, model.state_dict()))
     return out
-
-
-def start_base(start: Path) -> OnBase | None:
-    """The checkpoint under the bundle `start` that a fine-tune starts from, with its base model's tensors, so
-    that the run's bundle is written on the same checkpoint; None when `start` names no base."""
-    config = read_bundle_config(start)
-    reference = BaseReference.from_config(start, config)
-    return None if reference is None else OnBase(reference, reference.state(start, str(config["kind"])))

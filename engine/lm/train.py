@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -23,9 +22,7 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from engine.bundles.bundle import Bundle, BundleError, OnBase, load_bundle, read_bundle_config
-from engine.bundles.imported import import_checkpoint
-from engine.checkpoints.hf_cache import find_checkpoint
+from engine.bundles.bundle import Bundle, BundleError, load_bundle
 from engine.cli_args import add_dataclass_flags, dataclass_from_flags
 from engine.config import ConfigError, ModelConfig, TrainConfig, config_from_dict
 from engine.data.blocks import BatchOrder, make_blocks
@@ -43,11 +40,10 @@ from engine.training.loop import MicroBatch, TrainingLoop, add_run_flags, read_c
 from engine.training.start_weights import (
     copy_start_weights,
     ensure_counts,
-    start_base,
+    imported_start,
     start_model_settings,
     start_tokenizer_dir,
 )
-from engine.training.trainable import LowRank, merge_lora, select_trainable
 
 
 class Trainer(TrainingLoop[LanguageModel]):
@@ -69,8 +65,6 @@ class Trainer(TrainingLoop[LanguageModel]):
         self.config = config
         self.train_docs, self.valid_docs = self._documents()
         start = load_bundle(Path(config.init_from)) if config.init_from else None
-        if config.trainable != "all" and start is None:
-            raise ConfigError(f"trainable {config.trainable} fine-tunes a pretrained start: give --init-from BUNDLE")
         self.tokenizer = self._tokenizer(start_tokenizer_dir(config.init_from, tokenizer_dir), model_config.vocab_size)
         ensure_counts(self.tokenizer, self.train_docs)  # an imported checkpoint's tokenizer has none
         model_config.vocab_size = self.tokenizer.vocab_size
@@ -78,8 +72,6 @@ class Trainer(TrainingLoop[LanguageModel]):
         self.pos = self._pos_data(model_config)  # POSG: tagged training text, else None
         torch.manual_seed(config.seed)  # identical initial weights on every rank
         model = self._start_model(model_config, head_state, start)
-        self.trainable = select_trainable(model, config)  # frozen weights get no optimizer state
-        self.low_rank: LowRank = {}  # LoRA's updates, once merged at the end
         self._set_model(model)
         self.model_config = self.model.config
         self.train_blocks, self.valid_blocks = self._blocks()
@@ -207,13 +199,6 @@ class Trainer(TrainingLoop[LanguageModel]):
     def after_resume(self, step: int) -> None:
         self.objective.restore(step, self._step_targets)  # e.g. AGG's token memory replays earlier targets
 
-    def finish_training(self) -> None:
-        if self.trainable.lora_targets:  # a plain model from here on: decoding, ONNX and the bundle need no peft
-            self.low_rank = merge_lora(self.model, self.trainable)
-
-    def bundle_base(self) -> OnBase | None:
-        return start_base(self.config.init_from, self.model.kind, self.low_rank)
-
     def final_summary(self, summary: dict[str, Any]) -> None:
         if len(self.valid_blocks):  # final number on the whole held-out set, as `variorum perplexity`
             summary["valid_loss"], summary["valid_ppl"] = block_perplexity(self.model, self.valid_blocks)
@@ -230,21 +215,6 @@ class Trainer(TrainingLoop[LanguageModel]):
 
     def render_card(self, provenance: dict[str, Any]) -> str:
         return render_card(self.model, provenance, self.device, self.world)
-
-
-def imported_start(checkpoint: str, config: TrainConfig) -> Path:
-    """`checkpoint` imported as the run's start bundle, `<out_dir>/start` (kept for `--resume`: imported once)."""
-    if config.init_from:
-        raise ConfigError("start from a bundle (init_from) or from a pretrained checkpoint (--init-from-hf), not both")
-    start = Path(config.out_dir) / "start"
-    if not start.exists():
-        Path(config.out_dir).mkdir(parents=True, exist_ok=True)
-        return import_checkpoint(checkpoint, start)
-    imported = find_checkpoint(checkpoint, os.environ).path.resolve()
-    base = read_bundle_config(start).get("base") or {}
-    if Path(str(base.get("checkpoint", ""))).resolve() != imported:
-        raise ConfigError(f"{start} holds another checkpoint's import ({base.get('name')}); use a new --out-dir")
-    return start
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -269,7 +239,8 @@ def main(argv: list[str] | None = None) -> int:
         base = read_config_file(args.config) if args.config else {}
         train_config = dataclass_from_flags(TrainConfig, args, config_from_dict(TrainConfig, base.get("train", {})))
         if args.init_from_hf:
-            train_config.init_from = str(imported_start(args.init_from_hf, train_config))
+            train_config.init_from = str(imported_start(args.init_from_hf, train_config.init_from,
+                                                        Path(train_config.out_dir)))
         settings = {**start_model_settings(train_config.init_from), **base.get("model", {})}  # a start's by default
         model_config = dataclass_from_flags(ModelConfig, args, config_from_dict(ModelConfig, settings))
         trainer = Trainer(model_config, train_config, args.tokenizer, command, not args.no_progress)

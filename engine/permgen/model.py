@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
+from torch import nn
 
 from engine.backbones.bart import BartBackbone, bart_config
 from engine.bundled_model import BundledModel
@@ -129,6 +130,11 @@ class PermGenModel(BundledModel):
         as "permgen"."""
         extras = self.config.to_dict()
         return {"model": extras.pop("model"), "permgen": extras}
+
+    def block_stack(self) -> tuple[list[nn.Module], list[nn.Module]]:
+        """The decoder's layers (nearest the output); the encoder's come before them, so "last-N" fine-tunes
+        the decoder's top N and LoRA adapts both stacks."""
+        return [*self.backbone.encoder.layers, *self.backbone.decoder.layers], []
 
     def decoder_hidden(self, batch: Batch) -> torch.Tensor:
         """Teacher-forced decoder states [B, T, D]."""

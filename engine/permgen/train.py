@@ -41,10 +41,7 @@ from typing import Any
 
 import torch
 
-from engine.backbones.bart import load_hf_bart
 from engine.bundled_model import BundleError
-from engine.bundles.bundle import OnBase
-from engine.bundles.imported import start_base
 from engine.cli_args import add_dataclass_flags, dataclass_from_flags
 from engine.config import ConfigError, ModelConfig, TrainConfig, config_from_dict
 from engine.data.blocks import BatchOrder
@@ -59,13 +56,13 @@ from engine.permgen.heldout import target_nll
 from engine.permgen.model import EncodedExample, PermGenModel, collate
 from engine.permgen.paraphrase_readers import both_directions
 from engine.permgen.permutation import PermutationSampler
-from engine.permgen.start import start_sizes, start_with_positions
+from engine.permgen.start import POSITION_TABLES, start_sizes, start_with_positions
 from engine.permgen.tagging import attach_groups, tag_targets
 from engine.pos.tagger import TaggerUnavailableError
 from engine.pos.training import PosTrainingData
 from engine.tokenizer import VariorumTokenizer
 from engine.training.loop import MicroBatch, TrainingLoop, add_run_flags, read_config_file
-from engine.training.start_weights import copy_start_weights, start_tokenizer_dir
+from engine.training.start_weights import copy_start_weights, ensure_counts, imported_start, start_tokenizer_dir
 
 
 class PermGenTrainer(TrainingLoop[PermGenModel]):
@@ -75,7 +72,7 @@ class PermGenTrainer(TrainingLoop[PermGenModel]):
 
     def __init__(
         self, config: PermGenConfig, train: TrainConfig, valid_files: list[str] | None = None,
-        tokenizer_dir: Path | None = None, init_from_hf: Path | None = None, command: str = "",
+        tokenizer_dir: Path | None = None, command: str = "",
         show_progress: bool = True,
     ) -> None:
         if train.objective != "mle":
@@ -85,25 +82,25 @@ class PermGenTrainer(TrainingLoop[PermGenModel]):
         self.task = config.task
         self.train_examples, self.valid_examples = self._examples(valid_files or [])
         start = load_permgen_bundle(Path(train.init_from)) if train.init_from else None
-        if start is not None and (start.model.config.lowercase != config.lowercase or init_from_hf is not None):
+        if start is not None and start.model.config.lowercase != config.lowercase:
             raise ConfigError(f"init_from {train.init_from}: give the bundle's \"lowercase\" "
-                              f"({start.model.config.lowercase}) and no --init-from-hf")
+                              f"({start.model.config.lowercase})")
         self.tokenizer = self._tokenizer(start_tokenizer_dir(train.init_from, tokenizer_dir), config)
+        ensure_counts(self.tokenizer, [" ".join((e.title, *e.keywords, *e.sentences)) for e in self.train_examples])
         config.model.vocab_size = self.tokenizer.vocab_size
         config.model, head_state = fit_head(config.model, self.tokenizer)  # F²: classes from token counts
         self.pos = self._pos_data(config.model)  # POSG: tagged training targets and V_ρ, else None
         self.config = config
         torch.manual_seed(train.seed)
-        backbone = None
-        if init_from_hf is not None:
-            backbone = load_hf_bart(init_from_hf, config.model.vocab_size, config.max_sentences,
-                                    config.max_sentence_len, self.tokenizer.pad_id, config.absolute_positions)
-        self._set_model(PermGenModel(config, backbone))
-        load_fitted_head(self.model.head, head_state)
+        model = PermGenModel(config)
+        load_fitted_head(model.head, head_state)
         if start is not None:
-            copy_start_weights(self.model, start_with_positions(start.model, config), train.init_from)
+            copy_start_weights(model, start_with_positions(start.model, config), train.init_from)
+            if start.model.config.positions != config.positions:  # new position tables: they train in any setting
+                self.fresh_parameters = POSITION_TABLES
         if self.pos is not None:
-            self.pos.install(self.model.head)  # V_ρ from the training targets
+            self.pos.install(model.head)  # V_ρ from the training targets
+        self._set_model(model)
         self.train_data: list[EncodedExample] = self._encode(self.train_examples)
         if self.pos is not None:  # held-out examples stay untagged: they are scored by the marginal
             self.train_data = attach_groups(self.train_data, self.pos)
@@ -204,18 +201,6 @@ class PermGenTrainer(TrainingLoop[PermGenModel]):
     def render_card(self, provenance: dict[str, Any]) -> str:
         return render_permgen_card(self.model, provenance, self.device)
 
-    def bundle_base(self) -> OnBase | None:
-        """The checkpoint under the start bundle, if it has one (an imported BART): the run's bundle stores
-        only the tensors the fine-tune changed and reads the rest from it. A checkpoint that moved or
-        changed during the run costs the run nothing: its bundle then holds every weight."""
-        if not self.train_config.init_from:
-            return None
-        try:
-            return start_base(Path(self.train_config.init_from))
-        except BundleError as error:
-            print(f"variorum train-permgen: writing every weight into the bundle: {error}", file=sys.stderr)
-            return None
-
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="variorum train-permgen",
@@ -225,7 +210,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "(flags given override it)")
     parser.add_argument("--valid-files", nargs="+", default=None, help="held-out files (default: hash split)")
     parser.add_argument("--tokenizer", type=Path, help="reuse this tokenizer directory")
-    parser.add_argument("--init-from-hf", type=Path, help="start from a local HF BART checkpoint directory")
+    parser.add_argument("--init-from-hf", metavar="NAME-OR-DIR",
+                        help="start from a pretrained BART checkpoint (a folder, or a name in the local Hugging Face "
+                             "cache): imported into OUT_DIR/start as `variorum import` does, then --init-from it")
     parser.add_argument("--threads", type=int, default=0, help="CPU threads for torch (0 = torch's default)")
     add_run_flags(parser)
     add_dataclass_flags(parser, ModelConfig, skip=("backbone", "block_size", "pos_tags"))
@@ -241,6 +228,8 @@ def _configs(args: argparse.Namespace) -> tuple[PermGenConfig, TrainConfig]:
     train_defaults = dataclasses.asdict(TrainConfig(out_dir="runs/permgen", lr=5e-4, warmup_steps=50))
     train = dataclass_from_flags(TrainConfig, args,
                                  config_from_dict(TrainConfig, {**train_defaults, **base.get("train", {})}))
+    if args.init_from_hf:
+        train.init_from = str(imported_start(args.init_from_hf, train.init_from, Path(train.out_dir)))
     start_model, start_permgen = start_sizes(Path(train.init_from)) if train.init_from else ({}, {})
     defaults = dataclasses.asdict(ModelConfig(backbone="bart", n_layer=2, n_embd=128))
     model = dataclass_from_flags(ModelConfig, args, config_from_dict(
@@ -258,11 +247,12 @@ def main(argv: list[str] | None = None) -> int:
         torch.set_num_threads(args.threads)  # on a shared CPU, 1 thread can be much faster than oversubscribing
     try:
         config, train = _configs(args)
-        trainer = PermGenTrainer(config, train, args.valid_files, args.tokenizer, args.init_from_hf,
+        trainer = PermGenTrainer(config, train, args.valid_files, args.tokenizer,
                                  "variorum train-permgen " + " ".join(argv), not args.no_progress)
         summary = trainer.run(resume=args.resume, chunk_steps=args.chunk_steps, allow_fresh=args.allow_fresh_start)
-    except (OSError, ValueError, TaggerUnavailableError) as error:  # an unreadable --config, bad flags or data
-        # (ConfigError, ReaderError, an unknown --pos-backend are ValueErrors), or no POS tagger for posg
+    except (OSError, ValueError, BundleError, TaggerUnavailableError) as error:
+        # an unreadable --config or start bundle, bad flags or data (ConfigError, ReaderError, an unknown
+        # --pos-backend are ValueErrors), or no POS tagger for posg
         print(f"variorum train-permgen: error: {error}", file=sys.stderr)
         return 2
     print(json.dumps(summary, indent=2))

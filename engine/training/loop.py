@@ -46,6 +46,8 @@ from engine.training.checkpoint import load_checkpoint, resume_state, save_check
 from engine.training.loss_plot import plot_loss_curve
 from engine.training.precision import resolve_precision
 from engine.training.speed import Throughput, build_optimizer, compile_wanted, mark_weights_updated
+from engine.training.start_weights import start_base
+from engine.training.trainable import LowRank, merge_lora, select_trainable
 from engine.word_sources import write_bundle_words
 
 M = TypeVar("M", bound=BundledModel)  # any family's model: the bundle writer saves it through this base
@@ -166,6 +168,7 @@ class TrainingLoop(abc.ABC, Generic[M]):
     compilable: ClassVar[bool] = False  # fixed batch shapes: compiled once (static shapes), also on CUDA
     distributed: ClassVar[bool] = False  # can run under torchrun (DDP)
     watched_metric: ClassVar[str]  # the validation number early stopping watches (lower is better)
+    fresh_parameters: tuple[str, ...] = ()  # name prefixes of parameters the start bundle did not have
 
     model: M
     tokenizer: VariorumTokenizer
@@ -194,6 +197,13 @@ class TrainingLoop(abc.ABC, Generic[M]):
         self.throughput = Throughput()
 
     def _set_model(self, model: M) -> None:
+        """Take the built (and started) model: freeze what `trainable` does not train, then build AdamW."""
+        if self.train_config.trainable != "all" and not self.train_config.init_from:
+            raise ConfigError(f"trainable {self.train_config.trainable} fine-tunes a pretrained start: "
+                              "give --init-from BUNDLE (or --init-from-hf CHECKPOINT)")
+        # frozen weights get no optimizer state; parameters new in this run train in every setting
+        self.trainable = select_trainable(model, self.train_config, self.fresh_parameters)
+        self.low_rank: LowRank = {}  # LoRA's updates, once merged at the end
         model.to(self.device)
         self.model = model
         self.optimizer = build_optimizer(self.model, self.train_config)
@@ -222,11 +232,15 @@ class TrainingLoop(abc.ABC, Generic[M]):
         """Called once the checkpoint of `step` is loaded (restore state the weights do not hold)."""
 
     def finish_training(self) -> None:
-        """After the last step, before the final numbers and the bundle (LoRA: merge the adapters)."""
+        """After the last step, before the final numbers and the bundle: merge LoRA's adapters into their
+        weights (a plain model from here on: decoding, ONNX export and the bundle need no peft)."""
+        if self.trainable.lora_targets:
+            self.low_rank = merge_lora(self.model, self.trainable)
 
     def bundle_base(self) -> OnBase | None:
-        """The pretrained checkpoint the bundle is written on (it then stores only what changed), if any."""
-        return None
+        """The pretrained checkpoint the bundle is written on (it then stores only what changed), if any:
+        the start bundle's (engine/training/start_weights.py)."""
+        return start_base(self.train_config.init_from, self.model.kind, self.low_rank)
 
     def final_summary(self, summary: dict[str, Any]) -> None:
         """Add the final numbers (e.g. on the whole held-out set) before the bundle is written."""
@@ -238,10 +252,6 @@ class TrainingLoop(abc.ABC, Generic[M]):
     @abc.abstractmethod
     def render_card(self, provenance: dict[str, Any]) -> str:
         """The bundle's card.md."""
-
-    def bundle_base(self) -> OnBase | None:
-        """The pretrained checkpoint the bundle is written on (it then stores only what differs), or None."""
-        return None
 
     # ----- the loop ----------------------------------------------------------------------
     def autocast(self) -> AbstractContextManager[Any]:

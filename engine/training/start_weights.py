@@ -18,6 +18,8 @@ same base (`start_base`), so it stores only what the run changed.
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +27,8 @@ import torch
 
 from engine.bundles.base import BaseReference
 from engine.bundles.bundle import BundleError, OnBase, read_bundle_config, read_bundle_json
+from engine.bundles.imported import import_checkpoint
+from engine.checkpoints.hf_cache import find_checkpoint
 from engine.config import ConfigError
 from engine.tokenizer import VariorumTokenizer
 
@@ -69,12 +73,33 @@ def ensure_counts(tokenizer: VariorumTokenizer, documents: list[str]) -> None:
 
 
 def start_base(init_from: str, kind: str, low_rank: dict[str, tuple[torch.Tensor, torch.Tensor]]) -> OnBase | None:
-    """The base a run's bundle is written on: the start bundle's base checkpoint, if it has one."""
+    """The base a run's bundle is written on: the start bundle's base checkpoint, if it has one. A checkpoint
+    that moved or changed during the run costs the run nothing: its bundle then holds every weight."""
     if not init_from:
         return None
     directory = Path(init_from)
-    reference = BaseReference.from_config(directory, read_bundle_config(directory))
-    return None if reference is None else OnBase(reference, reference.state(directory, kind), low_rank)
+    try:
+        reference = BaseReference.from_config(directory, read_bundle_config(directory))
+        return None if reference is None else OnBase(reference, reference.state(directory, kind), low_rank)
+    except BundleError as error:
+        print(f"note: writing every weight into the bundle: {error}", file=sys.stderr)
+        return None
+
+
+def imported_start(checkpoint: str, init_from: str, out_dir: Path) -> Path:
+    """`--init-from-hf`: the pretrained `checkpoint` (a folder, or a name in the local caches) imported as the
+    run's start bundle `<out_dir>/start`, kept so that `--resume` does not import it again."""
+    if init_from:
+        raise ConfigError("start from a bundle (init_from) or from a pretrained checkpoint (--init-from-hf), not both")
+    start = out_dir / "start"
+    if not start.exists():
+        out_dir.mkdir(parents=True, exist_ok=True)
+        return import_checkpoint(checkpoint, start)
+    imported = find_checkpoint(checkpoint, os.environ).path.resolve()
+    base = read_bundle_config(start).get("base") or {}
+    if Path(str(base.get("checkpoint", ""))).resolve() != imported:
+        raise ConfigError(f"{start} holds another checkpoint's import ({base.get('name')}); use a new --out-dir")
+    return start
 
 
 def _same_head(model: torch.nn.Module, start: torch.nn.Module) -> bool:

@@ -56,8 +56,9 @@ class TrainableParts:
         return f"trains {self.trained:,} of {self.total:,} parameters ({self.setting})"
 
 
-def select_trainable(model: BundledModel, config: TrainConfig) -> TrainableParts:
-    """Freeze everything `config.trainable` does not train (and inject LoRA adapters for "lora")."""
+def select_trainable(model: BundledModel, config: TrainConfig, fresh: tuple[str, ...] = ()) -> TrainableParts:
+    """Freeze everything `config.trainable` does not train (and inject LoRA adapters for "lora"). Parameters
+    whose names start with one of `fresh` are new in this run (not in its start) and train in every setting."""
     total = model.num_parameters()
     setting = config.trainable
     if setting == "all":
@@ -65,7 +66,7 @@ def select_trainable(model: BundledModel, config: TrainConfig) -> TrainableParts
     for parameter in model.parameters():
         parameter.requires_grad_(False)
     for name, parameter in model.named_parameters():  # tied weights are listed under their first (backbone) name
-        if name.startswith("head."):
+        if name.startswith(("head.", *fresh)):
             parameter.requires_grad_(True)
     targets: list[str] = []
     if setting.startswith("last-"):

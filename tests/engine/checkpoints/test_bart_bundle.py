@@ -12,7 +12,7 @@ import torch
 from safetensors.torch import load_file
 
 from engine.bundles.bundle import save_bundle
-from engine.bundles.imported import start_base
+from engine.training.start_weights import start_base
 from engine.front_door import DecodeConfig, Engine, GenerationRequest
 from engine.permgen.bundle import load_permgen_bundle
 from tests.engine.checkpoints.conftest import add_to_cache
@@ -86,7 +86,7 @@ def test_a_bundle_on_the_import_stores_only_the_tensors_that_changed(imported: P
     model = start.model
     with torch.no_grad():
         model.backbone.decoder.layers[0].fc1.weight.add_(0.5)  # one tensor changed, as a partial fine-tune would
-    on_base = start_base(imported)
+    on_base = start_base(str(imported), "permgen", {})
     assert on_base is not None
     save_bundle(tmp_path / "partial", model, start.tokenizer, "# partial\n", {}, on_base=on_base)
     assert list(load_file(str(tmp_path / "partial" / "model.safetensors"))) == [
@@ -109,3 +109,27 @@ def test_a_checkpoint_gone_by_the_end_of_a_fine_tune_leaves_a_whole_bundle(
     assert trainer.bundle_base() is not None
     shutil.rmtree(checkpoint)
     assert trainer.bundle_base() is None and "writing every weight into the bundle" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("trainable", ["lora", "last-1"])
+def test_a_partial_fine_tune_stores_the_new_positions_and_only_what_it_trained(imported: Path, tmp_path: Path,
+                                                                              trainable: str) -> None:
+    if trainable == "lora":
+        pytest.importorskip("peft")
+    from engine.cli import main
+    from engine.permgen.start import POSITION_TABLES
+
+    run = tmp_path / "run"
+    assert main(["train-permgen", "--init-from", str(imported), "--task", "story", "--train-files", str(STORIES),
+                 "--out-dir", str(run), "--max-steps", "3", "--batch-size", "2", "--eval-every", "3",
+                 "--eval-batches", "1", "--warmup-steps", "1", "--lr", "1e-2", "--device", "cpu",
+                 "--max-sentence-len", "12", "--no-progress", "--trainable", trainable, "--lora-rank", "2"]) == 0
+    names = set(load_file(str(run / "bundle" / "model.safetensors")))
+    assert any(n.startswith(POSITION_TABLES) for n in names)  # new in the run: trained in any setting
+    others = {n for n in names if not n.startswith(POSITION_TABLES)}
+    if trainable == "lora":
+        assert others and all(n.startswith("low_rank.") for n in others)
+    else:
+        last = len(load_permgen_bundle(imported).model.backbone.decoder.layers) - 1
+        assert others and all(f"decoder.layers.{last}." in n for n in others)
+    assert _texts(run / "bundle", "torch")

@@ -26,12 +26,12 @@ def engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Engine:
 def test_cached_checkpoints_are_offered_until_imported(engine: Engine, gpt2_folder: Path, bart_folder: Path,
                                                        tmp_path: Path) -> None:
     add_to_cache(tmp_path / "hub", "acme/tiny-gpt2", gpt2_folder)
-    add_to_cache(tmp_path / "hub", "tiny-bart", bart_folder)  # recognised, not importable yet: never offered
-    assert [info.name for info in engine.importable_checkpoints()] == ["acme/tiny-gpt2"]
+    add_to_cache(tmp_path / "hub", "tiny-bart", bart_folder)
+    assert sorted(info.name for info in engine.importable_checkpoints()) == ["acme/tiny-gpt2", "tiny-bart"]
     bundle = engine.import_checkpoint("acme/tiny-gpt2")
     assert bundle == tmp_path / "models" / "tiny-gpt2"
     assert [info.name for info in engine.list_bundles()] == ["tiny-gpt2"]
-    assert engine.importable_checkpoints() == []  # its bundle names the snapshot it came from
+    assert [info.name for info in engine.importable_checkpoints()] == ["tiny-bart"]  # the bundle names its snapshot
     assert engine.import_checkpoint("acme/tiny-gpt2") == tmp_path / "models" / "tiny-gpt2-2"  # asked again: no clash
 
 

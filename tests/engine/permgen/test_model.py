@@ -4,19 +4,15 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from pathlib import Path
 
 import pytest
 import torch
-from transformers import BartConfig, BartModel
 
-from engine.backbones.bart import load_hf_bart
 from engine.config import ConfigError, ModelConfig
 from engine.permgen.config import PermGenConfig
 from engine.permgen.marks import hierarchical_positions
 from engine.permgen.model import PAD_ID, START_ID, EncodedExample, PermGenModel, collate
 from engine.permgen.permutation import PermutationSampler
-from engine.tokenizer import VariorumTokenizer
 
 EXAMPLES = [
     EncodedExample([40, 41, 42], [[50, 51], [52], [53, 54, 55]]),
@@ -95,23 +91,6 @@ def test_hierarchical_positions_in_a_collated_batch() -> None:
     g, loc = hierarchical_positions(batch.decoder_input[0].tolist())
     assert batch.sentence[0].tolist() == g and batch.local[0].tolist() == loc
     assert batch.decoder_input[0, 0] == START_ID and batch.decoder_input[1, -1] == PAD_ID
-
-
-def test_loads_a_local_hf_bart_checkpoint(tmp_path: Path, pg_tokenizer: VariorumTokenizer) -> None:
-    hf = BartModel(BartConfig(vocab_size=pg_tokenizer.vocab_size, d_model=32, encoder_layers=1, decoder_layers=2,
-                              encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=64,
-                              decoder_ffn_dim=64, max_position_embeddings=32, pad_token_id=PAD_ID))
-    hf.save_pretrained(tmp_path)
-    backbone = load_hf_bart(tmp_path, pg_tokenizer.vocab_size, 10, 12, PAD_ID)
-    torch.testing.assert_close(backbone.encoder.layers[0].fc1.weight, hf.encoder.layers[0].fc1.weight)
-    torch.testing.assert_close(backbone.decoder.layers[1].fc2.weight, hf.decoder.layers[1].fc2.weight)
-    config = PermGenConfig(model=ModelConfig(vocab_size=pg_tokenizer.vocab_size, backbone="bart", n_layer=2,
-                                             n_head=2, n_embd=32), encoder_layers=1, max_source_len=32,
-                           max_sentence_len=12, ffn_dim=64)
-    model = PermGenModel(config, backbone)
-    assert torch.isfinite(model(collate(EXAMPLES, [[1, 2, 3], [2, 1]])))
-    with pytest.raises(ConfigError, match="vocabulary"):
-        load_hf_bart(tmp_path, pg_tokenizer.vocab_size + 1, 10, 12, PAD_ID)
 
 
 def test_termination_heads_are_refused() -> None:

@@ -221,7 +221,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _configs(args: argparse.Namespace) -> tuple[PermGenConfig, TrainConfig]:
+def run_configs(args: argparse.Namespace) -> tuple[PermGenConfig, TrainConfig]:
     """Defaults, then the sizes of the --init-from bundle (engine/permgen/start.py), then the --config file's
     "model" / "permgen" / "train" sections, then the flags given."""
     base = read_config_file(args.config) if args.config else {}
@@ -246,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.threads:
         torch.set_num_threads(args.threads)  # on a shared CPU, 1 thread can be much faster than oversubscribing
     try:
-        config, train = _configs(args)
+        config, train = run_configs(args)
         trainer = PermGenTrainer(config, train, args.valid_files, args.tokenizer,
                                  "variorum train-permgen " + " ".join(argv), not args.no_progress)
         summary = trainer.run(resume=args.resume, chunk_steps=args.chunk_steps, allow_fresh=args.allow_fresh_start)

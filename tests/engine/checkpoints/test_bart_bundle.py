@@ -12,9 +12,9 @@ import torch
 from safetensors.torch import load_file
 
 from engine.bundles.bundle import save_bundle
-from engine.training.start_weights import start_base
 from engine.front_door import DecodeConfig, Engine, GenerationRequest
 from engine.permgen.bundle import load_permgen_bundle
+from engine.training.start_weights import start_base
 from tests.engine.checkpoints.conftest import add_to_cache
 from tests.engine.permgen.conftest import STORIES
 
@@ -99,13 +99,13 @@ def test_a_checkpoint_gone_by_the_end_of_a_fine_tune_leaves_a_whole_bundle(
     bart_folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
 ) -> None:
     from engine.bundles.imported import import_checkpoint
-    from engine.permgen.train import PermGenTrainer, _configs, build_parser
+    from engine.permgen.train import PermGenTrainer, build_parser, run_configs
 
     checkpoint = Path(shutil.copytree(bart_folder, tmp_path / "checkpoint"))
     bundle = import_checkpoint(str(checkpoint), tmp_path / "imported", {"HOME": "/nonexistent"})
     args = build_parser().parse_args(["--init-from", str(bundle), "--train-files", str(STORIES), "--out-dir",
                                       str(tmp_path / "run"), "--max-sentence-len", "12", "--device", "cpu"])
-    trainer = PermGenTrainer(*_configs(args), show_progress=False)
+    trainer = PermGenTrainer(*run_configs(args), show_progress=False)
     assert trainer.bundle_base() is not None
     shutil.rmtree(checkpoint)
     assert trainer.bundle_base() is None and "writing every weight into the bundle" in capsys.readouterr().err

@@ -10,7 +10,7 @@ from engine.bundles.bundle import save_bundle
 from engine.permgen.config import PermGenConfig
 from engine.permgen.model import PermGenModel
 from engine.permgen.start import start_sizes, start_with_positions
-from engine.permgen.train import _configs, build_parser
+from engine.permgen.train import build_parser, run_configs
 from engine.tokenizer import VariorumTokenizer
 from tests.engine.permgen.conftest import tiny_permgen_config
 
@@ -44,7 +44,7 @@ def test_a_run_takes_the_start_bundles_sizes_and_flags_win(pg_tokenizer: Varioru
     assert model["n_embd"] == 32 and permgen["encoder_layers"] == 1 and permgen["lowercase"] is False
     args = build_parser().parse_args(["--init-from", str(tmp_path / "start"), "--max-sentence-len", "9",
                                       "--train-files", "x.txt"])
-    config, train = _configs(args)
+    config, train = run_configs(args)
     assert (config.model.n_embd, config.model.n_layer, config.model.vocab_size) == (32, 2, pg_tokenizer.vocab_size)
     assert config.max_source_len == 32 and not config.lowercase and config.max_sentence_len == 9
     assert config.positions == "hierarchical" and train.init_from == str(tmp_path / "start")

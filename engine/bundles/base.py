@@ -1,15 +1,19 @@
-"""Bundles built on a pretrained checkpoint: they store only what changed, and name their base.
+"""Bundles built on a base: they store only what changed, and name the base.
 
 A bundle made from a writer's checkpoint (`variorum import`, or a fine-tune of such a bundle) has a
 `base` section in its config.json: the checkpoint's folder, its architecture and the sha256 of each
-of its weights files. Its `model.safetensors` holds only
+of its weights files (`BaseReference`). A partial fine-tune (`--trainable` head / last-N / lora) of an
+ordinary bundle is written on that bundle (`BundleBase`: its folder, name and the sha256 of its
+`model.safetensors`; looked for first beside the new bundle, under its own name, so a model shipped
+with its base in resources/models finds it wherever the folder goes). Its `model.safetensors` holds only
 
 - the tensors that differ from the base model (a new head, fine-tuned blocks), stored in full;
 - low-rank updates (LoRA): a weight W gets W + U V, with U [rows, r] and V [r, cols] in W's own
   layout, stored as `low_rank.up.<name>` and `low_rank.down.<name>`.
 
 Loading rebuilds the base model with the family's `from_checkpoint` (the import: the checkpoint's
-weights under the renumbered vocabulary; the same files always give the same tensors), applies the
+weights under the renumbered vocabulary; the same files always give the same tensors), or loads the
+base bundle, applies the
 low-rank updates, then the stored tensors. Before that it checks the base: the folder must still be
 there and every weights file must have the recorded sha256, or one `BundleError` says which file is
 missing or has changed, and that importing the checkpoint again (or putting the files back) fixes it.
@@ -92,6 +96,56 @@ class BaseReference:
         """The base model's tensors (checked checkpoint → the family's import), by our parameter names."""
         model, _ = model_family(kind).from_checkpoint(self.checked_info(directory))
         return model.state_dict()
+
+
+@dataclass(frozen=True)
+class BundleBase:
+    """The bundle a bundle is built on: its folder when written, its name and its weights' sha256."""
+
+    bundle: str
+    name: str
+    sha256: str
+
+    @classmethod
+    def of(cls, directory: Path) -> BundleBase:
+        from engine.bundles.bundle import WEIGHTS_FILE
+
+        directory = Path(directory).resolve()
+        return cls(str(directory), directory.name, file_sha256(directory / WEIGHTS_FILE))
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def located(self, directory: Path) -> Path:
+        """The base's folder: a sibling of `directory` under the base's name, else where it was when written;
+        `BundleError` when neither holds weights with the recorded sha256."""
+        from engine.bundles.bundle import WEIGHTS_FILE
+
+        for candidate in (Path(directory).resolve().parent / self.name, Path(self.bundle)):
+            if (candidate / WEIGHTS_FILE).is_file() and file_sha256(candidate / WEIGHTS_FILE) == self.sha256:
+                return candidate
+        raise BundleError(f"bundle {directory} is built on the bundle {self.name}, and neither a folder of that "
+                          f"name beside it nor {self.bundle} holds its weights (sha256 {self.sha256[:16]}…); put "
+                          "that bundle back beside it")
+
+    def state(self, directory: Path, kind: str) -> dict[str, torch.Tensor]:
+        from engine.bundles.bundle import load_model_bundle
+
+        return load_model_bundle(self.located(directory), "cpu", kind).model.state_dict()
+
+
+Base = BaseReference | BundleBase
+
+
+def read_base(directory: Path, config: Mapping[str, Any]) -> Base | None:
+    """The base a bundle's config.json names (a checkpoint or a bundle), checked; None when it names none."""
+    section = config.get("base")
+    if isinstance(section, dict) and "bundle" in section:
+        if not all(isinstance(section.get(f), str) for f in ("bundle", "name", "sha256")):
+            raise BundleError(f"bundle {directory}: a 'base' bundle in config.json must give its folder, name "
+                              "and sha256")
+        return BundleBase(section["bundle"], section["name"], section["sha256"])
+    return BaseReference.from_config(directory, config)
 
 
 def split_low_rank(stored: Mapping[str, torch.Tensor]) -> tuple[dict[str, torch.Tensor], LowRank]:

@@ -36,7 +36,7 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file, save_model
 
 from engine.bundled_model import BundledModel, BundleError
-from engine.bundles.base import BaseReference, LowRank, apply_low_rank, split_low_rank, stored_tensors
+from engine.bundles.base import Base, LowRank, apply_low_rank, read_base, split_low_rank, stored_tensors
 from engine.config import BUNDLE_DTYPES, BUNDLE_FORMAT_VERSION, ConfigError
 from engine.families import ModelBuilder, ModelFamily, family_kinds, model_family
 from engine.files.atomic_writes import atomic_directory
@@ -76,10 +76,10 @@ Bundle: TypeAlias = ModelBundle[LanguageModel]  # a loaded language-model bundle
 
 @dataclass(frozen=True)
 class OnBase:
-    """A model written as changes to a pretrained checkpoint: the reference, the base model's tensors
-    (its family's `from_checkpoint`) and the low-rank updates of the model's weights (LoRA), if any."""
+    """A model written as changes to a base (a pretrained checkpoint or a bundle): the reference, the base
+    model's tensors and the low-rank updates of the model's weights (LoRA), if any."""
 
-    reference: BaseReference
+    reference: Base
     state: dict[str, torch.Tensor]
     low_rank: LowRank = field(default_factory=dict)
 
@@ -236,8 +236,8 @@ def _read_weights(directory: Path) -> dict[str, torch.Tensor]:
 
 def _with_base(directory: Path, stored: dict[str, torch.Tensor], reference: torch.nn.Module,
                config: dict[str, Any]) -> dict[str, torch.Tensor]:
-    """The whole state of a bundle that stores changes to a base checkpoint; `stored` itself otherwise."""
-    base = BaseReference.from_config(directory, config)
+    """The whole state of a bundle that stores changes to a base; `stored` itself otherwise."""
+    base = read_base(directory, config)
     if base is None:
         return stored
     try:

@@ -240,7 +240,8 @@ class TrainingLoop(abc.ABC, Generic[M]):
     def bundle_base(self) -> OnBase | None:
         """The pretrained checkpoint the bundle is written on (it then stores only what changed), if any:
         the start bundle's (engine/training/start_weights.py)."""
-        return start_base(self.train_config.init_from, self.model.kind, self.low_rank)
+        return start_base(self.train_config.init_from, self.model.kind, self.low_rank,
+                          partial=self.train_config.trainable != "all")
 
     def final_summary(self, summary: dict[str, Any]) -> None:
         """Add the final numbers (e.g. on the whole held-out set) before the bundle is written."""

@@ -25,7 +25,7 @@ from typing import Any
 
 import torch
 
-from engine.bundles.base import BaseReference
+from engine.bundles.base import BundleBase, read_base
 from engine.bundles.bundle import BundleError, OnBase, read_bundle_config, read_bundle_json
 from engine.bundles.imported import import_checkpoint
 from engine.checkpoints.hf_cache import find_checkpoint
@@ -72,14 +72,18 @@ def ensure_counts(tokenizer: VariorumTokenizer, documents: list[str]) -> None:
         tokenizer.counts = tokenizer.count_tokens(documents)
 
 
-def start_base(init_from: str, kind: str, low_rank: dict[str, tuple[torch.Tensor, torch.Tensor]]) -> OnBase | None:
-    """The base a run's bundle is written on: the start bundle's base checkpoint, if it has one. A checkpoint
-    that moved or changed during the run costs the run nothing: its bundle then holds every weight."""
+def start_base(init_from: str, kind: str, low_rank: dict[str, tuple[torch.Tensor, torch.Tensor]],
+               partial: bool = False) -> OnBase | None:
+    """The base a run's bundle is written on: the start bundle's base, if it has one; else, for a `partial`
+    fine-tune (not every weight trained), the start bundle itself. A base that moved or changed during the
+    run costs the run nothing: its bundle then holds every weight."""
     if not init_from:
         return None
     directory = Path(init_from)
     try:
-        reference = BaseReference.from_config(directory, read_bundle_config(directory))
+        reference = read_base(directory, read_bundle_config(directory))
+        if reference is None and partial:
+            reference = BundleBase.of(directory)
         return None if reference is None else OnBase(reference, reference.state(directory, kind), low_rank)
     except BundleError as error:
         print(f"note: writing every weight into the bundle: {error}", file=sys.stderr)

@@ -35,3 +35,35 @@ def test_sizes_that_differ_and_two_tokenizers_are_refused(tiny_bundle: Path, tmp
         Trainer(tiny_config(320, n_embd=48), train, show_progress=False)
     with pytest.raises(ConfigError, match="leave out --tokenizer"):
         Trainer(tiny_config(320), train, tokenizer_dir=tiny_bundle, show_progress=False)
+
+
+def test_a_partial_fine_tune_is_written_on_its_start_bundle_and_finds_it_beside_itself(
+    tiny_bundle: Path, tmp_path: Path
+) -> None:
+    import json
+    import shutil
+
+    from safetensors.torch import load_file
+
+    from engine.bundles.bundle import BundleError, load_bundle
+    from engine.lm.train import main
+
+    start = Path(shutil.copytree(tiny_bundle, tmp_path / "start"))
+    assert main(["--init-from", str(start), "--train-files", str(STORIES), "--out-dir", str(tmp_path / "run"),
+                 "--max-steps", "2", "--batch-size", "2", "--warmup-steps", "1", "--lr", "1e-2", "--no-compile",
+                 "--no-progress", "--trainable", "last-1"]) == 0
+    tuned = tmp_path / "run" / "bundle"
+    base = json.loads((tuned / "config.json").read_text())["base"]
+    assert base["name"] == "start" and base["bundle"] == str(start.resolve())
+    stored = set(load_file(str(tuned / "model.safetensors")))
+    layers = load_bundle(start).model.config.n_layer
+    assert stored and all(f".h.{layers - 1}." in n or "ln_f" in n for n in stored)  # only what trained
+    weights = load_bundle(tuned).model.state_dict()
+    shipped = tmp_path / "shipped"  # moved together, as into resources/models: found beside it
+    shipped.mkdir()
+    start.rename(shipped / "start")
+    moved = Path(shutil.copytree(tuned, shipped / "tuned"))
+    assert all(torch.equal(v, weights[k]) for k, v in load_bundle(moved).model.state_dict().items())
+    shutil.rmtree(shipped / "start")
+    with pytest.raises(BundleError, match="is built on the bundle start, and neither a folder of that name"):
+        load_bundle(moved)

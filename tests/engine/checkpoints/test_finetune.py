@@ -205,3 +205,11 @@ def test_init_from_a_checkpoint_or_nothing_is_one_line_saying_what_to_do(tmp_pat
         assert train_main(["--init-from", str(start), "--train-files", str(STORIES), "--out-dir",
                            str(tmp_path / "run"), "--no-progress"]) == 2
         assert message in capsys.readouterr().err
+
+
+def test_agg_trains_the_imported_embedding_by_the_counts_of_the_training_text(imported: Path, tmp_path: Path) -> None:
+    bundle = fine_tune(imported, tmp_path / "agg", "--objective", "agg", "--termination", "nmst")
+    loaded = load_bundle(bundle)
+    assert loaded.tokenizer.counts.sum() > 0 and loaded.model.config.termination == "nmst"
+    assert json.loads((bundle / "config.json").read_text())["provenance"]["train"]["objective"] == "agg"
+    assert write(bundle)

@@ -24,9 +24,9 @@ from typing import Any
 
 import torch
 
-from engine.bundles.bundle import read_bundle_config
 from engine.permgen.config import PermGenConfig
 from engine.permgen.model import PermGenModel
+from engine.training.start_weights import start_bundle_config
 
 MODEL_SIZES = ("vocab_size", "n_layer", "n_head", "n_embd", "tie_embeddings")
 PERMGEN_SIZES = ("encoder_layers", "ffn_dim", "max_source_len", "max_sentence_len", "lowercase")
@@ -35,7 +35,7 @@ POSITION_TABLES = tuple(f"backbone.decoder.{name}." for name in ("embed_position
 
 def start_sizes(init_from: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     """The "model" and "permgen" settings of the start bundle a run must share with it (see the docstring)."""
-    config = read_bundle_config(init_from)
+    config = start_bundle_config(str(init_from))  # a checkpoint folder is refused, saying how to start from it
     model, permgen = config["model"], config.get("permgen", {})
     return ({k: model[k] for k in MODEL_SIZES if k in model}, {k: permgen[k] for k in PERMGEN_SIZES if k in permgen})
 

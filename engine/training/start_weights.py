@@ -54,8 +54,8 @@ def _is_pretrained_checkpoint(directory: Path) -> bool:
     return isinstance(config, dict) and "format_version" not in config and "model_type" in config
 
 
-def start_model_settings(init_from: str) -> dict[str, Any]:
-    """The start bundle's "model" section: the defaults of a run that fine-tunes it ({} without one).
+def start_bundle_config(init_from: str) -> dict[str, Any]:
+    """The start bundle's config.json, whose sections are a fine-tune's defaults ({} without a start).
     `ConfigError` when `init_from` is a pretrained checkpoint rather than a bundle, saying how to start from it."""
     if not init_from:
         return {}
@@ -63,7 +63,12 @@ def start_model_settings(init_from: str) -> dict[str, Any]:
     if _is_pretrained_checkpoint(directory):
         raise ConfigError(f"init_from {init_from} is a pretrained checkpoint, not a Variorum bundle: start from it "
                           f"with --init-from-hf {init_from} (or `variorum import {init_from}` first)")
-    return dict(read_bundle_config(directory)["model"])
+    return read_bundle_config(directory)
+
+
+def start_model_settings(init_from: str) -> dict[str, Any]:
+    """The start bundle's "model" section: the defaults of a run that fine-tunes it ({} without one)."""
+    return dict(start_bundle_config(init_from).get("model", {}))
 
 
 def ensure_counts(tokenizer: VariorumTokenizer, documents: list[str]) -> None:

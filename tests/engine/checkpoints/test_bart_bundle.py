@@ -133,3 +133,13 @@ def test_a_partial_fine_tune_stores_the_new_positions_and_only_what_it_trained(i
         last = len(load_permgen_bundle(imported).model.backbone.decoder.layers) - 1
         assert others and all(f"decoder.layers.{last}." in n for n in others)
     assert _texts(run / "bundle", "torch")
+
+
+def test_init_from_a_bart_checkpoint_folder_says_how_to_start_from_it(bart_folder: Path, tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    from engine.cli import main
+
+    assert main(["train-permgen", "--init-from", str(bart_folder), "--train-files", str(STORIES), "--out-dir",
+                 str(tmp_path / "run"), "--no-progress"]) == 2
+    assert f"is a pretrained checkpoint, not a Variorum bundle: start from it with --init-from-hf {bart_folder}" \
+        in capsys.readouterr().err

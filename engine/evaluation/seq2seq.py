@@ -124,7 +124,7 @@ def split_perplexity(bundle: PermGenBundle, split: EvalSplit, batch_size: int = 
     trainer's measure, engine/permgen/heldout.py; sentences cut to the model's length as in training)."""
     config = bundle.model.config
     data = encode_examples(split.examples, bundle.tokenizer, config.max_source_len, config.max_sentence_len,
-                           lowercase=config.lowercase, task=config.task)
+                           lowercase=config.lowercase, task=config.task, source_form=config.paraphrase_source)
     return math.exp(target_nll(bundle.model, data, batch_size))
 
 

@@ -9,6 +9,8 @@ seq2seq baseline of the paper's Table 2; use it with `permute=False`). Task "par
 sentence → paraphrase model (engine/permgen/paraphrase.py): its target is one "sentence" ⟨B-1⟩ …
 ⟨E-1⟩ ⟨EOP⟩, so π-SGD has a single order and hierarchical positions reduce to in-sentence
 positions (the marks cost two forced tokens and keep one model, trainer and decoder for all tasks).
+A paraphrase model reads the sentence itself or, with `paraphrase_source="content_words"`, only its
+content words (engine/permgen/content_words.py).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.config import MODEL_SIZE_LIMITS, ConfigError, ModelConfig, check_field_types, config_from_dict
+from engine.permgen.content_words import SOURCE_FORMS
 from engine.tokenizer import MAX_SENTENCES
 
 TASKS = ("story", "abstract", "paraphrase")
@@ -38,6 +41,7 @@ class PermGenConfig:
     task: str = "story"
     lowercase: bool = True  # sources are lowercased and word-tokenized like the training data
     positions: str = "hierarchical"  # or "absolute": plain BART decoder positions (Table 2 baseline)
+    paraphrase_source: str = "sentence"  # or "content_words": what a paraphrase model reads (content_words.py)
 
     def __post_init__(self) -> None:
         if isinstance(self.model, dict):
@@ -61,6 +65,11 @@ class PermGenConfig:
             raise ConfigError(f"task must be one of {list(TASKS)}, got {self.task!r}")
         if self.positions not in POSITIONS:
             raise ConfigError(f"positions must be one of {list(POSITIONS)}, got {self.positions!r}")
+        if self.paraphrase_source not in SOURCE_FORMS:
+            raise ConfigError(f"paraphrase_source must be one of {list(SOURCE_FORMS)}, got {self.paraphrase_source!r}")
+        if self.paraphrase_source != "sentence" and self.task != "paraphrase":
+            raise ConfigError(f"paraphrase_source {self.paraphrase_source!r} is for task 'paraphrase', "
+                              f"not {self.task!r}")
 
     @property
     def max_sentences(self) -> int:

@@ -8,7 +8,9 @@ sources longer than max_source_len are cut (both counted).
 
 The encoder input depends on the task (`example_source`): "title : … keywords : …" for stories
 and abstracts, the normalised input sentence itself for paraphrases (whose readers are in
-engine/permgen/paraphrase_readers.py; a task reads only its own kind of file).
+engine/permgen/paraphrase_readers.py; a task reads only its own kind of file), or its content words
+for a content-words paraphrase model, which also reads prose files as sentence → itself pairs
+(`prose_sentence_pairs`, engine/permgen/content_words.py).
 """
 
 from __future__ import annotations
@@ -19,12 +21,14 @@ from pathlib import Path
 from typing import Any
 
 from engine.bundles.words import recorded_files
-from engine.data.corpus import is_validation
+from engine.data.corpus import CorpusError, is_validation, read_documents
 from engine.data.paragraphs import ParagraphExample, ReaderError
 from engine.data.text import normalize
 from engine.metrics.invented import word_set
+from engine.permgen.content_words import paraphrase_source
 from engine.permgen.model import EncodedExample
 from engine.permgen.paraphrase_readers import paraphrase_format, read_paraphrase_pairs
+from engine.permgen.passage import split_passage
 from engine.permgen.readers import read_examples
 from engine.permgen.text import format_source
 from engine.tokenizer import MAX_SENTENCES, VariorumTokenizer
@@ -41,31 +45,47 @@ class DataStats:
     files: list[str] = field(default_factory=list)
 
 
-def example_source(example: ParagraphExample, task: str = "story", lowercase: bool = True) -> str:
-    """The encoder input of an example: title + keywords, or the sentence to paraphrase."""
+def example_source(example: ParagraphExample, task: str = "story", lowercase: bool = True,
+                   source_form: str = "sentence") -> str:
+    """The encoder input of an example: title + keywords, or what a paraphrase model reads of its sentence."""
     if task == "paraphrase":
-        return normalize(example.title, lowercase)
+        return paraphrase_source(example.title, source_form, lowercase)
     return format_source(example.title, example.keywords, lowercase)
 
 
-def read_task_file(path: Path, task: str) -> list[ParagraphExample]:
-    """Read `path` with its reader, checking it holds data for `task`."""
+def prose_sentence_pairs(path: Path) -> list[ParagraphExample]:
+    """Each sentence of a prose file (any corpus file the language model reads) as a sentence → itself
+    pair, with its case kept: training data for a content-words paraphrase model."""
+    try:
+        documents = read_documents(path)
+    except CorpusError as error:
+        raise ReaderError(str(error)) from None
+    sentences = (normalize(document[a:b], lowercase=False) for document in documents
+                 for a, b in split_passage(document))
+    return [ParagraphExample(sentence, (), (sentence,)) for sentence in sentences if sentence]
+
+
+def read_task_file(path: Path, task: str, source_form: str = "sentence") -> list[ParagraphExample]:
+    """Read `path` with its reader, checking it holds data for `task` (and a paraphrase model's source form)."""
     is_pairs = bool(paraphrase_format(path))
+    if task == "paraphrase" and not is_pairs and source_form == "content_words":
+        return prose_sentence_pairs(path)
     if is_pairs != (task == "paraphrase"):
-        wanted = "paraphrase pairs (ParaSCI *.src.txt, MRPC msr_paraphrase_*.txt)" if task == "paraphrase" \
-            else "paragraphs (stories or abstracts)"
+        wanted = ("paraphrase pairs (ParaSCI *.src.txt, MRPC msr_paraphrase_*.txt, TurkCorpus "
+                  "*.8turkers.organized.tsv); prose files too when \"paraphrase_source\" is \"content_words\"") \
+            if task == "paraphrase" else "paragraphs (stories or abstracts)"
         raise ReaderError(f"{path}: a {task} model trains on {wanted}, not this file")
     return read_paraphrase_pairs(path) if is_pairs else read_examples(path)
 
 
 def load_examples(
-    paths: Sequence[Path], stats: DataStats, limit: int = 0, task: str = "story"
+    paths: Sequence[Path], stats: DataStats, limit: int = 0, task: str = "story", source_form: str = "sentence",
 ) -> list[ParagraphExample]:
     """All examples of `paths` with 1..10 sentences (first `limit` when limit > 0)."""
     examples: list[ParagraphExample] = []
     for path in paths:
         stats.files.append(str(path))
-        for example in read_task_file(Path(path), task):
+        for example in read_task_file(Path(path), task, source_form):
             stats.read += 1
             if len(example.sentences) > MAX_SENTENCES:
                 stats.dropped_too_many_sentences += 1
@@ -84,14 +104,15 @@ def split_examples(
 
 
 def permgen_training_words(provenance: dict[str, Any], task: str, lowercase: bool,
-                           override: list[Path] | None = None) -> frozenset[str] | None:
+                           override: list[Path] | None = None,
+                           source_form: str = "sentence") -> frozenset[str] | None:
     """Words of a PermGen model's normalised training sources and targets; None when no file is known
     (engine/bundles/words.py)."""
     files = recorded_files(provenance, override)
     if not files:
         return None
     fraction = float(provenance.get("train", {}).get("valid_fraction", 0.05))
-    examples = split_examples(load_examples(files, DataStats(), task=task), fraction)[0]
+    examples = split_examples(load_examples(files, DataStats(), task=task, source_form=source_form), fraction)[0]
     texts = [normalize(t, lowercase) for e in examples for t in (e.title, *e.keywords, *e.sentences)]
     return word_set(texts)
 
@@ -101,19 +122,21 @@ def target_sentences(example: ParagraphExample, lowercase: bool = True) -> list[
     return [s.lower() for s in example.sentences] if lowercase else list(example.sentences)
 
 
-def tokenizer_texts(examples: Sequence[ParagraphExample], lowercase: bool = True, task: str = "story") -> list[str]:
+def tokenizer_texts(examples: Sequence[ParagraphExample], lowercase: bool = True, task: str = "story",
+                    source_form: str = "sentence") -> list[str]:
     """The texts a PermGen tokenizer is trained on: every source and every sentence."""
-    return [example_source(e, task, lowercase) for e in examples] + [
+    return [example_source(e, task, lowercase, source_form) for e in examples] + [
         s for e in examples for s in target_sentences(e, lowercase)]
 
 
 def encode_examples(
     examples: Sequence[ParagraphExample], tokenizer: VariorumTokenizer, max_source_len: int,
     max_sentence_len: int, stats: DataStats | None = None, lowercase: bool = True, task: str = "story",
+    source_form: str = "sentence",
 ) -> list[EncodedExample]:
     """Token ids of each source and sentence, cut to the model's limits."""
     stats = stats if stats is not None else DataStats()
-    sources = tokenizer.encode_batch([example_source(e, task, lowercase) for e in examples])
+    sources = tokenizer.encode_batch([example_source(e, task, lowercase, source_form) for e in examples])
     width = max_sentence_len - 2
     encoded = []
     for example, source in zip(examples, sources, strict=True):

@@ -59,7 +59,8 @@ class PermGenFamily:
 
         permgen = config.get("permgen", {})
         return permgen_training_words(config.get("provenance", {}), str(permgen.get("task", "story")),
-                                      bool(permgen.get("lowercase", True)), files)
+                                      bool(permgen.get("lowercase", True)), files,
+                                      str(permgen.get("paraphrase_source", "sentence")))
 
     def held_out_perplexity(self, directory: Path, files: list[Path], fraction: float | None,
                             everything: bool) -> dict[str, Any]:

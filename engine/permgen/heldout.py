@@ -50,12 +50,12 @@ def target_nll(model: PermGenModel, data: list[EncodedExample], batch_size: int,
 def held_out_examples(bundle: PermGenBundle, files: list[Path]) -> list[EncodedExample]:
     """The encoded examples of `files` that the bundle's training held out (its recorded valid_fraction)."""
     config = bundle.model.config
-    examples = load_examples(files, DataStats(), task=config.task)
+    examples = load_examples(files, DataStats(), task=config.task, source_form=config.paraphrase_source)
     valid = split_examples(examples, float(bundle.provenance.get("train", {}).get("valid_fraction", 0.05)))[1]
     if not valid:
         raise ValueError(f"no held-out examples in {', '.join(map(str, files))}")
     return encode_examples(valid, bundle.tokenizer, config.max_source_len, config.max_sentence_len,
-                           lowercase=config.lowercase, task=config.task)
+                           lowercase=config.lowercase, task=config.task, source_form=config.paraphrase_source)
 
 
 def bundle_held_out(bundle: PermGenBundle, files: list[Path], batch_size: int = 64) -> dict[str, Any]:

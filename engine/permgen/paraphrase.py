@@ -41,6 +41,7 @@ from engine.decoding.settings import DecodeConfig
 from engine.decoding.stream import FINISH_CANCELLED, BatchStream, TokenEvent, Variant
 from engine.metrics.paraphrase import self_bleu_vs_source, self_wer
 from engine.permgen.beam_decode import sentence_beam
+from engine.permgen.content_words import paraphrase_source
 from engine.permgen.control import OrderControl
 from engine.permgen.decode import FIRST_WORD_ID, PermGenStream
 from engine.permgen.marks import begin_id
@@ -114,7 +115,9 @@ class ParaphraseStream(BatchStream[ParaphraseVariant]):
         self.beam_width, self.runner = beam_width, runner
         super().__init__(model.head, n, settings, should_stop, words)  # its sampler writes every sentence
         self.sources = [passage[a:b] for a, b in self.spans]
-        self.sources_ids = [tokenizer.encode(normalize(s, model.config.lowercase)) or [START_ID] for s in self.sources]
+        config = model.config
+        self.sources_ids = [tokenizer.encode(paraphrase_source(s, config.paraphrase_source, config.lowercase))
+                            or [START_ID] for s in self.sources]
         self.cap = min(model.config.max_sentence_len - 2, settings.max_new_tokens)
         self.outputs: list[list[str]] = []  # per finished sentence, the N model outputs
 

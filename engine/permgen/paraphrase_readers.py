@@ -115,8 +115,10 @@ def read_turkcorpus(path: Path) -> list[ParagraphExample]:
 
 
 def both_directions(pairs: list[ParagraphExample]) -> list[ParagraphExample]:
-    """`pairs` followed by each pair reversed (target → source); pairs with a multi-sentence target stay one way."""
-    reversed_pairs = [ParagraphExample(p.sentences[0], (), (p.title,)) for p in pairs if len(p.sentences) == 1]
+    """`pairs` followed by each pair reversed (target → source); pairs with a multi-sentence target, and a
+    sentence paired with itself, stay one way."""
+    reversed_pairs = [ParagraphExample(p.sentences[0], (), (p.title,)) for p in pairs
+                      if len(p.sentences) == 1 and p.sentences[0] != p.title]
     return pairs + reversed_pairs
 
 

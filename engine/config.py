@@ -210,6 +210,9 @@ class TrainConfig:
     seq_len: int = 0  # tokens per training sequence of a language model; 0 = its block_size (all positions)
     lora_rank: int = 8
     lora_alpha: int = 16  # the adapters' update is scaled by lora_alpha / lora_rank (LoRA's α)
+    # PermGen: each step's batch comes from a pool of this many batches' worth of shuffled examples sorted by
+    # length, so a batch pads little (engine/data/blocks.py `LengthBatchOrder`); 0 = plain shuffled batches
+    length_pool: int = 0
 
     def __post_init__(self) -> None:
         check_field_types(self)
@@ -237,6 +240,8 @@ class TrainConfig:
             raise ConfigError(f"trainable must be all, head, lora or last-N (N >= 1 blocks), got {self.trainable!r}")
         if self.seq_len < 0:
             raise ConfigError(f"seq_len must be >= 0 (0 = the model's block_size), got {self.seq_len}")
+        if self.length_pool < 0:
+            raise ConfigError(f"length_pool must be >= 0 (0 = plain shuffled batches), got {self.length_pool}")
         if self.lora_rank < 1 or self.lora_alpha <= 0:
             raise ConfigError(f"need lora_rank >= 1 and lora_alpha > 0, got {self.lora_rank} and {self.lora_alpha}")
 

@@ -2,6 +2,7 @@
 
     python -m engine.benchmarks.train_speed [--steps 30] [--batch-size 16] [--models lm permgen]
     python -m engine.benchmarks.train_speed --no-new-compile --no-new-fused   # what bf16 alone gives
+    python -m engine.benchmarks.train_speed --models permgen --new-length-pool 16   # + batches by length
 
 Trains the Continue recipe's model (recipes/continue-f2-nmst.json: 6 × 384 GPT-2, F² head + NMST)
 and the Story recipe's PermGen model (recipes/permgen-story.json: 4 + 4 × 256) on their recipes'
@@ -94,7 +95,8 @@ def permgen_trainer(args: argparse.Namespace, out: Path, old: bool) -> PermGenTr
     defaults = dataclasses.asdict(ModelConfig(backbone="bart"))
     model = config_from_dict(ModelConfig, {**defaults, **sections["model"]})
     config = config_from_dict(PermGenConfig, {**sections["permgen"], "model": model})
-    train = config_from_dict(TrainConfig, {**sections["train"], **way_settings(args, old)})
+    pool = {} if old else {"length_pool": args.new_length_pool}  # the float32 way: plain shuffled batches
+    train = config_from_dict(TrainConfig, {**sections["train"], **way_settings(args, old), **pool})
     tokenizer = out / "tokenizer" if (out / "tokenizer" / "tokenizer.json").is_file() else None
     return PermGenTrainer(config, train, tokenizer_dir=tokenizer, show_progress=False)
 
@@ -159,6 +161,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="compile the new way's step (what a recipe-length run does on the CPU)")
     parser.add_argument("--new-fused", action=argparse.BooleanOptionalAction, default=True,
                         help="the new way's AdamW fused (else its per-parameter loop)")
+    parser.add_argument("--new-length-pool", type=int, default=0,
+                        help="PermGen: the new way's batches from pools of this many batches sorted by length "
+                             "(TrainConfig.length_pool; 0 = shuffled batches, as the float32 way)")
     parser.add_argument("--lm-recipe", default="continue-f2-nmst", help="recipes/<name>.json of the LM")
     parser.add_argument("--permgen-recipe", default="permgen-story", help="recipes/<name>.json of PermGen")
     parser.add_argument("--out", type=Path, default=Path("runs/train_speed"), help="tokenizers of the runs")

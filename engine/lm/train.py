@@ -61,6 +61,8 @@ class Trainer(TrainingLoop[LanguageModel]):
         command: str = "",
         show_progress: bool = True,
     ) -> None:
+        if config.length_pool:
+            raise ConfigError("length_pool is for PermGen: a language model trains on blocks of one length")
         super().__init__(config, command, show_progress)
         self.config = config
         self.train_docs, self.valid_docs = self._documents()

@@ -14,7 +14,12 @@ when the bundle is built on a pretrained checkpoint, writes its own bundle on th
 storing only what the fine-tune changed (engine/bundles/base.py).
 
 `--task paraphrase` trains sentence → paraphrase on ParaSCI / MRPC / TurkCorpus pairs (one target sentence),
-each training pair read both ways (engine/permgen/paraphrase_readers.py `both_directions`).
+each training pair read both ways (engine/permgen/paraphrase_readers.py `both_directions`). With
+`--paraphrase-source content_words` the model reads a sentence's content words instead, locally shuffled
+in training, and prose files train it too, as sentence → itself (engine/permgen/content_words.py).
+
+`--length-pool N` draws each batch from a pool of N batches' worth of examples sorted by length, so
+batches pad little (engine/data/blocks.py `LengthBatchOrder`).
 
 `--head posg` (POS-guided softmax): the training targets are tagged sentence by sentence once
 (engine/permgen/tagging.py; `--pos-backend`, `--pos-cache-dir` as for `variorum train`), V_ρ is
@@ -44,13 +49,14 @@ import torch
 from engine.bundled_model import BundleError
 from engine.cli_args import add_dataclass_flags, dataclass_from_flags
 from engine.config import ConfigError, ModelConfig, TrainConfig, config_from_dict
-from engine.data.blocks import BatchOrder
+from engine.data.blocks import BatchOrder, LengthBatchOrder
 from engine.data.paragraphs import ParagraphExample
 from engine.heads.posg import POSGHead
 from engine.heads.registry import fit_head, load_fitted_head
 from engine.permgen.bundle import load_permgen_bundle
 from engine.permgen.card import render_permgen_card
 from engine.permgen.config import PermGenConfig
+from engine.permgen.content_words import noisy_content_words
 from engine.permgen.data import DataStats, encode_examples, load_examples, split_examples, tokenizer_texts
 from engine.permgen.heldout import target_nll
 from engine.permgen.model import EncodedExample, PermGenModel, collate
@@ -79,7 +85,7 @@ class PermGenTrainer(TrainingLoop[PermGenModel]):
             raise ConfigError(f"PermGen trains with the π-SGD likelihood only, got objective {train.objective!r}")
         super().__init__(train, command, show_progress)
         self.stats = DataStats()
-        self.task = config.task
+        self.task, self.source_form = config.task, config.paraphrase_source
         self.train_examples, self.valid_examples = self._examples(valid_files or [])
         start = load_permgen_bundle(Path(train.init_from)) if train.init_from else None
         if start is not None and start.model.config.lowercase != config.lowercase:
@@ -105,21 +111,34 @@ class PermGenTrainer(TrainingLoop[PermGenModel]):
         if self.pos is not None:  # held-out examples stay untagged: they are scored by the marginal
             self.train_data = attach_groups(self.train_data, self.pos)
         self.valid_data: list[EncodedExample] = self._encode(self.valid_examples)
-        self.batches = BatchOrder(len(self.train_data), train.batch_size, train.seed)
+        self.batches = self._batch_order(train)
         self.sampler = PermutationSampler(train.seed, identity=not config.permute)
         self.orders_log: list[list[list[int]]] = []
 
     def _examples(self, valid_files: list[str]) -> tuple[list[ParagraphExample], list[ParagraphExample]]:
         if not self.train_config.train_files:
             raise ConfigError("no training data: pass --train-files FILE [FILE ...]")
-        task = self.task
+        task, form = self.task, self.source_form
         examples = load_examples([Path(p) for p in self.train_config.train_files], self.stats,
-                                 self.train_config.max_docs, task)
+                                 self.train_config.max_docs, task, form)
         if valid_files:
-            train, valid = examples, load_examples([Path(p) for p in valid_files], DataStats(), task=task)
+            train, valid = examples, load_examples([Path(p) for p in valid_files], DataStats(), task=task,
+                                                   source_form=form)
         else:
             train, valid = split_examples(examples, self.train_config.valid_fraction)
-        return (both_directions(train) if task == "paraphrase" else train), valid
+        if task != "paraphrase":
+            return train, valid
+        train = both_directions(train)
+        if form == "content_words":  # noisy training sources; held-out ones are read as when decoding
+            seed = self.train_config.seed << 32  # one fixed shuffle per training pair, reproducible from the seed
+            train = [dataclasses.replace(e, title=noisy_content_words(e.title, seed + i)) for i, e in enumerate(train)]
+        return train, valid
+
+    def _batch_order(self, train: TrainConfig) -> BatchOrder | LengthBatchOrder:
+        if not train.length_pool:
+            return BatchOrder(len(self.train_data), train.batch_size, train.seed)
+        lengths = [len(e.source) + sum(len(s) + 2 for s in e.sentences) for e in self.train_data]  # + the marks
+        return LengthBatchOrder(lengths, train.batch_size, train.seed, train.length_pool)
 
     def _pos_data(self, model: ModelConfig) -> PosTrainingData | None:
         """POSG: tag the training targets (cached), build V_ρ and name the head's groups in
@@ -139,12 +158,12 @@ class PermGenTrainer(TrainingLoop[PermGenModel]):
     def _encode(self, examples: list[ParagraphExample]) -> list[EncodedExample]:
         c = self.config
         return encode_examples(examples, self.tokenizer, c.max_source_len, c.max_sentence_len, self.stats, c.lowercase,
-                               c.task)
+                               c.task, c.paraphrase_source)
 
     def _tokenizer(self, tokenizer_dir: Path | None, config: PermGenConfig) -> VariorumTokenizer:
         if tokenizer_dir is not None:
             return VariorumTokenizer.load(tokenizer_dir)
-        texts = tokenizer_texts(self.train_examples, config.lowercase, config.task)
+        texts = tokenizer_texts(self.train_examples, config.lowercase, config.task, config.paraphrase_source)
         tokenizer = VariorumTokenizer.train(texts, vocab_size=config.model.vocab_size)
         tokenizer.save_folder(self.out / "tokenizer")
         return tokenizer

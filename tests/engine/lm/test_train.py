@@ -106,6 +106,11 @@ def test_missing_data_is_a_clear_error(tmp_path: Path) -> None:
         Trainer(model_config(), small_run(tmp_path, 1, train_files=[]), show_progress=False)
 
 
+def test_a_length_pool_is_refused_for_blocks_of_one_length(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="length_pool is for PermGen"):
+        Trainer(model_config(), small_run(tmp_path, 1, length_pool=8), show_progress=False)
+
+
 def test_validation_perplexity_is_exp_loss(tmp_path: Path) -> None:
     trainer = Trainer(model_config(), small_run(tmp_path, 2), show_progress=False)
     summary = trainer.run()

@@ -102,3 +102,16 @@ def test_cli_generates_a_story(trained: PermGenTrainer, capsys: pytest.CaptureFi
                      "--device", "cpu"])
     out = capsys.readouterr().out
     assert code == 0 and out.count("written in order [3,") == 2
+
+
+def test_a_length_pool_batches_examples_of_similar_length(tmp_path: Path, pg_tokenizer: VariorumTokenizer) -> None:
+    pg_tokenizer.save(tmp_path / "tok")
+    train = TrainConfig(train_files=[str(STORIES)], out_dir=str(tmp_path / "pooled"), batch_size=2, max_steps=2,
+                        length_pool=4, device="cpu")
+    trainer = PermGenTrainer(tiny_permgen_config(1), train, valid_files=[str(STORIES)], tokenizer_dir=tmp_path / "tok")
+    length = [len(e.source) + sum(len(s) + 2 for s in e.sentences) for e in trainer.train_data]
+    pooled = [trainer.batches.global_batch(s).tolist() for s in range(len(length) // 2)]
+    plain = [[i, j] for i, j in zip(range(0, len(length), 2), range(1, len(length), 2), strict=False)]
+    spread = [sum(abs(length[a] - length[b]) for a, b in batches) for batches in (pooled, plain)]
+    assert spread[0] <= spread[1]
+    assert trainer.step(0) > 0  # trains on them

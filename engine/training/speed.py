@@ -6,7 +6,9 @@ when the loss module is compiled, and the tokens/s a run records in its checkpoi
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
@@ -15,6 +17,9 @@ from engine.config import TrainConfig
 # `--compile` unset: compile on the CPU for runs of at least this many steps (compiling costs about a
 # minute on two cores; a shorter run, a test's, loses more than it gains)
 COMPILE_MIN_STEPS = 100
+# inductor options of a compiled CPU step: `fallback_random` draws dropout masks with torch's generator
+# (the eager ops, vectorised) instead of inductor's per-element random numbers
+CPU_COMPILE_OPTIONS: dict[str, str | int | bool | Callable[..., Any]] = {"fallback_random": True}
 
 
 def build_optimizer(model: torch.nn.Module, config: TrainConfig, fused: bool = True) -> torch.optim.AdamW:

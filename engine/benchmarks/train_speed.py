@@ -2,15 +2,17 @@
 
     python -m engine.benchmarks.train_speed [--steps 30] [--batch-size 16] [--models lm permgen]
     python -m engine.benchmarks.train_speed --no-new-compile --no-new-fused   # what bf16 alone gives
-    python -m engine.benchmarks.train_speed --models permgen --new-length-pool 16   # + batches by length
+    python -m engine.benchmarks.train_speed --models permgen --new-length-pool 0   # without batches by length
 
 Trains the Continue recipe's model (recipes/continue-f2-nmst.json: 6 × 384 GPT-2, F² head + NMST)
 and the Story recipe's PermGen model (recipes/permgen-story.json: 4 + 4 × 256) on their recipes'
-data (under $VARIORUM_DATA or ../shared/data), each twice from the same initial weights and the
-same batches for the same steps: the float32 way (no autocast, no compile, AdamW's per-parameter
-loop) and the default way of a recipe-length run on this machine (`--precision auto`, compiled,
-fused AdamW; engine/training/loop.py); `--new-precision`, `--no-new-compile` and `--no-new-fused`
-take parts of the new way out, to see what each gives. Steps alternate between the two ways, so a
+data (under $VARIORUM_DATA or ../shared/data), each twice from the same initial weights for the
+same steps: the float32 way (no autocast, no compile, AdamW's per-parameter loop, shuffled batches)
+and the default way of a recipe-length run on this machine (`--precision auto`, compiled, fused
+AdamW, and PermGen's batches from the recipe's length pool; engine/training/loop.py). The LM's
+batches are the same both ways; PermGen's new batches hold other examples of similar length.
+`--new-precision`, `--no-new-compile`, `--no-new-fused` and `--new-length-pool 0` take parts of
+the new way out, to see what each gives. Steps alternate between the two ways, so a
 busy moment hits both. Prints the median tokens/s of each over the steps (the first step, which
 compiles, is left out and its seconds shown apart), the median of the steps' new / old ratios,
 and the held-out loss of both trained models, measured the same way in float32 (LM: mean NLL per
@@ -95,7 +97,8 @@ def permgen_trainer(args: argparse.Namespace, out: Path, old: bool) -> PermGenTr
     defaults = dataclasses.asdict(ModelConfig(backbone="bart"))
     model = config_from_dict(ModelConfig, {**defaults, **sections["model"]})
     config = config_from_dict(PermGenConfig, {**sections["permgen"], "model": model})
-    pool = {} if old else {"length_pool": args.new_length_pool}  # the float32 way: plain shuffled batches
+    # the float32 way: plain shuffled batches; the new way: the recipe's length pool unless asked otherwise
+    pool = {"length_pool": 0} if old else {} if args.new_length_pool is None else {"length_pool": args.new_length_pool}
     train = config_from_dict(TrainConfig, {**sections["train"], **way_settings(args, old), **pool})
     tokenizer = out / "tokenizer" if (out / "tokenizer" / "tokenizer.json").is_file() else None
     return PermGenTrainer(config, train, tokenizer_dir=tokenizer, show_progress=False)
@@ -161,9 +164,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="compile the new way's step (what a recipe-length run does on the CPU)")
     parser.add_argument("--new-fused", action=argparse.BooleanOptionalAction, default=True,
                         help="the new way's AdamW fused (else its per-parameter loop)")
-    parser.add_argument("--new-length-pool", type=int, default=0,
+    parser.add_argument("--new-length-pool", type=int, default=None,
                         help="PermGen: the new way's batches from pools of this many batches sorted by length "
-                             "(TrainConfig.length_pool; 0 = shuffled batches, as the float32 way)")
+                             "(TrainConfig.length_pool; default: the recipe's; 0 = shuffled, as the float32 way)")
     parser.add_argument("--lm-recipe", default="continue-f2-nmst", help="recipes/<name>.json of the LM")
     parser.add_argument("--permgen-recipe", default="permgen-story", help="recipes/<name>.json of PermGen")
     parser.add_argument("--out", type=Path, default=Path("runs/train_speed"), help="tokenizers of the runs")

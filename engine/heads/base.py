@@ -74,6 +74,11 @@ class OutputHead(nn.Module, ABC):
         """log p(x | group): hidden [N, D], groups [N] → [N, V], −inf outside the group."""
 
     # ----- optional hooks (defaults fit every head; POSG overrides them) -----------
+    def token_log_prob(self, hidden: torch.Tensor, token: int, steps: torch.Tensor | None = None) -> torch.Tensor:
+        """Marginal log p(x = token): hidden [N, D] → [N]. A head that can score one token without the
+        whole distribution overrides this (F²: only the token's class)."""
+        return self.log_probs(hidden, steps)[:, token]
+
     def token_nll_given_groups(
         self, hidden: torch.Tensor, targets: torch.Tensor, groups: torch.Tensor, steps: torch.Tensor | None = None
     ) -> torch.Tensor:

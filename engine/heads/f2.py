@@ -102,6 +102,11 @@ class F2Head(OutputHead):
         sizes = torch.diff(ends, prepend=ends.new_zeros(1))
         classes = torch.repeat_interleave(torch.arange(self.num_groups, device=ends.device), sizes)
         self.token_class = torch.empty_like(classes).scatter_(0, self.freq_order, classes)
+        # plain ints for `token_log_prob`: a token's class, its rank in freq_order, each class's span of ranks
+        # (read here, eagerly, so a compiled step never reads a tensor's value)
+        self.class_of: list[int] = self.token_class.tolist()
+        self.rank_of: list[int] = torch.argsort(self.freq_order).tolist()
+        self.class_spans: list[tuple[int, int]] = list(zip([0, *ends[:-1].tolist()], ends.tolist(), strict=True))
         self.assigned = True
 
     def missing_state(self) -> str:
@@ -150,6 +155,17 @@ class F2Head(OutputHead):
         token_logits, class_logits = self._logits(hidden)
         per_class = F.log_softmax(class_logits, dim=-1) - self._class_logsumexp(token_logits)  # [N, K]
         return token_logits + per_class.gather(1, self.token_class.expand_as(token_logits))
+
+    def token_log_prob(self, hidden: torch.Tensor, token: int, steps: torch.Tensor | None = None) -> torch.Tensor:
+        """Eq. 2 for one token x: log p1(c(x)) + z_x − logsumexp_{V_c(x)} z → [N], projecting onto x's class
+        only (the termination heads' log p(eos) at every training position, without a second [N, V] pass)."""
+        self._check_assigned()
+        group = self.class_of[token]
+        start, end = self.class_spans[group]
+        members = self.freq_order[start:end]  # [M] ids of x's class
+        token_logits = _float32(F.linear(hidden, self.proj.weight[members]))  # [N, M]
+        class_log_prob = F.log_softmax(_float32(self.class_proj(hidden)), dim=-1)[:, group]  # [N]
+        return class_log_prob + token_logits[:, self.rank_of[token] - start] - torch.logsumexp(token_logits, dim=-1)
 
     def group_log_probs(self, hidden: torch.Tensor, steps: torch.Tensor | None = None) -> torch.Tensor:
         """log p1(c): [N, K]."""

@@ -264,7 +264,7 @@ class TerminationHead(OutputHead):
 
     def _inner_log_not_eos(self, hidden: torch.Tensor, steps: torch.Tensor | None) -> torch.Tensor:
         """log(1 − p_inner(eos)) [N] (generic inner heads)."""
-        return log1mexp(self.inner.log_probs(hidden, steps)[:, self.eos_id])
+        return log1mexp(self.inner.token_log_prob(hidden, self.eos_id, steps))
 
     def inner_log_probs(self, hidden: torch.Tensor, steps: torch.Tensor | None) -> torch.Tensor:
         """log p_inner(x | x ≠ eos) [N, V], −inf at eos."""

@@ -93,6 +93,19 @@ def test_gradients_match_the_explicit_product() -> None:
         assert torch.allclose(a, b, atol=1e-9)
 
 
+def test_one_tokens_log_prob_and_its_gradient_are_the_marginals() -> None:
+    head = small_head(torch.float64)
+    hidden = torch.randn(5, 4, dtype=torch.float64, requires_grad=True)
+    params = [hidden, head.proj.weight, head.class_proj.weight]
+    explicit = explicit_log_probs(head, hidden)
+    for token in range(len(COUNTS)):  # every class, the zero-count token's too
+        ours = head.token_log_prob(hidden, token)
+        assert torch.allclose(ours, explicit[:, token], atol=1e-12)
+        grads = torch.autograd.grad(ours.sum(), params)
+        for a, b in zip(grads, torch.autograd.grad(explicit[:, token].sum(), params, retain_graph=True), strict=True):
+            assert torch.allclose(a, b, atol=1e-9)
+
+
 def test_in_class_distribution() -> None:
     head = small_head()
     hidden = torch.randn(3, 4)

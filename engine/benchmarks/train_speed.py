@@ -1,6 +1,6 @@
 """Training speed on the CPU: today's float32 path vs the default path, side by side, on the recipes' models.
 
-    python -m engine.benchmarks.train_speed [--steps 30] [--batch-size 16] [--models lm permgen]
+    python -m engine.benchmarks.train_speed [--steps 12] [--batch-size N] [--models lm permgen]
     python -m engine.benchmarks.train_speed --no-new-compile --no-new-fused   # what bf16 alone gives
     python -m engine.benchmarks.train_speed --models permgen --new-length-pool 0   # without batches by length
 
@@ -80,8 +80,8 @@ def recipe_sections(name: str, args: argparse.Namespace, out: Path) -> dict[str,
     missing = [path for path in train["train_files"] if not Path(path).is_file()]
     if missing:
         raise SystemExit(f"training data not found: {', '.join(missing)} (set VARIORUM_DATA to the data folder)")
-    train.update(out_dir=str(out), batch_size=args.batch_size, max_steps=args.steps, device="cpu",
-                 eval_batches=args.eval_batches, max_docs=args.max_docs)
+    train.update(out_dir=str(out), batch_size=args.batch_size or train["batch_size"], max_steps=args.steps,
+                 device="cpu", eval_batches=args.eval_batches, max_docs=args.max_docs)
     return sections
 
 
@@ -155,8 +155,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("--models", nargs="+", choices=sorted(MODELS), default=["lm", "permgen"])
-    parser.add_argument("--steps", type=int, default=30, help="training steps of each way (the first is warm-up)")
-    parser.add_argument("--batch-size", type=int, default=16, help="sequences (LM) or examples (PermGen) per step")
+    parser.add_argument("--steps", type=int, default=12, help="training steps of each way (the first is warm-up)")
+    parser.add_argument("--batch-size", type=int, default=None,
+                        help="sequences (LM) or examples (PermGen) per step; default: the recipe's")
     parser.add_argument("--eval-batches", type=int, default=8, help="held-out batches scored at the end")
     parser.add_argument("--max-docs", type=int, default=0, help="read at most this many documents, 0 = all")
     parser.add_argument("--new-precision", choices=PRECISIONS, default="auto", help="the new way's precision")
@@ -177,7 +178,8 @@ def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
     if args.steps < 2:
         raise SystemExit("--steps must be >= 2 (the first step is warm-up)")
-    print(f"cpu · {torch.get_num_threads()} threads · {args.steps} steps × batch {args.batch_size} each way, "
+    batch = "the recipe's batch" if args.batch_size is None else f"batch {args.batch_size}"
+    print(f"cpu · {torch.get_num_threads()} threads · {args.steps} steps × {batch} each way, "
           "alternating · median tokens/s without the first step · held-out loss in float32")
     print(f"{'model':<8} {'precision':<17} {'old tok/s':>9} {'new tok/s':>9} {'ratio':>7} {'old loss':>8} "
           f"{'new loss':>8} {'Δ loss':>8} {'old 1st':>7} {'new 1st':>7}")

@@ -68,7 +68,8 @@ def test_train_speed_names_missing_data_and_shows_its_defaults(
     with pytest.raises(SystemExit):
         train_speed.main(["--help"])
     out = capsys.readouterr().out
-    assert "training steps of each way (the first is warm-up) (default: 30)" in " ".join(out.split())
+    assert "training steps of each way (the first is warm-up) (default: 12)" in " ".join(out.split())
+    assert "default: the recipe's" in " ".join(out.split())
 
 
 def test_pos_bias_prompts_are_first_sentences_of_held_out_stories(tmp_path: Path) -> None:

@@ -274,7 +274,7 @@ class TrainingLoop(abc.ABC, Generic[M]):
         config = self.train_config
         if compile_wanted(config.compile, self.device.type, self.compilable, config.max_steps):
             # fixed shapes compile once; PermGen's lengths vary: dynamic shapes instead of a compile per length.
-            # CPU: dropout masks from torch's own generator (vectorised) rather than inductor's per-element
+            # CPU: dropout masks from torch's own generator rather than inductor's per-element
             # random numbers, which cost more here (docs/cpu-training-speed.md)
             options = CPU_COMPILE_OPTIONS if self.device.type == "cpu" else None
             module = cast(torch.nn.Module, torch.compile(module, dynamic=None if self.compilable else True,

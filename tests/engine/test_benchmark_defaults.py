@@ -7,7 +7,14 @@ from pathlib import Path
 import pytest
 
 from engine import packed_linear
-from engine.benchmarks import f2_compare, nmst_termination, packed_products, posg_compare, train_speed
+from engine.benchmarks import (
+    f2_compare,
+    nmst_termination,
+    packed_products,
+    posg_compare,
+    train_profile,
+    train_speed,
+)
 from engine.benchmarks.head_compare import ROC_TRAIN_FILES, comparison_parser
 
 
@@ -70,6 +77,17 @@ def test_train_speed_names_missing_data_and_shows_its_defaults(
     out = capsys.readouterr().out
     assert "training steps of each way (the first is warm-up) (default: 12)" in " ".join(out.split())
     assert "default: the recipe's" in " ".join(out.split())
+
+
+def test_train_profile_names_missing_data_and_shows_its_defaults(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("VARIORUM_DATA", str(tmp_path))
+    with pytest.raises(SystemExit, match=f"training data not found: {tmp_path}/rocstories/"):
+        train_profile.main(["--model", "lm", "--out", str(tmp_path / "out")])
+    with pytest.raises(SystemExit):
+        train_profile.main(["--help"])
+    assert "steps before profiling (the first compiles) (default: 4)" in " ".join(capsys.readouterr().out.split())
 
 
 def test_pos_bias_prompts_are_first_sentences_of_held_out_stories(tmp_path: Path) -> None:

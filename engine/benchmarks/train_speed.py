@@ -98,8 +98,9 @@ def permgen_trainer(args: argparse.Namespace, out: Path, old: bool) -> PermGenTr
     model = config_from_dict(ModelConfig, {**defaults, **sections["model"]})
     config = config_from_dict(PermGenConfig, {**sections["permgen"], "model": model})
     # the float32 way: plain shuffled batches; the new way: the recipe's length pool unless asked otherwise
-    pool = {"length_pool": 0} if old else {} if args.new_length_pool is None else {"length_pool": args.new_length_pool}
-    train = config_from_dict(TrainConfig, {**sections["train"], **way_settings(args, old), **pool})
+    pool = 0 if old else args.new_length_pool
+    overrides = {} if pool is None else {"length_pool": pool}
+    train = config_from_dict(TrainConfig, {**sections["train"], **way_settings(args, old), **overrides})
     tokenizer = out / "tokenizer" if (out / "tokenizer" / "tokenizer.json").is_file() else None
     return PermGenTrainer(config, train, tokenizer_dir=tokenizer, show_progress=False)
 

@@ -30,6 +30,11 @@ def make_blocks(encoded: Sequence[Sequence[int]], eos_id: int, block_size: int) 
     return data.unfold(0, width, block_size)  # windows overlap by one token
 
 
+def epoch_generator(seed: int, epoch: int) -> torch.Generator:
+    """The generator of a run's epoch `epoch`: its shuffles depend on (seed, epoch) only."""
+    return torch.Generator().manual_seed(seed * 1_000_003 + epoch)
+
+
 class BatchOrder:
     """Which block indices form the global batch of each optimizer step."""
 
@@ -44,8 +49,7 @@ class BatchOrder:
 
     def _permutation(self, epoch: int) -> torch.Tensor:
         if epoch != self._epoch:
-            generator = torch.Generator().manual_seed(self.seed * 1_000_003 + epoch)
-            self._perm = torch.randperm(self.num_blocks, generator=generator)
+            self._perm = torch.randperm(self.num_blocks, generator=epoch_generator(self.seed, epoch))
             self._epoch = epoch
         return self._perm
 
@@ -76,7 +80,7 @@ class LengthBatchOrder:
     def _epoch_batches(self, epoch: int) -> torch.Tensor:
         """[steps_per_epoch, batch_size] example ids of epoch `epoch` (its last batch wraps to its start)."""
         if epoch != self._epoch:
-            generator = torch.Generator().manual_seed(self.seed * 1_000_003 + epoch)
+            generator = epoch_generator(self.seed, epoch)
             order = torch.randperm(len(self.lengths), generator=generator)
             order = torch.cat([order, order[: self.steps_per_epoch * self.batch_size - len(order)]])
             width = self.pool * self.batch_size

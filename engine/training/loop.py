@@ -26,7 +26,7 @@ import time
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Generic, TypeVar, cast
+from typing import Any, ClassVar, Generic, TypeVar
 
 import torch
 import torch.distributed as dist
@@ -45,13 +45,7 @@ from engine.torch_modes import eval_mode
 from engine.training.checkpoint import load_checkpoint, resume_state, save_checkpoint
 from engine.training.loss_plot import plot_loss_curve
 from engine.training.precision import resolve_precision
-from engine.training.speed import (
-    CPU_COMPILE_OPTIONS,
-    Throughput,
-    build_optimizer,
-    compile_wanted,
-    mark_weights_updated,
-)
+from engine.training.speed import Throughput, build_optimizer, compile_step, compile_wanted, mark_weights_updated
 from engine.training.start_weights import start_base
 from engine.training.trainable import LowRank, merge_lora, select_trainable
 from engine.word_sources import write_bundle_words
@@ -273,12 +267,7 @@ class TrainingLoop(abc.ABC, Generic[M]):
             module = DistributedDataParallel(module, device_ids=device_ids)
         config = self.train_config
         if compile_wanted(config.compile, self.device.type, self.compilable, config.max_steps):
-            # fixed shapes compile once; PermGen's lengths vary: dynamic shapes instead of a compile per length.
-            # CPU: dropout masks from torch's own generator rather than inductor's per-element
-            # random numbers, which cost more here (docs/cpu-training-speed.md)
-            options = CPU_COMPILE_OPTIONS if self.device.type == "cpu" else None
-            module = cast(torch.nn.Module, torch.compile(module, dynamic=None if self.compilable else True,
-                                                         options=options))
+            module = compile_step(module, self.device.type, self.compilable)
         return module
 
     def train_step(self, step: int, module: torch.nn.Module) -> tuple[float, int]:

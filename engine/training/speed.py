@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import torch
 
@@ -18,7 +18,7 @@ from engine.config import TrainConfig
 # minute on two cores; a shorter run, a test's, loses more than it gains)
 COMPILE_MIN_STEPS = 100
 # inductor options of a compiled CPU step: `fallback_random` draws dropout masks with torch's generator
-# (the eager ops, vectorised) instead of inductor's per-element random numbers
+# instead of inductor's per-element random numbers, which cost more here (docs/cpu-training-speed.md)
 CPU_COMPILE_OPTIONS: dict[str, str | int | bool | Callable[..., Any]] = {"fallback_random": True}
 
 
@@ -43,6 +43,13 @@ def compile_wanted(setting: bool | None, device_type: str, fixed_shapes: bool, m
     if device_type == "cuda":
         return bool(setting) and fixed_shapes
     return max_steps >= COMPILE_MIN_STEPS if setting is None else setting
+
+
+def compile_step(module: torch.nn.Module, device_type: str, fixed_shapes: bool) -> torch.nn.Module:
+    """`module` under torch.compile: fixed shapes compile once; PermGen's lengths vary, so dynamic shapes
+    instead of a compile per length. On the CPU with `CPU_COMPILE_OPTIONS`."""
+    options = CPU_COMPILE_OPTIONS if device_type == "cpu" else None
+    return cast(torch.nn.Module, torch.compile(module, dynamic=None if fixed_shapes else True, options=options))
 
 
 def mark_weights_updated(optimizer: torch.optim.Optimizer) -> None:

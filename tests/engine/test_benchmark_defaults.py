@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -66,28 +67,23 @@ def test_the_packed_products_benchmark_compares_and_puts_the_shipped_products_ba
     assert row[:3] == ["2", "×", "5"] and float(row[-1]) > 0
 
 
-def test_train_speed_names_missing_data_and_shows_its_defaults(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(("benchmark", "model_flags", "help_lines"), [
+    (train_speed, ["--models", "lm"], ["training steps of each way (the first is warm-up) (default: 12)",
+                                       "default: the recipe's"]),
+    (train_profile, ["--model", "lm"], ["steps before profiling (the first compiles) (default: 4)"]),
+])
+def test_training_benchmarks_name_missing_data_and_show_their_defaults(
+    benchmark: ModuleType, model_flags: list[str], help_lines: list[str], tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.setenv("VARIORUM_DATA", str(tmp_path))
     with pytest.raises(SystemExit, match=f"training data not found: {tmp_path}/rocstories/"):
-        train_speed.main(["--models", "lm", "--out", str(tmp_path / "out")])
+        benchmark.main([*model_flags, "--out", str(tmp_path / "out")])
     with pytest.raises(SystemExit):
-        train_speed.main(["--help"])
-    out = capsys.readouterr().out
-    assert "training steps of each way (the first is warm-up) (default: 12)" in " ".join(out.split())
-    assert "default: the recipe's" in " ".join(out.split())
-
-
-def test_train_profile_names_missing_data_and_shows_its_defaults(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    monkeypatch.setenv("VARIORUM_DATA", str(tmp_path))
-    with pytest.raises(SystemExit, match=f"training data not found: {tmp_path}/rocstories/"):
-        train_profile.main(["--model", "lm", "--out", str(tmp_path / "out")])
-    with pytest.raises(SystemExit):
-        train_profile.main(["--help"])
-    assert "steps before profiling (the first compiles) (default: 4)" in " ".join(capsys.readouterr().out.split())
+        benchmark.main(["--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    for line in help_lines:
+        assert line in out
 
 
 def test_pos_bias_prompts_are_first_sentences_of_held_out_stories(tmp_path: Path) -> None:

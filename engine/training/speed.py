@@ -13,6 +13,7 @@ from typing import Any, cast
 import torch
 
 from engine.config import TrainConfig
+from engine.training.dropout_masks import cpu_decompositions
 
 # `--compile` unset: compile on the CPU for runs of at least this many steps (compiling costs about a
 # minute on two cores; a shorter run, a test's, loses more than it gains)
@@ -47,9 +48,23 @@ def compile_wanted(setting: bool | None, device_type: str, fixed_shapes: bool, m
 
 def compile_step(module: torch.nn.Module, device_type: str, fixed_shapes: bool) -> torch.nn.Module:
     """`module` under torch.compile: fixed shapes compile once; PermGen's lengths vary, so dynamic shapes
-    instead of a compile per length. On the CPU with `CPU_COMPILE_OPTIONS`."""
-    options = CPU_COMPILE_OPTIONS if device_type == "cpu" else None
-    return cast(torch.nn.Module, torch.compile(module, dynamic=None if fixed_shapes else True, options=options))
+    instead of a compile per length. On the CPU with `CPU_COMPILE_OPTIONS` and dropout masks cut from
+    64-bit random integers (engine/training/dropout_masks.py)."""
+    dynamic = None if fixed_shapes else True
+    if device_type != "cpu":
+        return cast(torch.nn.Module, torch.compile(module, dynamic=dynamic))
+    return cast(torch.nn.Module, torch.compile(module, dynamic=dynamic, backend=cpu_backend))
+
+
+def cpu_backend(graph: torch.fx.GraphModule, example_inputs: list[Any]) -> Any:
+    """Inductor with `CPU_COMPILE_OPTIONS` and the cheaper dropout masks. AOTAutograd's cache is off for
+    it: its key leaves out the decomposition table, so it could hand back a graph compiled with torch's
+    own dropout; inductor's own cache, keyed by the decomposed graph, still applies."""
+    from torch._inductor.compile_fx import compile_fx
+
+    with torch._functorch.config.patch(enable_autograd_cache=False):
+        return compile_fx(graph, example_inputs, config_patches=CPU_COMPILE_OPTIONS,
+                          decompositions=cpu_decompositions())
 
 
 def mark_weights_updated(optimizer: torch.optim.Optimizer) -> None:

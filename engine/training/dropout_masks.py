@@ -1,12 +1,12 @@
 """Dropout masks cut from 64-bit random integers, for a training step compiled on the CPU.
 
 A compiled CPU step with inductor's `fallback_random` runs dropout as torch's eager kernel: one
-Bernoulli draw per element (about 6 ns each on two Zen 4 cores), a copy and an unfused multiply.
+Bernoulli draw per element, a copy and an unfused multiply.
 PermGen's BART masks ~50M values a step (attention, activation and residual dropout), so that was over
 a quarter of its step (docs/cpu-training-speed.md). Here one int64 from torch's generator (`random_()`:
-63 random bits, under 3.5 ns) gives four independent 15-bit uniform values, so the generator runs once
+63 random bits) gives four independent 15-bit uniform values, so the generator runs once
 per four mask elements, and comparing and scaling fuse into the kernel that uses the mask. The masks
-still come from torch's generator, so `torch.manual_seed` fixes them and a resumed run draws as before.
+still come from torch's generator, so `torch.manual_seed` fixes them as it fixes torch's own dropout.
 
 Element i is kept when its 15-bit value u (uniform on 0 … 32767) satisfies u ≥ round(p · 32768), so
 P(keep) = 1 − round(p · 32768) / 32768: within 2^-16 of 1 − p (p = 0.1: 0.899994 instead of 0.9).

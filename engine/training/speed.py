@@ -59,12 +59,16 @@ def compile_step(module: torch.nn.Module, device_type: str, fixed_shapes: bool) 
 def cpu_backend(graph: torch.fx.GraphModule, example_inputs: list[Any]) -> Any:
     """Inductor with `CPU_COMPILE_OPTIONS` and the cheaper dropout masks. AOTAutograd's cache is off for
     it: its key leaves out the decomposition table, so it could hand back a graph compiled with torch's
-    own dropout; inductor's own cache, keyed by the decomposed graph, still applies."""
+    own dropout; inductor's own cache, keyed by the decomposed graph, still applies. The table is read
+    under the same options, since inductor's table for random ops depends on `fallback_random`."""
+    import torch._inductor.config as inductor_config
     from torch._inductor.compile_fx import compile_fx
 
+    with inductor_config.patch(CPU_COMPILE_OPTIONS):
+        decompositions = cpu_decompositions()
     with torch._functorch.config.patch(enable_autograd_cache=False):
         return compile_fx(graph, example_inputs, config_patches=CPU_COMPILE_OPTIONS,
-                          decompositions=cpu_decompositions())
+                          decompositions=decompositions)
 
 
 def mark_weights_updated(optimizer: torch.optim.Optimizer) -> None:

@@ -6,6 +6,10 @@
 - `.tsv` with the Story Cloze header: the four context sentences plus the right ending.
 - Plan-and-Write stories, Brown and WikiText-2 files, recognised by name: engine/data/readers.py.
 
+`read_corpus` reads several files as one corpus: the documents of lowercased sources (Plan-and-Write)
+get the case of names back from a table learned on the corpus's cased documents
+(engine/data/truecase.py), so a model trained on the mix writes "Tom", not "tom".
+
 Malformed lines raise `CorpusError` naming the file and line number. Splits are by a hash of
 each document's text, so they do not depend on file order and held-out stays held out.
 """
@@ -104,9 +108,12 @@ def read_documents(path: Path) -> list[str]:
 
 
 def read_corpus(paths: Iterable[Path]) -> list[str]:
-    documents: list[str] = []
-    for path in paths:
-        documents.extend(read_documents(Path(path)))
+    """Documents of all `paths`; those of lowercased sources get their case back from the cased ones."""
+    from engine.data.readers import is_lowercased  # lazy, as in read_documents
+    from engine.data.truecase import restore_lowercased
+
+    documents = restore_lowercased([(document, is_lowercased(Path(path)))
+                                    for path in paths for document in read_documents(Path(path))])
     if not documents:
         raise CorpusError("the corpus has no documents")
     return documents

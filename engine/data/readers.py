@@ -41,6 +41,11 @@ def corpus_kind(path: Path) -> str:
     return ""
 
 
+def is_lowercased(path: Path) -> bool:
+    """Whether the documents of `path` come lowercased (their names need their case back)."""
+    return corpus_kind(path) == "plan_and_write"
+
+
 def read_plan_and_write_documents(path: Path) -> list[str]:
     """One cased, detokenized story per line of a Plan-and-Write file."""
     try:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+WORD = re.compile(r"[^\W\d_]+")  # a word: a maximal run of letters (engine/metrics/invented.py)
 _CLITICS = re.compile(r"(?i)\b(\w+)(n't)\b|(\w)('s|'re|'ll|'ve|'m|'d)\b")
 _PUNCT = re.compile(r"([.,!?;:()\"]|--)")
 _SPACE_BEFORE = re.compile(r"\s+([.,!?;:%)\]}]|n't|'s|'re|'ll|'ve|'m|'d)(?=\s|$)")

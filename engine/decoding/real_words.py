@@ -44,7 +44,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from engine.metrics.invented import WORD
+from engine.data.text import WORD
 
 TEXT, BOUNDARY, BLOCKED = 0, 1, 2  # a piece's kind
 _LAST_CHAR = "\U0010ffff"  # sorts after every character: s + it bounds the strings starting with s

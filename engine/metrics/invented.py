@@ -16,10 +16,9 @@ and the training words alone for the unseen-word rate.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection, Iterable, Sequence
 
-WORD = re.compile(r"[^\W\d_]+")
+from engine.data.text import WORD
 
 
 def words(text: str) -> list[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from engine.data.text import WORD
 from engine.decoding import DecodeConfig, VariantStream
 from engine.decoding.real_words import (
     AllowedWords,
@@ -15,7 +16,7 @@ from engine.decoding.real_words import (
     trailing_partial,
 )
 from engine.heads.base import OutputHead
-from engine.metrics.invented import WORD, words_after
+from engine.metrics.invented import words_after
 from engine.tokenizer import VariorumTokenizer
 from tests.engine.decoding.test_golden_decoding import LM_HEADS, golden_tokenizer, lm_model
 

@@ -1,6 +1,12 @@
 """`variorum bundle-words`: write a bundle's training words (`words.txt`) for real words only.
 
     variorum bundle-words --bundle resources/models/roc-stories-tiny [--files a.json b.tsv]
+    variorum bundle-words --bundle resources/models/permgen-story --case-from cased.json cased.tsv
+
+`--case-from` also writes the bundle's case table (`case.json`, engine/data/truecase.py), learnt
+from those cased files: a model trained on lowercased text (PermGen's normalised stories) then
+shows names as cased text writes them ("Tom", not "tom"). A recipe's "case_from" does the same
+when `variorum build-recipe` builds it.
 
 The words are rebuilt exactly as `variorum eval` rebuilds them, by the bundle's family
 (engine/families `training_words`): a bundle records its training files and held-out fraction, and
@@ -22,6 +28,7 @@ from typing import Any
 from engine.bundles.bundle import BundleError, read_bundle_config
 from engine.cli_errors import reports_user_errors
 from engine.data.corpus import read_corpus, split_documents
+from engine.data.truecase import CaseTable
 from engine.families import model_family
 from engine.files.small_reads import file_problem
 from engine.metrics.invented import word_set
@@ -78,10 +85,21 @@ def write_training_words(directory: Path, files: list[Path] | None = None) -> Pa
     return write_bundle_words(directory, found)
 
 
+def write_case_table(directory: Path, files: list[Path]) -> tuple[Path, int]:
+    """Write `directory/case.json` learnt from the cased `files`; returns its path and its number of words."""
+    problems = [f"{f} {problem}" for f in files if (problem := file_problem(f)) is not None]
+    if problems:
+        raise ValueError(f"cased file {problems[0]}")
+    table = CaseTable.learn(read_corpus(files))
+    return table.write(directory), len(table)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="variorum bundle-words", description=__doc__.splitlines()[0])
     p.add_argument("--bundle", type=Path, required=True, help="bundle directory")
     p.add_argument("--files", type=Path, nargs="+", help="training files (default: those the bundle records)")
+    p.add_argument("--case-from", type=Path, nargs="+", metavar="FILE",
+                   help="cased corpus files: also write the bundle's case table (case.json) from them")
     return p
 
 
@@ -91,6 +109,9 @@ def main(argv: list[str] | None = None) -> int:
     path = write_training_words(args.bundle, args.files)
     count = sum(1 for _ in path.open(encoding="utf-8"))
     print(f"wrote {count} training words to {path}")
+    if args.case_from:
+        path, count = write_case_table(args.bundle, args.case_from)
+        print(f"wrote the case of {count} words to {path}")
     return 0
 
 

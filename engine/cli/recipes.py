@@ -6,14 +6,17 @@ A recipe is the trainer's own `--config` file (sections "model", "train", and fo
     {"recipe": {"name": "permgen-story", "trainer": "train-permgen",
                 "baseline": "resources/models/permgen-story",       (or null)
                 "eval": ["--split", "rocstories_story", "--max-sources", "100"],
-                "diagnose_files": ["../shared/data/…"]},           (language models only; optional)
+                "diagnose_files": ["../shared/data/…"],            (language models only; optional)
+                "case_from": ["../shared/data/…"]},                (optional: cased files, see below)
      "model": {…}, "permgen": {…}, "train": {…}}
 
 Steps: train on the best device present (`--device auto`: CUDA when there, else CPU) into
 `runs/recipes/<name>` (`--chunk-steps K` stops after K steps with a checkpoint, `--resume` goes
 on from it); once training has reached its last step, run `variorum eval` of the new bundle
 beside its baseline (and `variorum diagnose` for language models) and append those tables, with
-the commands that made them, to the bundle's card.md. Copy the bundle into resources/models
+the commands that made them, to the bundle's card.md. A model trained on lowercased text gets its
+case table (`case.json`, learnt from the recipe's "case_from" files: engine/bundles/words.py) before
+it is measured. Copy the bundle into resources/models
 (or a models folder) to ship it.
 
 The name is a plain folder name (no path separators, no `..`, not hidden), so a recipe never
@@ -32,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.bundles.bundle import CARD_FILE
+from engine.bundles.words import write_case_table
 from engine.config import ConfigError
 from engine.devices import DEVICE_CHOICES, resolve_device
 from engine.families import ModelFamily, model_families
@@ -58,8 +62,8 @@ def read_recipe(path: Path) -> dict[str, Any]:
                           f"no path separators or '..'), got {recipe['name']!r}")
     if recipe.get("trainer") not in (trainers := trainer_families()):
         raise ConfigError(f"recipe {path}: \"trainer\" must be one of {list(trainers)}, got {recipe.get('trainer')!r}")
-    if not isinstance(recipe.get("eval", []), list) or not isinstance(recipe.get("diagnose_files", []), list):
-        raise ConfigError(f"recipe {path}: \"eval\" and \"diagnose_files\" must be lists of strings")
+    if not all(isinstance(recipe.get(key, []), list) for key in ("eval", "diagnose_files", "case_from")):
+        raise ConfigError(f"recipe {path}: \"eval\", \"diagnose_files\" and \"case_from\" must be lists of strings")
     return recipe
 
 
@@ -149,6 +153,9 @@ def main(argv: list[str] | None = None) -> int:
     if not training_finished(state) or not (bundle / CARD_FILE).is_file():
         print(f"chunk done at step {step} of {last}: run the same command with --resume to go on")
         return 0
+    if recipe.get("case_from"):
+        path, count = write_case_table(bundle, [Path(f) for f in recipe["case_from"]])
+        print(f"wrote the case of {count} words to {path}")
     code = evaluate_into_card(recipe, bundle, device)
     if code == 0:
         print(f"bundle with its measured card: {bundle} (copy it to resources/models/{recipe['name']} to ship it)")

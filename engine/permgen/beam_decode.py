@@ -26,6 +26,7 @@ from typing import Any
 
 import torch
 
+from engine.data.truecase import CaseTable
 from engine.decode_fields import BEAM_WIDTH
 from engine.decoding.beam import Hypothesis, beam_search
 from engine.decoding.copy_limit import CopyLimit
@@ -92,9 +93,10 @@ class BeamPermGenStream(PermGenStream):
         should_stop: Callable[[], bool] | None = None,
         runner: Seq2SeqRunner[Any] | None = None,
         words: WordSpeller | None = None,
+        case: CaseTable | None = None,
     ) -> None:
         BEAM_WIDTH.check(beam_width)
-        super().__init__(model, tokenizer, source_ids, n, settings, control, should_stop, runner, words)
+        super().__init__(model, tokenizer, source_ids, n, settings, control, should_stop, runner, words, case=case)
         self.beam_width = beam_width
         for variant in self.candidates:
             variant.settings["beam_width"] = beam_width

@@ -32,6 +32,7 @@ from typing import Any
 import torch
 
 from engine.data.text import display_paragraph
+from engine.data.truecase import CaseTable
 from engine.decoding.class_sampling import most_likely_groups
 from engine.decoding.copy_limit import CopyLimit
 from engine.decoding.real_words import WordSpeller
@@ -122,11 +123,14 @@ class PermGenStream(RowStream[PermGenVariant, PermGenRows]):
         words: WordSpeller | None = None,
         copy_limit: CopyLimit | None = None,
         sampler: TokenSampler | None = None,
+        case: CaseTable | None = None,
     ) -> None:
         """`runner` runs the backbone (engine/permgen/runner.py); None: the torch model. `words` spells the
         allowed words under `settings.real_words` (engine/decoding/real_words.py; the marks end words).
         `copy_limit`: no sentence repeats a longer run of the source than it allows (paraphrases).
-        `sampler`: one already built for these settings (a paraphrase's sentences share one)."""
+        `sampler`: one already built for these settings (a paraphrase's sentences share one).
+        `case`: gives names their case back in the displayed text of a lowercased model
+        (engine/data/truecase.py)."""
         if not source_ids:
             raise ValueError("the source (title and keywords) is empty")
         if model.config.task != "paraphrase":
@@ -134,7 +138,7 @@ class PermGenStream(RowStream[PermGenVariant, PermGenRows]):
         super().__init__(model.head, n, settings, should_stop, words, sampler)
         self.seq2seq, self.tokenizer, self.control = model, tokenizer, control
         self.source_ids = source_ids[: model.config.max_source_len]
-        self.runner, self.copy_limit = runner, copy_limit
+        self.runner, self.copy_limit, self.case = runner, copy_limit, case
         self.cap = min(model.config.max_sentence_len - 2, settings.max_new_tokens)
         self.states = [_State() for _ in range(n)]
 
@@ -256,5 +260,6 @@ class PermGenStream(RowStream[PermGenVariant, PermGenRows]):
 
     def _finish_texts(self) -> None:
         for variant in self.candidates:
-            variant.text = display_paragraph([variant.sentences[t] for t in sorted(variant.sentences)])
+            text = display_paragraph([variant.sentences[t] for t in sorted(variant.sentences)])
+            variant.text = self.case.restore(text) if self.case is not None else text
         rank_variants(self.candidates)

@@ -23,6 +23,7 @@ import torch
 
 from engine.controls import Capabilities, ParagraphControls
 from engine.data.text import normalize
+from engine.data.truecase import CaseTable
 from engine.decoding.stream import DecodeStream
 from engine.loaded_model import GenerationRequest, LoadedModel
 from engine.permgen.beam_decode import BeamPermGenStream
@@ -41,6 +42,7 @@ class PermGenLoadedModel(LoadedModel):
     """A PermGen bundle on a device, ready to write stories, abstracts or paraphrases."""
 
     runner: Seq2SeqRunner[Any] | None = None  # None: the torch backbone itself
+    _case: CaseTable | None = None  # the bundle's case table, read at the first request
 
     def __init__(self, bundle: PermGenBundle, device: torch.device, runtime: str = "torch") -> None:
         """`runtime`: auto / torch / onnx (engine/onnx/runtime.py)."""
@@ -79,12 +81,20 @@ class PermGenLoadedModel(LoadedModel):
             raise ValueError(f"a {config.task} needs a title or keywords")
         control = OrderControl(request.num_sentences, tuple(request.sentence_order or ()), config.permute)
         source = tokenizer.encode(self.source_text(request))
-        words = self.speller(request)
+        words, case = self.speller(request), self.case_table(request)
         if request.beam_width > 1:
             return BeamPermGenStream(model, tokenizer, source, request.n, request.decode, control, request.beam_width,
-                                     should_stop, self.runner, words)
+                                     should_stop, self.runner, words, case)
         return PermGenStream(model, tokenizer, source, request.n, request.decode, control, should_stop, self.runner,
-                             words)
+                             words, case=case)
+
+    def case_table(self, request: GenerationRequest) -> CaseTable | None:
+        """For a lowercased model, how names are written: the bundle's `case.json` and the writer's own names."""
+        if not self.permgen.model.config.lowercase:
+            return None
+        if self._case is None:
+            self._case = CaseTable.read(self.permgen.path) or CaseTable({})
+        return self._case.with_writer_words(request.title, request.keywords, [request.prompt, request.document])
 
     def _paraphrase(self, request: GenerationRequest, should_stop: Callable[[], bool] | None) -> ParaphraseStream:
         if not request.prompt.strip():

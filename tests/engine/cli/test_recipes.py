@@ -16,6 +16,7 @@ from tests.conftest import STORIES
 from tests.engine.evaluation.conftest import TINY_SPLIT
 
 RECIPES = Path(__file__).parents[3] / "recipes"
+CASED = Path(__file__).parents[2] / "fixtures" / "readers" / "cased_names.txt"
 
 
 def _recipe(tmp_path: Path, baseline: Path) -> Path:
@@ -24,7 +25,7 @@ def _recipe(tmp_path: Path, baseline: Path) -> Path:
                    "eval": ["--split-file", str(TINY_SPLIT), "--prefix-len", "8", "--continuation-len", "8",
                             "--max-windows", "4", "--decoders", "greedy", "--nmst-windows", "1",
                             "--nmst-max-length", "8", "--nmst-lengths", "8"],
-                   "diagnose_files": [str(STORIES)]},
+                   "diagnose_files": [str(STORIES)], "case_from": [str(CASED)]},
         "model": {"vocab_size": 300, "n_layer": 1, "n_head": 2, "n_embd": 16, "block_size": 16},
         "train": {"train_files": [str(STORIES)], "batch_size": 2, "max_steps": 4, "eval_every": 2, "eval_batches": 1,
                   "warmup_steps": 1, "save_every": 100, "valid_fraction": 0.2},
@@ -45,6 +46,7 @@ def test_chunks_then_resume_then_card_with_the_tables(tmp_path: Path, tiny_bundl
     assert "## Evaluation against the baseline" in card and "variorum eval --bundles" in card
     assert "Invented %" in card and tiny_bundle.name in card  # the baseline's row sits beside the new bundle
     assert "variorum diagnose --bundle" in card
+    assert json.loads((out / "bundle" / "case.json").read_text())["forms"] == {"ben": "Ben", "sam": "Sam"}
     assert not re.search(r"[\s`]/", card.split("## Evaluation")[0])  # the trainer's part: no absolute path
     assert cli_main(["build-recipe", str(recipe), "--out-dir", str(out), "--resume"]) == 0  # re-run: one section
     assert (out / "bundle" / "card.md").read_text().count("## Evaluation against the baseline") == 1

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from engine.bundles.words import main as bundle_words_main
+from engine.data.truecase import CaseTable
 from engine.decoding.real_words import AllowedWords, TokenPieces, WordSpeller
 from engine.decoding.settings import DecodeConfig
 from engine.front_door import Engine, GenerationRequest
@@ -20,6 +21,7 @@ from engine.permgen.model import PermGenModel
 from engine.permgen.paraphrase import ParaphraseStream
 from engine.tokenizer import VariorumTokenizer
 from engine.word_sources import WORDS_FILE, read_bundle_words
+from tests.engine.cli.test_recipes import CASED
 from tests.engine.decoding.test_real_words import assert_only_allowed_words
 from tests.engine.permgen.test_paraphrase import PASSAGE, para_bundle, para_model  # noqa: F401  (fixtures)
 
@@ -70,7 +72,10 @@ def test_trainers_write_the_training_words_and_the_command_rebuilds_them(
     shutil.copytree(para_bundle, copy)
     (copy / WORDS_FILE).unlink()
     assert bundle_words_main(["--bundle", str(copy)]) == 0
-    assert read_bundle_words(copy) == written
+    assert read_bundle_words(copy) == written and CaseTable.read(copy) is None
+    assert bundle_words_main(["--bundle", str(copy), "--case-from", str(CASED)]) == 0
+    table = CaseTable.read(copy)
+    assert read_bundle_words(copy) == written and table is not None and table.forms == {"ben": "Ben", "sam": "Sam"}
     model = Engine(search_dirs=[]).load(copy, device="cpu")
     assert model.real_words().has_training_words
     request = GenerationRequest(task="paraphrase", prompt="Zorblax baked a cake.", n=2,

@@ -1,8 +1,10 @@
-"""Training (π-SGD orders per step), save → load, the engine API and the CLI for PermGen bundles."""
+"""Training (π-SGD orders per step), save → load, the engine API and the CLI for PermGen bundles, and a lowercased
+model's stories shown with names in their case (the bundle's case table and the writer's names)."""
 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -11,6 +13,8 @@ import torch
 from engine.bundles.bundle import BundleError, save_bundle
 from engine.cli import main as cli_main
 from engine.config import TrainConfig
+from engine.data.text import WORD, display_paragraph
+from engine.data.truecase import CaseTable
 from engine.decoding.settings import DecodeConfig
 from engine.front_door import Engine, GenerationRequest
 from engine.loaded_model import OrderError
@@ -19,6 +23,7 @@ from engine.permgen.loaded import PermGenLoadedModel
 from engine.permgen.model import PermGenModel, collate
 from engine.permgen.train import PermGenTrainer
 from engine.tokenizer import VariorumTokenizer
+from engine.word_sources import read_bundle_words
 from tests.engine.permgen.conftest import STORIES, tiny_permgen_config
 
 
@@ -115,3 +120,26 @@ def test_a_length_pool_batches_examples_of_similar_length(tmp_path: Path, pg_tok
     spread = [sum(abs(length[a] - length[b]) for a, b in batches) for batches in (pooled, plain)]
     assert spread[0] <= spread[1]
     assert trainer.step(0) > 0  # trains on them
+
+
+def test_stories_are_shown_with_the_bundle_case_and_the_writer_names(
+    trained: PermGenTrainer, tmp_path: Path
+) -> None:
+    bundle = tmp_path / "bundle"
+    shutil.copytree(Path(trained.train_config.out_dir) / "bundle", bundle)
+    words = read_bundle_words(bundle)
+    assert words is not None
+    CaseTable({w: w.upper() for w in words if len(w) > 1}).write(bundle)  # every word shouts: easy to see
+    model = Engine(search_dirs=[]).load(bundle, device="cpu")
+    assert isinstance(model, PermGenLoadedModel)
+    request = GenerationRequest(task="story", title="the cake", keywords=["Zed", "cake"], n=2, num_sentences=3,
+                                decode=DecodeConfig(seed=1, max_new_tokens=6, real_words=True))
+    table = model.case_table(request)
+    assert table is not None and table.forms["zed"] == "Zed" and table.forms["cake"] == "CAKE"
+    variants = model.generate(request)
+    for variant in variants:
+        plain = display_paragraph([variant.sentences[t] for t in sorted(variant.sentences)])  # type: ignore[attr-defined]
+        assert variant.text == table.restore(plain)
+        assert any(w.isupper() for w in WORD.findall(variant.text))  # a training word of the table, in its case
+    model.permgen.model.config.lowercase = False  # a cased model writes its own case
+    assert model.case_table(request) is None

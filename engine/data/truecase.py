@@ -41,11 +41,14 @@ _CLOSERS = "\"')]”’"
 def starts_sentence(text: str, start: int) -> bool:
     """Whether the word at `start` begins `text` or a sentence: it follows an opening quote (quoted speech), or
     only spaces and opening brackets separate it from the start or from . ! ? (and closing quotes)."""
-    opened = text[:start].rstrip(_OPENERS)
-    if any(quote in text[len(opened):start] for quote in _QUOTES):  # quoted speech starts a sentence
+    i = start  # scan back in place: slicing text[:start] for every word would be quadratic in the text
+    while i > 0 and text[i - 1] in _OPENERS:
+        i -= 1
+    if any(quote in text[i:start] for quote in _QUOTES):  # quoted speech starts a sentence
         return True
-    before = opened.rstrip(_CLOSERS)
-    return not before or before[-1] in ".!?"
+    while i > 0 and text[i - 1] in _CLOSERS:
+        i -= 1
+    return i == 0 or text[i - 1] in ".!?"
 
 
 def mid_sentence_words(text: str) -> Iterable[str]:

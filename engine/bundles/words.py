@@ -35,14 +35,19 @@ from engine.metrics.invented import word_set
 from engine.word_sources import read_bundle_words, write_bundle_words
 
 
+def existing_files(files: list[Path], what: str) -> list[Path]:
+    """`files`, each checked to be a readable file (ValueError naming the first that is not)."""
+    problems = [f"{f} {problem}" for f in files if (problem := file_problem(f)) is not None]
+    if problems:
+        raise ValueError(f"{what} {problems[0]}")
+    return files
+
+
 def recorded_files(provenance: dict[str, Any], override: list[Path] | None = None) -> list[Path]:
     """The training files to read: `override` (each must exist), else those the bundle recorded; [] (with
     a note on stderr: the rate is then left out) when none is named or a recorded one is not here."""
     if override:
-        problems = [f"{f} {problem}" for f in override if (problem := file_problem(f)) is not None]
-        if problems:
-            raise ValueError(f"training file {problems[0]}")
-        return override
+        return existing_files(override, "training file")
     files = [Path(p) for p in provenance.get("train", {}).get("train_files", [])]
     missing = [str(f) for f in files if not f.is_file()]
     if missing:
@@ -87,10 +92,7 @@ def write_training_words(directory: Path, files: list[Path] | None = None) -> Pa
 
 def write_case_table(directory: Path, files: list[Path]) -> tuple[Path, int]:
     """Write `directory/case.json` learnt from the cased `files`; returns its path and its number of words."""
-    problems = [f"{f} {problem}" for f in files if (problem := file_problem(f)) is not None]
-    if problems:
-        raise ValueError(f"cased file {problems[0]}")
-    table = CaseTable.learn(read_corpus(files))
+    table = CaseTable.learn(read_corpus(existing_files(files, "cased file")))
     return table.write(directory), len(table)
 
 

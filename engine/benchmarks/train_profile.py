@@ -1,6 +1,7 @@
 """Where a compiled CPU training step spends its time: a kernel profile of the new way of train_speed.
 
     python -m engine.benchmarks.train_profile --model permgen [--batch-size N] [--rows 25]
+    python -m engine.benchmarks.train_profile --model lm --lm-recipe continue-posg-nmst --max-docs 4000
 
 Builds the benchmark's new-way trainer of one model (engine/benchmarks/train_speed.py: the recipe's
 model, data and batch, bf16 autocast, compiled, fused AdamW, PermGen's length pool), runs
@@ -29,6 +30,9 @@ def build_parser() -> argparse.ArgumentParser:
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("--model", choices=sorted(MODELS), default="lm")
     parser.add_argument("--batch-size", type=int, default=None, help="default: the recipe's")
+    parser.add_argument("--lm-recipe", default="continue-f2-nmst",
+                        help="recipes/<name>.json of the LM (e.g. continue-posg-nmst for the POSG head)")
+    parser.add_argument("--max-docs", type=int, default=0, help="read at most this many documents, 0 = all")
     parser.add_argument("--warmup", type=int, default=4, help="steps before profiling (the first compiles)")
     parser.add_argument("--steps", type=int, default=6, help="profiled steps")
     parser.add_argument("--rows", type=int, default=25, help="rows of the table")
@@ -39,7 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
     inductor_config.cpp.enable_kernel_profile = True  # one profiler row per generated kernel
-    speed_flags = ["--steps", str(args.warmup + args.steps)]
+    speed_flags = ["--steps", str(args.warmup + args.steps), "--lm-recipe", args.lm_recipe,
+                   "--max-docs", str(args.max_docs)]
     if args.batch_size:
         speed_flags += ["--batch-size", str(args.batch_size)]
     trainer = MODELS[args.model](speed_parser().parse_args(speed_flags), args.out / args.model, False)

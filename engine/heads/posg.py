@@ -60,6 +60,7 @@ class POSGHead(OutputHead):
         # No V_ρ yet: `set_vocabulary` (training) or loading weights fills it in.
         self.register_buffer("membership", torch.zeros(len(self.tags), vocab_size, dtype=torch.bool))
         self._pairs_cache: tuple[int, int, torch.device, torch.Tensor, torch.Tensor] | None = None
+        self._groups_cache: tuple[tuple[int, int, int, torch.device], list[int], list[torch.Tensor]] | None = None
 
     @property
     def num_groups(self) -> int:
@@ -117,6 +118,30 @@ class POSGHead(OutputHead):
         token_nll = torch.where(in_group, log_norm - target_logit, torch.full_like(log_norm, float("inf")))
         group_nll = -self.group_log_probs(hidden).gather(-1, groups[:, None])[:, 0]
         return group_nll + token_nll  # [N]
+
+    def token_log_prob(self, hidden: torch.Tensor, token: int, steps: torch.Tensor | None = None) -> torch.Tensor:
+        """Eq. 2 for one token x: log Σ_{ρ ∋ x} p(ρ) e^{h·w_x} / Σ_{x' ∈ V_ρ} e^{h·w_x'} → [N], projecting
+        onto the members of x's groups only. The termination heads ask this for eos at every training
+        position; eos is in the small special group, so this costs a few dot products, not the
+        [N, E] marginal."""
+        groups, members = self._groups_holding(token)
+        token_logit = F.linear(hidden, self.proj.weight[token : token + 1]).float()[:, 0]  # [N]
+        group_log_prob = self.group_log_probs(hidden)  # [N, P]
+        terms = [group_log_prob[:, group] + token_logit
+                 - torch.logsumexp(F.linear(hidden, self.proj.weight[ids]).float(), dim=-1)
+                 for group, ids in zip(groups, members, strict=True)]  # each [N]
+        if not terms:  # x is in no group: p(x) = 0
+            return hidden.new_full((hidden.shape[0],), NEG_INF, dtype=torch.float32)
+        return torch.logsumexp(torch.stack(terms, dim=-1), dim=-1)
+
+    def _groups_holding(self, token: int) -> tuple[list[int], list[torch.Tensor]]:
+        """The groups ρ ∋ token and each one's member ids [|V_ρ|], recomputed when the mask changes."""
+        key = (token, self.membership.data_ptr(), self.membership._version, self.membership.device)
+        if self._groups_cache is None or self._groups_cache[0] != key:
+            groups = [int(g) for g in self.membership[:, token].nonzero()[:, 0].tolist()]
+            members = [self.membership[g].nonzero()[:, 0] for g in groups]
+            self._groups_cache = (key, groups, members)
+        return self._groups_cache[1], self._groups_cache[2]
 
     # ----- the marginal (Eq. 2 sum) ------------------------------------------------------
     def _pairs(self) -> tuple[torch.Tensor, torch.Tensor]:

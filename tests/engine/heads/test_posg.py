@@ -113,6 +113,29 @@ def test_token_nll_without_tags_is_the_marginal_nll() -> None:
     assert (marginal[[1, 2]] < joint[[1, 2]]).all()  # two groups: the marginal adds the other path
 
 
+def test_one_tokens_log_prob_and_its_gradient_are_the_marginals() -> None:
+    head = make_head(seed=7)  # the head's logits are float32 whatever the input
+    hidden = torch.randn(5, 6, requires_grad=True)
+    params = [hidden, head.proj.weight, head.pos_proj.weight]
+    marginal = head.log_probs(hidden)
+    for token in range(len(TOKEN_TAGS)):  # one group (0, 2, 3, 5, 6) and two groups (1, 4)
+        ours = head.token_log_prob(hidden, token)
+        assert torch.allclose(ours, marginal[:, token], atol=1e-5)
+        expected = torch.autograd.grad(marginal[:, token].sum(), params, retain_graph=True)
+        for a, b in zip(torch.autograd.grad(ours.sum(), params), expected, strict=True):
+            assert torch.allclose(a, b, atol=1e-5)
+
+
+def test_one_tokens_log_prob_follows_a_new_vocabulary() -> None:
+    head = make_head(seed=8)
+    hidden = torch.randn(3, 6)
+    before = head.token_log_prob(hidden, 4)
+    head.set_vocabulary(PosVocabulary(TAGS, ((3,), (0, 1), (0,), (1,), (2,), (2,), (1,))))  # 4: JJ only
+    after = head.token_log_prob(hidden, 4)
+    assert not torch.allclose(before, after)
+    assert torch.allclose(after, head.log_probs(hidden)[:, 4], atol=1e-6)
+
+
 def test_in_group_distribution_never_leaves_the_group() -> None:
     head = make_head(seed=4)
     hidden = torch.randn(len(TAGS), 6)

@@ -136,17 +136,21 @@ class POSGHead(OutputHead):
 
     def _groups_holding(self, token: int) -> tuple[list[int], list[torch.Tensor]]:
         """The groups ρ ∋ token and each one's member ids [|V_ρ|], recomputed when the mask changes."""
-        key = (token, self.membership.data_ptr(), self.membership._version, self.membership.device)
+        key = (token, *self._membership_key())
         if self._groups_cache is None or self._groups_cache[0] != key:
             groups = [int(g) for g in self.membership[:, token].nonzero()[:, 0].tolist()]
             members = [self.membership[g].nonzero()[:, 0] for g in groups]
             self._groups_cache = (key, groups, members)
         return self._groups_cache[1], self._groups_cache[2]
 
+    def _membership_key(self) -> tuple[int, int, torch.device]:
+        """What identifies the mask's current contents: the caches derived from it compare this."""
+        return self.membership.data_ptr(), self.membership._version, self.membership.device
+
     # ----- the marginal (Eq. 2 sum) ------------------------------------------------------
     def _pairs(self) -> tuple[torch.Tensor, torch.Tensor]:
         """(group, token) ids [E] of every membership entry, recomputed when the mask changes."""
-        key = (self.membership.data_ptr(), self.membership._version, self.membership.device)
+        key = self._membership_key()
         if self._pairs_cache is None or self._pairs_cache[:3] != key:
             group, token = self.membership.nonzero(as_tuple=True)
             self._pairs_cache = (*key, group, token)

@@ -8,6 +8,7 @@ import dataclasses
 import typing
 from typing import Any, TypeVar
 
+from engine.controls import METHOD_NEEDS
 from engine.decode_fields import FIELDS, DecodeField, Flag, NotOffered, number_text
 
 T = TypeVar("T")
@@ -56,9 +57,10 @@ def add_decode_flags(parser: argparse.ArgumentParser) -> None:
         elif field.kind is dict:
             group.add_argument(flag.name, dest=flag.dest, nargs="+", default=[], metavar=flag.metavar,
                                help=f"{flag.help}, {field.bounds.text() if field.bounds else ''}")
-        else:  # a number; a method control starts where the loaded model honours it (generate_flags.fit_to_model)
+        else:  # a number; a start that depends on the model is applied once it loads (generate_flags.fit_to_model)
+            unset = field.method or field.method_starts
             group.add_argument(flag.name, dest=flag.dest, type=field.kind, metavar=flag.metavar,
-                               default=None if field.method else field.writer_start, help=_number_help(field, flag))
+                               default=None if unset else field.writer_start, help=_number_help(field, flag))
 
 
 def _number_help(field: DecodeField[object], flag: Flag) -> str:
@@ -67,4 +69,6 @@ def _number_help(field: DecodeField[object], flag: Flag) -> str:
     start = "" if field.start is None else f"; default {number_text(field.start)}"
     if field.method and field.start is not None:
         start += " on a model that honours it, off with --flat-sampling"
+    for method, value in field.method_starts:
+        start += f"; {number_text(value)} for {METHOD_NEEDS[method]} unless --flat-sampling"
     return f"{flag.help}:{bounds}{field.off_note}{start}"

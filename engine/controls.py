@@ -33,6 +33,7 @@ class ClassGroups:
 
     sizes: tuple[int, ...]  # tokens per class, most frequent class first
 
+    method: ClassVar[str] = "f2"  # the `DecodeField.method` of its controls
     controls: ClassVar[tuple[str, ...]] = CLASS_CONTROLS
     needs: ClassVar[str] = "a head with frequency classes (F²)"
 
@@ -44,10 +45,13 @@ class PosGroups:
     tags: tuple[str, ...]  # the head's groups, in order
     coarse_groups: tuple[str, ...]  # coarse groups (adjectives, nouns, …) with at least one of the tags
 
+    method: ClassVar[str] = "posg"
     controls: ClassVar[tuple[str, ...]] = POS_CONTROLS
     needs: ClassVar[str] = "a POS-guided head (POSG)"
 
 
+# What each head method's groups are, by `DecodeField.method` ("f2": "a head with frequency classes (F²)").
+METHOD_NEEDS: dict[str, str] = {method.method: method.needs for method in (ClassGroups, PosGroups)}
 # Every DecodeConfig field that only some heads honour, and what a model needs to honour it.
 METHOD_CONTROLS: dict[str, str] = {
     name: method.needs for method in (ClassGroups, PosGroups) for name in method.controls
@@ -82,6 +86,12 @@ class HeadCapabilities:
     def controls(self) -> frozenset[str]:
         """The method-specific DecodeConfig fields this head honours."""
         return frozenset(name for method in (self.classes, self.pos) if method is not None for name in method.controls)
+
+    @property
+    def method(self) -> str:
+        """What the groups are: "f2" (frequency classes), "posg" (POS tags) or "" (one group, or only eos)."""
+        groups = self.classes or self.pos
+        return "" if groups is None else groups.method
 
     def refused(self, active: Iterable[str]) -> list[str]:
         """The method controls among `active` (DecodeConfig fields set away from off) this head ignores."""

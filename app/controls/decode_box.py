@@ -22,8 +22,10 @@ from PySide6.QtWidgets import (
 from app.controls.seed_box import SeedBox
 from app.controls.spec import (
     DEFAULT_SEED,
+    MODEL_STARTS,
     POS_BIAS_FIELD,
     SAMPLING,
+    STARTS_FOR,
     SliderSpec,
     default_values,
     pos_bias_groups,
@@ -31,7 +33,17 @@ from app.controls.spec import (
 )
 from app.controls.widgets import FactorSlider, ValueSlider
 from engine.controls import DEFAULT_VARIANTS, MAX_VARIANTS, Capabilities
-from engine.decode_fields import FIELDS, MAX_SEED, POS_BIAS, POS_BIAS_FACTORS, SEED, TOP_P, Checkbox, number_text
+from engine.decode_fields import (
+    FIELDS,
+    MAX_SEED,
+    POS_BIAS,
+    POS_BIAS_FACTORS,
+    SEED,
+    TOP_K,
+    TOP_P,
+    Checkbox,
+    number_text,
+)
 
 TERMINATION_WORDS = {
     "nmst": "Every variant is sure to end: the longer it gets, the likelier it is to stop.",
@@ -51,6 +63,10 @@ class DecodeBox(QWidget):
         self.checks: dict[str, QCheckBox] = {}  # the switches (real words only, end at a full sentence)
         self.bias: dict[str, FactorSlider] = {}
         self._stored: dict[str, Any] = default_values()  # values of controls not shown right now
+        # The loaded head's groups ("f2", "posg", "" for one group; None before a model loads), and the head
+        # whose starts the controls' values are at or were chosen beside (see `set_values`).
+        self._method: str | None = None
+        self._starts_for = ""
         self.n = QSpinBox(minimum=1, maximum=MAX_VARIANTS, value=DEFAULT_VARIANTS)
         self.n.setAccessibleName("Number of variants")
         self.n.setToolTip("How many different versions to write at once (1–8).")
@@ -96,7 +112,7 @@ class DecodeBox(QWidget):
         self.seed.setEnabled(False)
         for signal in (self.n.valueChanged, self.seed.valueChanged, self.seed_fixed.toggled):
             signal.connect(lambda *_: self.changed.emit())
-        self.set_capabilities(Capabilities())
+        self._build_method_boxes(Capabilities())
 
     def _slider(self, spec: SliderSpec) -> ValueSlider:
         slider = ValueSlider(spec)
@@ -106,6 +122,11 @@ class DecodeBox(QWidget):
 
     def set_capabilities(self, capabilities: Capabilities) -> None:
         """Rebuild the method boxes for this bundle; hidden controls keep their values for later."""
+        self._build_method_boxes(capabilities)
+        self._method = capabilities.head.method
+        self.set_values(self._stored)  # a control at the last model's start moves to this one's
+
+    def _build_method_boxes(self, capabilities: Capabilities) -> None:
         self._stored.update(self.values())
         for stale in [s for s in self.sliders.values() if s.spec.group != "sampling"]:
             del self.sliders[stale.spec.field]
@@ -119,6 +140,10 @@ class DecodeBox(QWidget):
             forms[spec.group].addRow(spec.label, shown)
             if spec.zones:
                 forms[spec.group].addRow("", shown.zone)
+        if any(s.group == "f2" for s in method):
+            forms["f2"].addRow(QLabel(f"<i>“{TOP_K.label}” and “{TOP_P.label}” then pick the word within the chosen "
+                                      f"class; {TOP_K.label.lower()} starts at {TOP_K.start_on('f2')} here.</i>",
+                                      wordWrap=True))
         groups = pos_bias_groups(capabilities)
         if any(s.group == "posg" for s in method) or groups:
             forms["posg"].addRow(QLabel(f"<i>“{TOP_P.label}” then picks the word within the chosen kind.</i>",
@@ -137,7 +162,11 @@ class DecodeBox(QWidget):
         self.termination.setText(_termination_text(capabilities))
         self.termination.setToolTip(_termination_tip(capabilities))
         self.termination.setVisible(bool(self.termination.text()))
-        self.set_values(self._stored)
+
+    @property
+    def method(self) -> str:
+        """The loaded head's groups ("f2", "posg"; "" for one group or before a model loads)."""
+        return self._method or ""
 
     def values(self) -> dict[str, Any]:
         values = dict(self._stored)
@@ -146,10 +175,18 @@ class DecodeBox(QWidget):
             values[POS_BIAS_FIELD] = {g: s.value() for g, s in self.bias.items() if s.value() != 1.0}
         values.update({name: check.isChecked() for name, check in self.checks.items()})
         values.update({"n": self.n.value(), "seed_fixed": self.seed_fixed.isChecked(), SEED.name: self.seed.value()})
+        values[STARTS_FOR] = self._starts_for
         return values
 
     def set_values(self, values: dict[str, Any]) -> None:
-        """Apply values (unknown keys are kept for controls that may appear with another bundle)."""
+        """Apply values (unknown keys are kept for controls that may appear with another bundle).
+
+        Values saved beside another kind of model (their STARTS_FOR) that sit at that model's start of a
+        control whose start depends on the model (top-k on F²) move to the loaded model's start; a value the
+        writer chose stays. Before a model loads they keep the model they were saved with."""
+        values = dict(values)
+        self._starts_for = str(values.pop(STARTS_FOR, self._starts_for))
+        self._stored.pop(STARTS_FOR, None)
         self._stored.update(values)
         for name, slider in self.sliders.items():
             if name in values:
@@ -162,6 +199,16 @@ class DecodeBox(QWidget):
         self.seed.setValue(int(values.get(SEED.name, self.seed.value())))
         for name, check in self.checks.items():
             check.setChecked(bool(values.get(name, check.isChecked())))
+        if self._method is not None:
+            self._follow_model_starts(self._method)
+
+    def _follow_model_starts(self, method: str) -> None:
+        """Each control at the start of the head its values were set beside moves to `method`'s start."""
+        for field in MODEL_STARTS:
+            slider = self.sliders[field.name]
+            if slider.value() == float(field.start_on(self._starts_for)):
+                slider.set_value(float(field.start_on(method)))
+        self._starts_for = method
 
 
 def _termination_text(capabilities: Capabilities) -> str:

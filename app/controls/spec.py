@@ -52,6 +52,10 @@ CHECKBOXES = tuple(f for f in FIELDS if isinstance(f.control, Checkbox))
 
 DEFAULT_SEED = 1234  # shown in the seed box until the writer fixes a seed (unfixed, every run draws one)
 POS_BIAS_FIELD = POS_BIAS.name  # DecodeConfig field: dict coarse group → factor (engine/decode_fields)
+# "Word choice" sliders whose start depends on the model's head (top-k: 20 on an F² model), and the key under
+# which stored values (settings, presets, a batch's settings) say which head's starts they were set for.
+MODEL_STARTS = tuple(f for f in FIELDS if f.method_starts and isinstance(f.control, Slider))
+STARTS_FOR = "starts_for"
 
 
 def visible_method_controls(capabilities: Capabilities) -> list[SliderSpec]:
@@ -67,9 +71,11 @@ def pos_bias_groups(capabilities: Capabilities) -> list[str]:
     return list(pos.coarse_groups)
 
 
-def default_values() -> dict[str, Any]:
-    """Control values of a fresh start / the Reset button."""
+def default_values(method: str = "") -> dict[str, Any]:
+    """Control values of a fresh start / the Reset button, on a model whose head's groups are `method`."""
     values: dict[str, Any] = {spec.field: spec.default for spec in SLIDERS}
+    values.update({field.name: field.start_on(method) for field in MODEL_STARTS})
+    values[STARTS_FOR] = method
     values.update({field.name: field.writer_start for field in CHECKBOXES})
     values.update({"n": DEFAULT_VARIANTS, "seed_fixed": False, SEED.name: DEFAULT_SEED, POS_BIAS_FIELD: {}})
     return values

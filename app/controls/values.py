@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from app.controls.spec import CHECKBOXES, POS_BIAS_FIELD, SLIDERS
+from app.controls.spec import CHECKBOXES, POS_BIAS_FIELD, SLIDERS, STARTS_FOR
 from engine.controls import MAX_VARIANTS
 from engine.decode_fields import MAX_SEED, SEED  # one seed range end to end (random bases are < 2**62)
 
@@ -34,6 +34,7 @@ CHECKS = {
     SEED.name: lambda v: _is_whole(v, 0, MAX_SEED),
     **{name: (lambda v: isinstance(v, bool)) for name in ("seed_fixed", *(field.name for field in CHECKBOXES))},
     POS_BIAS_FIELD: _bias_ok,
+    STARTS_FOR: lambda v: isinstance(v, str),
 }
 
 

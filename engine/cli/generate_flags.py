@@ -3,9 +3,10 @@
 The flags come from the decoding fields' declarations (engine/cli_args.py `add_decode_flags`), and a
 flag left unset leaves its field where a writer starts (the declaration's `start`, else its off value),
 so the CLI and the app start alike: real words only is on unless `--any-words`, a variant the length
-limit stops ends at a sentence unless `--mid-sentence`, top-p is 0.9. A method control's start (k_POS)
-applies once the model is loaded and honours it; a flag the model would ignore is refused with the
-reason (`Capabilities`), never dropped. A bad value is refused before any model loads, naming its flag.
+limit stops ends at a sentence unless `--mid-sentence`, top-p is 0.9. A start that depends on the model
+(k_POS on a POSG model, top-k 20 on an F² model: `DecodeField.method_starts`) applies once it is loaded;
+a flag the model would ignore is refused with the reason (`Capabilities`), never dropped. A bad value is
+refused before any model loads, naming its flag.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import argparse
 from typing import Any
 
 from engine.controls import Capabilities
-from engine.decode_fields import BY_NAME, FIELDS, DecodeSettingError, NotOffered
+from engine.decode_fields import BY_NAME, FIELDS, DecodeField, DecodeSettingError, NotOffered
 from engine.decoding.pos_sampling import parse_pos_bias
 from engine.decoding.settings import DecodeConfig
 
@@ -46,17 +47,28 @@ def decode_from_flags(args: argparse.Namespace) -> DecodeConfig:
 
 
 def fit_to_model(args: argparse.Namespace, decode: DecodeConfig, capabilities: Capabilities) -> DecodeConfig:
-    """`decode` for this model: ValueError for flags it would ignore; the writer's start of each method control
-    it honours and the flags leave unset (k_POS 20 on a POSG model), unless flat sampling skips their stage."""
+    """`decode` for this model: ValueError for flags it would ignore; where a writer starts on it (`model_starts`)
+    for each field the flags leave unset."""
     capabilities.head.check(decode.active_fields())
     ignored = [f"--{name.replace('_', '-')}" for name in ignored_flags(args, capabilities)]
     if ignored:
         raise ValueError(f"this {' / '.join(capabilities.tasks)} model ({capabilities.head.name} head) does not use "
                          f"{', '.join(ignored)}; leave them out")
-    starts = {field.name: field.start for field in FIELDS
-              if field.method and field.start is not None and field.name in capabilities.controls
-              and not isinstance(field.flag, NotOffered) and getattr(args, field.flag.dest) is None}
-    return decode.replace(**starts) if starts and not decode.flat_sampling else decode
+    unset = [field for field in FIELDS
+             if not isinstance(field.flag, NotOffered) and getattr(args, field.flag.dest) is None]
+    starts = model_starts(unset, capabilities, decode.flat_sampling)
+    return decode.replace(**starts) if starts else decode
+
+
+def model_starts(fields: list[DecodeField[Any]], capabilities: Capabilities, flat: bool) -> dict[str, Any]:
+    """Where a writer starts on this model, of `fields` whose start depends on it: a method control it honours
+    (k_POS 20 on a POSG model) and a field with a start per head method (top-k 20 on an F² model). Flat
+    sampling skips the group stage, so it starts every such field where a one-group model does."""
+    method = "" if flat else capabilities.head.method
+    starts = {field.name: field.start_on(method) for field in fields if field.method_starts}
+    starts.update({field.name: field.start for field in fields if field.method and field.start is not None
+                   and field.name in capabilities.controls and not flat})
+    return starts
 
 
 def ignored_flags(args: argparse.Namespace, capabilities: Capabilities) -> list[str]:

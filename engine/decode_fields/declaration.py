@@ -140,6 +140,9 @@ class DecodeField(Generic[T_co]):
     control: Control | NotOffered  # the app's control
     start: T_co | None = None  # where a writer starts (the CLI, the app) when not at `off`
     method: str = ""  # "f2" / "posg": only heads with those groups honour it (engine/controls.py)
+    # (head method, start): where a writer starts on a model whose head has those groups, for a field every
+    # head honours but whose right start depends on the stage it acts on (`start_on`)
+    method_starts: tuple[tuple[str, T_co], ...] = ()
     off_words: str = ""  # what `off` means, e.g. "off", "no limit"
     optional: bool = False  # None is a value too (seed: None = random)
     request: bool = False  # a GenerationRequest field, not a DecodeConfig one (beam_width)
@@ -148,6 +151,10 @@ class DecodeField(Generic[T_co]):
     def writer_start(self) -> T_co:
         """The value a writer starts with."""
         return self.off if self.start is None else self.start
+
+    def start_on(self, method: str) -> T_co:
+        """Where a writer starts on a model whose head's groups are `method` ("f2", "posg"; "" for none)."""
+        return dict(self.method_starts).get(method, self.writer_start)
 
     @property
     def off_note(self) -> str:

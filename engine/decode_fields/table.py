@@ -49,7 +49,12 @@ TOP_K: DecodeField[int] = DecodeField(
     "top_k", int, 0, Bounds(0), "any k: one larger than the vocabulary keeps every token", "Likeliest words only",
     "Top-k: only consider the k likeliest next words. 0 means no limit. Small values keep text on familiar "
     "ground.",
-    Flag("--top-k", "keep the k likeliest tokens"), "topk", Slider(0, 200, says_off=True), off_words="off")
+    Flag("--top-k", "keep the k likeliest tokens"), "topk", Slider(0, 200, says_off=True), off_words="off",
+    # An F² head draws the token inside the class it drew first, where a rare class's distribution is nearly
+    # flat: a nucleus of 0.9 there keeps hundreds of word pieces, from which the shipped F² model spells
+    # made-up words. The F² paper samples with top-k (k ≤ 20); on a POSG head a top-k narrows the text
+    # instead. Measured in docs/architecture.md, "Starts that depend on the model".
+    method_starts=(("f2", 20),))
 TOP_P: DecodeField[float] = DecodeField(
     "top_p", float, 1.0, Bounds(0.0, 1.0, low_open=True),
     "the nucleus always keeps the likeliest token (TopP), so every p > 0 leaves a token to draw and a tiny p "

@@ -7,11 +7,12 @@ from __future__ import annotations
 import re
 
 import pytest
+from PySide6.QtWidgets import QLabel
 from pytestqt.qtbot import QtBot
 
 from app.controls.decode_box import DecodeBox
 from app.controls.seed_box import SeedBox
-from app.controls.spec import decode_config, default_values
+from app.controls.spec import STARTS_FOR, decode_config, default_values
 from engine.cli.generate_flags import decode_from_flags
 from engine.cli.main import build_parser
 from engine.controls import Capabilities
@@ -33,7 +34,7 @@ def test_every_declared_control_is_shown_and_every_shown_control_is_declared(qtb
         box.set_capabilities(capabilities)
         shown |= _shown_fields(box)
     assert shown == {f.name for f in FIELDS if not isinstance(f.control, NotOffered)}
-    assert set(default_values()) - {"n", "seed_fixed"} == shown  # and each one starts somewhere
+    assert set(default_values()) - {"n", "seed_fixed", STARTS_FOR} == shown  # and each one starts somewhere
 
 
 @pytest.mark.parametrize("field", [f for f in FIELDS if isinstance(f.control, Slider | Checkbox)],
@@ -41,7 +42,8 @@ def test_every_declared_control_is_shown_and_every_shown_control_is_declared(qtb
 def test_each_control_says_what_its_declaration_says(qtbot: QtBot, field: DecodeField[object]) -> None:
     box = DecodeBox()
     qtbot.addWidget(box)
-    box.set_capabilities(POSG if field.method == "posg" else F2)
+    capabilities = POSG if field.method == "posg" else F2
+    box.set_capabilities(capabilities)
     if isinstance(field.control, Checkbox):
         check = box.checks[field.name]
         assert (check.text(), check.toolTip(), check.isChecked()) == (field.label, field.help, field.writer_start)
@@ -49,7 +51,7 @@ def test_each_control_says_what_its_declaration_says(qtbot: QtBot, field: Decode
     slider = box.sliders[field.name]
     assert (slider.slider.accessibleName(), slider.slider.toolTip()) == (field.label, field.help)
     assert (slider.spec.minimum, slider.spec.maximum) == (field.control.low, field.control.high)
-    assert slider.value() == field.writer_start
+    assert slider.value() == field.start_on(capabilities.head.method)
     slider.set_value(1e9)  # the slider holds the writer's range, whatever it is given
     assert slider.value() == field.control.high
 
@@ -95,3 +97,45 @@ def test_the_three_surfaces_refuse_a_pos_bias_factor_with_the_same_bounds() -> N
         parse_decoder("posbias=adjectives:20", 5)
     with pytest.raises(ValueError, match=bounds):
         decode_config(default_values() | {"pos_bias": {"adjectives": 20.0}}, POSG)
+
+
+def test_top_k_starts_where_the_loaded_head_draws_its_tokens(qtbot: QtBot) -> None:
+    """F² draws a token inside one frequency class: top-k starts at 20 there, off elsewhere; a writer's own
+    value survives a change of model, a start follows it, and Reset goes to the loaded model's start."""
+    box = DecodeBox()
+    qtbot.addWidget(box)
+    top_k = box.sliders["top_k"]
+    assert top_k.value() == 0  # no model yet
+    box.set_capabilities(F2)
+    assert top_k.value() == 20 and decode_config(box.values(), F2).top_k == 20
+    notes = [label.text() for label in box.f2_box.findChildren(QLabel)]
+    assert any("within the chosen class" in note and "starts at 20" in note for note in notes)
+    box.set_capabilities(POSG)
+    assert top_k.value() == 0 and decode_config(box.values(), POSG).top_k == 0
+    top_k.set_value(35)  # the writer's choice stays on every model
+    for capabilities in (F2, POSG, Capabilities()):
+        box.set_capabilities(capabilities)
+        assert top_k.value() == 35
+    box.set_capabilities(F2)
+    box.set_values(default_values(box.method))  # Reset
+    assert top_k.value() == 20 and box.values()[STARTS_FOR] == "f2"
+
+
+def test_a_value_stored_with_a_model_comes_back_as_it_was_saved(qtbot: QtBot) -> None:
+    """Settings saved on an F² model with top-k off (a writer's choice there) stay off after a restart,
+    while settings saved at a model's start follow the model that loads."""
+    before = DecodeBox()
+    qtbot.addWidget(before)
+    before.set_capabilities(F2)
+    before.sliders["top_k"].set_value(0)
+    off_on_f2 = before.values()
+    before.set_values(default_values("f2"))
+    at_f2_start = before.values()
+    for saved, on_f2, on_posg in ((off_on_f2, 0, 0), (at_f2_start, 20, 0)):
+        after = DecodeBox()  # a restart: settings are applied before the model loads
+        qtbot.addWidget(after)
+        after.set_values(saved)
+        after.set_capabilities(F2)
+        assert after.sliders["top_k"].value() == on_f2
+        after.set_capabilities(POSG)
+        assert after.sliders["top_k"].value() == on_posg

@@ -20,7 +20,7 @@ from engine.controls import (
     PosGroups,
     Termination,
 )
-from engine.decode_fields import FIELDS, POS_TOP_K
+from engine.decode_fields import FIELDS, POS_TOP_K, TOP_K
 from engine.decoding import DecodeConfig
 from engine.evaluation.decoders import check_decoders
 from engine.front_door import Engine
@@ -113,6 +113,38 @@ def test_cli_starts_where_the_app_starts() -> None:
     assert fit_to_model(flat, decode_from_flags(flat), POSG_LM).pos_top_k == 0  # k_POS acts on the stage flat skips
     for name in ("temperature", "top_k", "repetition_penalty", "class_temperature", "class_top_k", "class_rarity_bias"):
         assert app[name] == getattr(decode, name)  # the app's other sliders start off
+
+
+F2_LM = Capabilities(HeadCapabilities("f2+nmst", 4, classes=ClassGroups((2, 3, 4)),
+                                      termination=Termination("nmst", 0.1)))
+
+
+def test_top_k_starts_at_20_on_an_f2_model_in_the_cli_and_the_app() -> None:
+    """F² draws the token inside one frequency class; every other head, or flat sampling, starts top-k off."""
+    args = _flags()
+    decode = decode_from_flags(args)
+    assert decode.top_k == 0 and args.top_k is None  # left to the model
+    assert fit_to_model(args, decode, F2_LM).top_k == TOP_K.start_on("f2") == spec.default_values("f2")["top_k"] == 20
+    assert fit_to_model(args, decode, F2_LM).top_p == 0.9  # the nucleus then acts on the 20
+    for other in (Capabilities(), POSG_LM, STORY):
+        assert fit_to_model(args, decode, other).top_k == 0 == spec.default_values(other.head.method)["top_k"]
+    assert fit_to_model(_flags("--top-k", "0"), decode_from_flags(_flags("--top-k", "0")), F2_LM).top_k == 0
+    assert fit_to_model(_flags("--top-k", "7"), decode_from_flags(_flags("--top-k", "7")), POSG_LM).top_k == 7
+    flat = _flags("--flat-sampling")
+    assert fit_to_model(flat, decode_from_flags(flat), F2_LM).top_k == 0  # one stage over the whole vocabulary
+
+
+def test_generate_help_says_where_top_k_starts(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["generate", "--help"])
+    text = " ".join(capsys.readouterr().out.split()).replace("--flat- sampling", "--flat-sampling")  # argparse wraps
+    assert "(0 = off); 20 for a head with frequency classes (F²) unless --flat-sampling" in text
+
+
+def test_a_head_names_its_groups_method(tokenizer: VariorumTokenizer) -> None:
+    assert build_f2_model(tokenizer, termination="nmst", termination_eps=0.01).head.capabilities().method == "f2"
+    assert POSGHead(8, 4, ("NN", "<special>")).capabilities().method == "posg"
+    assert LanguageModel(tiny_config(tokenizer.vocab_size)).head.capabilities().method == ""
 
 
 def test_cli_refuses_request_flags_the_model_does_not_read() -> None:

@@ -11,7 +11,7 @@ slider per coarse group the head's tags cover.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from engine.controls import DEFAULT_VARIANTS, Capabilities
 from engine.decode_fields import BY_NAME, FIELDS, POS_BIAS, SEED, Checkbox, DecodeField, DecodeSettingError, Slider
@@ -54,7 +54,8 @@ DEFAULT_SEED = 1234  # shown in the seed box until the writer fixes a seed (unfi
 POS_BIAS_FIELD = POS_BIAS.name  # DecodeConfig field: dict coarse group → factor (engine/decode_fields)
 # "Word choice" sliders whose start depends on the model's head (top-k: 20 on an F² model), and the key under
 # which stored values (settings, presets, a batch's settings) say which head's starts they were set for.
-MODEL_STARTS = tuple(f for f in FIELDS if f.method_starts and isinstance(f.control, Slider))
+MODEL_STARTS: tuple[DecodeField[float], ...] = tuple(
+    cast(DecodeField[float], f) for f in FIELDS if f.method_starts and isinstance(f.control, Slider))
 STARTS_FOR = "starts_for"
 
 

@@ -8,6 +8,7 @@ the control keeps its default. Values the app does not know are kept for control
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from app.controls.spec import CHECKBOXES, POS_BIAS_FIELD, SLIDERS, STARTS_FOR
@@ -28,7 +29,7 @@ def _bias_ok(bias: Any) -> bool:
 
 
 # A slider clamps a number to its range, so any finite number is usable there.
-CHECKS = {
+CHECKS: dict[str, Callable[[Any], bool]] = {
     **{spec.field: _is_number for spec in SLIDERS},
     "n": lambda v: _is_whole(v, 1, MAX_VARIANTS),
     SEED.name: lambda v: _is_whole(v, 0, MAX_SEED),

@@ -6,6 +6,7 @@ from typing import Any
 
 import torch
 
+from engine.permgen.config import PermGenConfig
 from engine.permgen.model import PermGenModel
 from engine.pos.vocab import UNSEEN_GROUP
 from engine.training.card import portable_command, portable_path, speed_line, steps_line
@@ -32,6 +33,14 @@ def _random_order_line(task: str, summary: dict[str, Any]) -> str:
         return "- (one target sentence, so there is no other sentence order to score)"
     permuted = summary.get("valid_nll_permuted", float("nan"))
     return f"- NLL per target token, one random order per paragraph: {permuted:.4f}"
+
+
+def _pairs_note(config: PermGenConfig, data: dict[str, Any]) -> str:
+    """How many paraphrase pairs the rephrasing filter dropped (engine/permgen/rephrasings.py); else ""."""
+    if not config.filters_pairs:
+        return ""
+    return (f"; kept only pairs that rephrase (content kept ≥ {config.pair_min_content_kept}, word similarity "
+            f"≤ {config.pair_max_similarity}), dropping {data.get('dropped_pairs', 0)}")
 
 
 def _head_note(model: PermGenModel, provenance: dict[str, Any]) -> str:
@@ -71,7 +80,8 @@ def render_permgen_card(model: PermGenModel, provenance: dict[str, Any], device:
 
 Read {data['read']} {"pairs" if config.task == "paraphrase" else "paragraphs"}; dropped \
 {data['dropped_too_many_sentences']} with more than 10 sentences; \
-cut {data['cut_sentences']} long sentences and {data['cut_sources']} long sources. Examples: \
+cut {data['cut_sentences']} long sentences and {data['cut_sources']} long sources{_pairs_note(config, data)}. \
+Examples: \
 {provenance['examples']['train']} train, {provenance['examples']['valid']} held out.
 
 ## Training

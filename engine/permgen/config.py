@@ -10,7 +10,8 @@ sentence → paraphrase model (engine/permgen/paraphrase.py): its target is one 
 ⟨E-1⟩ ⟨EOP⟩, so π-SGD has a single order and hierarchical positions reduce to in-sentence
 positions (the marks cost two forced tokens and keep one model, trainer and decoder for all tasks).
 A paraphrase model reads the sentence itself or, with `paraphrase_source="content_words"`, only its
-content words (engine/permgen/content_words.py).
+content words (engine/permgen/content_words.py). `pair_min_content_kept` / `pair_max_similarity` train
+it on the pairs that really rephrase (engine/permgen/rephrasings.py).
 """
 
 from __future__ import annotations
@@ -42,6 +43,9 @@ class PermGenConfig:
     lowercase: bool = True  # sources are lowercased and word-tokenized like the training data
     positions: str = "hierarchical"  # or "absolute": plain BART decoder positions (Table 2 baseline)
     paraphrase_source: str = "sentence"  # or "content_words": what a paraphrase model reads (content_words.py)
+    # Paraphrase training pairs kept (rephrasings.py): content kept ≥ the first, word similarity ≤ the second.
+    pair_min_content_kept: float = 0.0
+    pair_max_similarity: float = 1.0
 
     def __post_init__(self) -> None:
         if isinstance(self.model, dict):
@@ -70,6 +74,20 @@ class PermGenConfig:
         if self.paraphrase_source != "sentence" and self.task != "paraphrase":
             raise ConfigError(f"paraphrase_source {self.paraphrase_source!r} is for task 'paraphrase', "
                               f"not {self.task!r}")
+        self._check_pair_filter()
+
+    def _check_pair_filter(self) -> None:
+        for name in ("pair_min_content_kept", "pair_max_similarity"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ConfigError(f"{name} must be in [0, 1], got {getattr(self, name)}")
+        if self.filters_pairs and self.task != "paraphrase":
+            raise ConfigError(f"pair_min_content_kept / pair_max_similarity select paraphrase pairs; task "
+                              f"{self.task!r} has none")
+
+    @property
+    def filters_pairs(self) -> bool:
+        """Whether training keeps only some paraphrase pairs (engine/permgen/rephrasings.py)."""
+        return self.pair_min_content_kept > 0.0 or self.pair_max_similarity < 1.0
 
     @property
     def max_sentences(self) -> int:

@@ -42,6 +42,7 @@ class DataStats:
     dropped_too_many_sentences: int = 0
     cut_sentences: int = 0
     cut_sources: int = 0
+    dropped_pairs: int = 0  # paraphrase pairs that do not rephrase (engine/permgen/rephrasings.py)
     files: list[str] = field(default_factory=list)
 
 

@@ -18,6 +18,7 @@ from engine.permgen.bundle import PermGenBundle
 from engine.permgen.data import DataStats, encode_examples, load_examples, split_examples
 from engine.permgen.model import EncodedExample, PermGenModel, collate
 from engine.permgen.permutation import PermutationSampler
+from engine.permgen.rephrasings import selected_pairs
 from engine.permgen.runner import Seq2SeqRunner
 from engine.torch_modes import eval_mode
 
@@ -50,7 +51,8 @@ def target_nll(model: PermGenModel, data: list[EncodedExample], batch_size: int,
 def held_out_examples(bundle: PermGenBundle, files: list[Path]) -> list[EncodedExample]:
     """The encoded examples of `files` that the bundle's training held out (its recorded valid_fraction)."""
     config = bundle.model.config
-    examples = load_examples(files, DataStats(), task=config.task, source_form=config.paraphrase_source)
+    examples = selected_pairs(load_examples(files, DataStats(), task=config.task,
+                                            source_form=config.paraphrase_source), config)
     valid = split_examples(examples, float(bundle.provenance.get("train", {}).get("valid_fraction", 0.05)))[1]
     if not valid:
         raise ValueError(f"no held-out examples in {', '.join(map(str, files))}")

@@ -62,6 +62,7 @@ from engine.permgen.heldout import target_nll
 from engine.permgen.model import EncodedExample, PermGenModel, collate
 from engine.permgen.paraphrase_readers import both_directions
 from engine.permgen.permutation import PermutationSampler
+from engine.permgen.rephrasings import selected_pairs
 from engine.permgen.start import POSITION_TABLES, start_sizes, start_with_positions
 from engine.permgen.tagging import attach_groups, tag_targets
 from engine.pos.tagger import TaggerUnavailableError
@@ -85,6 +86,7 @@ class PermGenTrainer(TrainingLoop[PermGenModel]):
             raise ConfigError(f"PermGen trains with the π-SGD likelihood only, got objective {train.objective!r}")
         super().__init__(train, command, show_progress)
         self.stats = DataStats()
+        self.config = config  # its model section is completed below, once the tokenizer is known
         self.task, self.source_form = config.task, config.paraphrase_source
         self.train_examples, self.valid_examples = self._examples(valid_files or [])
         start = load_permgen_bundle(Path(train.init_from)) if train.init_from else None
@@ -96,7 +98,6 @@ class PermGenTrainer(TrainingLoop[PermGenModel]):
         config.model.vocab_size = self.tokenizer.vocab_size
         config.model, head_state = fit_head(config.model, self.tokenizer)  # F²: classes from token counts
         self.pos = self._pos_data(config.model)  # POSG: tagged training targets and V_ρ, else None
-        self.config = config
         torch.manual_seed(train.seed)
         model = PermGenModel(config)
         load_fitted_head(model.head, head_state)
@@ -121,9 +122,12 @@ class PermGenTrainer(TrainingLoop[PermGenModel]):
         task, form = self.task, self.source_form
         examples = load_examples([Path(p) for p in self.train_config.train_files], self.stats,
                                  self.train_config.max_docs, task, form)
+        if task == "paraphrase":
+            kept = selected_pairs(examples, self.config)
+            self.stats.dropped_pairs, examples = len(examples) - len(kept), kept
         if valid_files:
-            train, valid = examples, load_examples([Path(p) for p in valid_files], DataStats(), task=task,
-                                                   source_form=form)
+            train, valid = examples, selected_pairs(load_examples([Path(p) for p in valid_files], DataStats(),
+                                                                  task=task, source_form=form), self.config)
         else:
             train, valid = split_examples(examples, self.train_config.valid_fraction)
         if task != "paraphrase":

@@ -17,7 +17,9 @@ On a GPU the torch runtime is the bf16 step replayed from a CUDA graph
 On the CPU our decoder is also timed with real words only (engine/decoding/real_words.py) in the
 same alternating rounds ("words" columns; its cost is 1 − words/ours). As in the app, the speller
 and its mask cache live as long as the loaded model, so the warm-up round fills the cache of the
-partial words it meets, and each later round (a new seed) still meets new ones.
+partial words it meets, and each later round (a new seed) still meets new ones. It is timed once more
+with no doubled words on top (engine/decoding/doubled_words.py), as a writer starts ("writer" columns;
+the ban's cost is 1 − writer/words).
 """
 
 from __future__ import annotations
@@ -75,9 +77,10 @@ def _clock(device: torch.device) -> float:
 
 def time_ours(
     bundle: Bundle, n: int, new_tokens: int, seed: int, runner: BackboneRunner[Any] | None = None,
-    words: WordSpeller | None = None,
+    words: WordSpeller | None = None, no_doubled_words: bool = False,
 ) -> tuple[float, int]:
-    settings = DecodeConfig(max_new_tokens=new_tokens, top_p=0.9, seed=seed, real_words=words is not None)
+    settings = DecodeConfig(max_new_tokens=new_tokens, top_p=0.9, seed=seed, real_words=words is not None,
+                            no_doubled_words=no_doubled_words)
     device = next(bundle.model.parameters()).device
     start = _clock(device)
     variants = generate_variants(bundle.model, bundle.tokenizer, PROMPT, n, settings, runner=runner, words=words)
@@ -102,14 +105,16 @@ def time_hf(bundle: Bundle, twin: GPT2LMHeadModel, n: int, new_tokens: int, seed
 
 def compare(
     bundle: Bundle, twin: GPT2LMHeadModel, words: WordSpeller, n: int, new_tokens: int, rounds: int
-) -> tuple[float, float, float]:
-    """Median tokens/s (ours, ours with real words only, HF) over `rounds` alternating runs after one warm-up each."""
-    ours, spelled, theirs = alternating_medians([
+) -> tuple[float, float, float, float]:
+    """Median tokens/s (ours, with real words only, with no doubled words too, HF) over `rounds` alternating runs
+    after one warm-up each."""
+    ours, spelled, writer, theirs = alternating_medians([
         lambda seed: time_ours(bundle, n, new_tokens, seed),
         lambda seed: time_ours(bundle, n, new_tokens, seed, words=words),
+        lambda seed: time_ours(bundle, n, new_tokens, seed, words=words, no_doubled_words=True),
         lambda seed: time_hf(bundle, twin, n, new_tokens, seed),
     ], rounds)
-    return ours, spelled, theirs
+    return ours, spelled, writer, theirs
 
 
 def real_words(bundle: Bundle, device: torch.device) -> WordSpeller:
@@ -209,12 +214,12 @@ def main(argv: list[str] | None = None) -> None:
         print_runtimes(bundle, twin, graphed_runner(bundle), "graph", args)
         return
     words = real_words(bundle, device)
-    print(f"{'variants × tokens':>18} {'ours tok/s':>11} {'words tok/s':>12} {'HF tok/s':>9} {'ours/HF':>8} "
-          f"{'words/ours':>11}")
+    print(f"{'variants × tokens':>18} {'ours tok/s':>11} {'words tok/s':>12} {'writer tok/s':>13} {'HF tok/s':>9} "
+          f"{'ours/HF':>8} {'words/ours':>11} {'writer/words':>13}")
     for n, new_tokens in args.shapes:
-        ours, spelled, theirs = compare(bundle, twin, words, n, new_tokens, args.rounds)
-        print(f"{f'{n} × {new_tokens}':>18} {ours:11.1f} {spelled:12.1f} {theirs:9.1f} {ours / theirs:8.2f} "
-              f"{spelled / ours:11.2f}")
+        ours, spelled, writer, theirs = compare(bundle, twin, words, n, new_tokens, args.rounds)
+        print(f"{f'{n} × {new_tokens}':>18} {ours:11.1f} {spelled:12.1f} {writer:13.1f} {theirs:9.1f} "
+              f"{ours / theirs:8.2f} {spelled / ours:11.2f} {writer / spelled:13.2f}")
 
 
 if __name__ == "__main__":

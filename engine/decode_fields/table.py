@@ -84,6 +84,13 @@ END_AT_SENTENCE: DecodeField[bool] = DecodeField(
          "stops is cut back to its last complete sentence; continue models)", negates=True),
     NotOffered("the protocols compare continuations of a fixed length, which cutting back would change"),
     Checkbox(), start=True)
+NO_DOUBLED_WORDS: DecodeField[bool] = DecodeField(
+    "no_doubled_words", bool, False, None, "", "No doubled words",
+    "A word never follows itself directly (\"the dough dough bread\"), a slip small models make. Off allows "
+    "\"had had\" and \"that that\".",
+    Flag("--doubled-words", "let a word follow itself directly (default: a word written after a space may not be "
+         "written again right after it, in any case)", negates=True),
+    "nodoubles", Checkbox(), start=True)
 CLASS_TEMPERATURE: DecodeField[float] = DecodeField(
     "class_temperature", float, 1.0, TEMPERATURE_BOUNDS, TEMPERATURE_WHY, "Mix of common and rare",
     "F² class temperature: how freely the model moves between common and rare word classes before picking a "
@@ -157,7 +164,7 @@ BEAM_WIDTH: DecodeField[int] = DecodeField(
     NotOffered("the app samples its variants"), off_words="sample", request=True)
 
 FIELDS: tuple[DecodeField[object], ...] = (
-    REAL_WORDS, TEMPERATURE, TOP_K, TOP_P, REPETITION_PENALTY, MAX_NEW_TOKENS, END_AT_SENTENCE,
+    REAL_WORDS, TEMPERATURE, TOP_K, TOP_P, REPETITION_PENALTY, MAX_NEW_TOKENS, END_AT_SENTENCE, NO_DOUBLED_WORDS,
     CLASS_TEMPERATURE, CLASS_TOP_K, CLASS_RARITY_BIAS, POS_TOP_K, POS_BIAS, SEED, GREEDY, FLAT_SAMPLING, COPY_LIMIT,
     BEAM_WIDTH,
 )

@@ -28,6 +28,7 @@ from engine.decode_fields import (
     FLAT_SAMPLING,
     GREEDY,
     MAX_NEW_TOKENS,
+    NO_DOUBLED_WORDS,
     POS_TOP_K,
     REAL_WORDS,
     REPETITION_PENALTY,
@@ -75,6 +76,8 @@ class DecodeConfig:
     # --- end at a sentence (engine/decoding/sentence_end.py): a variant the length limit stops is cut back
     # to its last complete sentence; language models (PermGen's sentences end with their marks) ---
     end_at_sentence: bool = END_AT_SENTENCE.off
+    # --- no doubled words (engine/decoding/doubled_words.py): sampled decodes of every head ---
+    no_doubled_words: bool = NO_DOUBLED_WORDS.off
 
     def __post_init__(self) -> None:
         for spec in dataclasses.fields(self):

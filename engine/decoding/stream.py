@@ -28,11 +28,13 @@ from typing import Any, Generic, TypeVar
 
 import torch
 
+from engine.decoding.doubled_words import DoubledWords
 from engine.decoding.real_words import RealWordRows, WordSpeller
 from engine.decoding.settings import DecodeConfig
 from engine.decoding.step import DecodeRows
 from engine.decoding.token_sampler import Draw, TokenSampler
 from engine.heads.base import OutputHead
+from engine.tokenizer import VariorumTokenizer
 
 INCOMPLETE_CHAR = "\ufffd"  # byte-level BPE text ends mid-character until the next token
 MAX_ROWS = 64  # variants of one stream (the evaluation decodes this many prompts as one batch)
@@ -126,6 +128,7 @@ class RowStream(BatchStream[V], Generic[V, R]):
 
     row_variants: list[int]  # the variant each decoding row writes
     spelled: RealWordRows | None  # each row's partial word, when real words only is on
+    tokenizer: VariorumTokenizer  # the model's (no doubled words reads its pieces)
 
     def _steps(
         self, rows: R, max_steps: int, partials: Sequence[str], pad_id: int
@@ -135,6 +138,7 @@ class RowStream(BatchStream[V], Generic[V, R]):
         device = rows.hidden.device
         self.row_variants = [v.index for v in self.candidates]
         self.spelled = None if self.words is None else RealWordRows(self.words, partials)
+        doubled = DoubledWords.of(self.tokenizer) if self.settings.no_doubled_words else None
         seeds = torch.tensor([v.seed for v in self.candidates], device=device)  # [N] per-row noise keys
         active = torch.ones(len(self.candidates), dtype=torch.bool, device=device)
         for step in range(1, max_steps + 1):
@@ -142,6 +146,8 @@ class RowStream(BatchStream[V], Generic[V, R]):
                 self._cancel(active)
                 return None
             allowed = self._allowed(step == max_steps)
+            if doubled is not None:  # the last token [N] of each row's text so far
+                allowed = doubled.mask(allowed, self._history(rows)[:, -1].tolist(), device)
             draw = self.sampler.draw(rows.hidden, rows.steps, rows.state, self._history(rows), seeds, step, allowed)
             tokens, groups = self._chosen(draw, rows, step)
             tokens = torch.where(active, tokens, torch.full_like(tokens, pad_id))

@@ -36,7 +36,7 @@ from engine.evaluation.decoders import parse_decoder
 from engine.evaluation.splits import EvalSplit
 from engine.lm.loaded import lm_vocabulary
 from engine.metrics.frequency import GROUP_NAMES, agg_group_per_token, group_shares, group_uniq, isotropy
-from engine.metrics.invented import word_rates
+from engine.metrics.invented import doubled_word_rate, word_rates
 from engine.metrics.suite import continuation_metrics
 from engine.metrics.termination import mean_by_step, non_termination_curve
 
@@ -129,8 +129,9 @@ def evaluate_bundle(bundle: Bundle, split: EvalSplit, config: ProtocolConfig, pr
                                  config.batch_size, real if settings.real_words else None)
         generated = [c.token_ids for c in outs]
         result.lm[spec] = continuation_metrics(generated, references, config.self_bleu_cap, config.seed)
+        texts = [tokenizer.decode(ids) for ids in generated]
+        result.lm[spec]["doubled_word_rate"] = doubled_word_rate(texts, prompts)
         if train_words is not None:
-            texts = [tokenizer.decode(ids) for ids in generated]
             result.lm[spec].update(word_rates(texts, real.words.members, train_words, prompts))
         result.shares[spec] = group_shares(generated, groups)
         result.eos_curves[spec] = mean_by_step([c.eos_probs for c in outs])
@@ -181,7 +182,9 @@ def human_metrics(bundle: Bundle, split: EvalSplit, config: ProtocolConfig) -> d
     targets = [blocks[:, 1:].reshape(-1).tolist()]
     uniq = group_uniq(targets, groups)
     return {
-        "lm": continuation_metrics(references, None, config.self_bleu_cap, config.seed),
+        "lm": {**continuation_metrics(references, None, config.self_bleu_cap, config.seed),
+               "doubled_word_rate": doubled_word_rate([bundle.tokenizer.decode(r) for r in references],
+                                                      [bundle.tokenizer.decode(w.prefix) for w in windows])},
         "shares": group_shares(references, groups),
         "agg": {**{f"uniq_{n}": u for n, u in zip(GROUP_NAMES, uniq, strict=True)}, "uniq_total": sum(uniq)},
         "windows": len(windows),

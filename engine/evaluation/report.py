@@ -21,6 +21,7 @@ LM_COLUMNS = [
     ("SB-4", "self_bleu_4", 100.0),
     ("Dist-1", "distinct_1", 100.0), ("Dist-2", "distinct_2", 100.0), ("Dist-3", "distinct_3", 100.0),
     ("Rep", "rep", 100.0), ("seq-rep-4", "seq_rep_4", 100.0), ("Uniq", "uniq", 1.0),
+    ("Doubled %", "doubled_word_rate", 100.0),
     ("Invented %", "invented_word_rate", 100.0), ("Unseen %", "unseen_word_rate", 100.0),
 ]
 
@@ -175,7 +176,8 @@ def render_markdown(report: dict[str, Any]) -> str:
     sections = [
         ("Continuations (F² Table 1 / POSG Table 2)", lm_table,
          "PPL of the split's reference text from the head's marginal log p(x); MSJ = MS-Jaccard, "
-         "SB = Self-BLEU (each text vs all others, never itself), Dist = Distinct per text; ×100."),
+         "SB = Self-BLEU (each text vs all others, never itself), Dist = Distinct per text; Doubled = words "
+         "that repeat the word just before them (\"dough dough\"); ×100."),
         ("Frequency groups (AGG Table 3)", agg_table,
          "Groups: frequent 30% / medium 50% / rare 20% of the vocabulary by training count; Uniq = "
          "distinct argmax next-token predictions (human: distinct reference tokens)."),

@@ -50,3 +50,20 @@ def word_rates(generated: Sequence[str], real_words: Collection[str], training_w
     training text) of `generated`, each read after its prompt when `prompts` are given."""
     return {"invented_word_rate": invented_word_rate(generated, real_words, prompts),
             "unseen_word_rate": invented_word_rate(generated, training_words, prompts)}
+
+
+def doubled_word_rate(generated: Sequence[str], prompts: Sequence[str]) -> float:
+    """Share of the words of `generated` (read after `prompts[i]`) that repeat the word just before them with only
+    whitespace between ("the dough dough"), case-folded; a word right after the prompt is compared with the
+    prompt's last word. What engine/decoding/doubled_words.py forbids, in words rather than pieces."""
+    doubled = total = 0
+    for prompt, text in zip(prompts, generated, strict=True):
+        full = prompt + text
+        previous = None
+        for match in WORD.finditer(full):
+            if match.end() > len(prompt):
+                total += 1
+                doubled += (previous is not None and previous.group().casefold() == match.group().casefold()
+                            and not full[previous.end():match.start()].strip())
+            previous = match
+    return doubled / total if total else 0.0

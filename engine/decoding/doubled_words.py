@@ -1,0 +1,72 @@
+"""No doubled words: a word may not follow itself directly ("The dough dough bread took twenty minutes").
+
+Small models now and then write a word twice in a row; a writer reads it as a slip. Under this
+control (on where a writer starts) a row whose last token is a **whole word after a space**, a
+piece made of one leading space and letters only (" dough", " It"), may not take next a piece that
+writes the same word after a space, in any case (" dough", " Dough"). The word list is the
+tokenizer's: `DoubledWords` groups its pieces by their case-folded word once per tokenizer.
+
+It acts on the allowed-token mask, as real words only does (engine/decoding/real_words.py), so
+under a two-stage head (F², POSG) the whole distribution over the vocabulary is restricted and a
+group left without an allowed token gets probability 0. Only one word's spellings are ever cleared,
+so eos and every other word stay allowed and every decode still ends.
+
+What it leaves alone: a word of several pieces written twice ("boss's boss's": only the last piece
+is read), and a word repeated across punctuation ("… Kevin. Kevin went"), which is no slip. What it
+forbids that a writer may mean: "had had", "that that"; turning it off allows them. A word after a
+space that merely starts with the banned piece ("dough doughnut") is forbidden too; we accept that
+rare loss for a ban that costs one table lookup per row and step. Beam search (PermGen) does not
+read it: a beam keeps its likeliest sentences, where such slips are rare.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Sequence
+
+import torch
+
+from engine.tokenizer import VariorumTokenizer
+
+_BY_TOKENIZER: weakref.WeakKeyDictionary[VariorumTokenizer, DoubledWords] = weakref.WeakKeyDictionary()
+
+
+def spaced_word(piece: str) -> str:
+    """The case-folded word of a piece that is one space and letters only; "" for any other piece."""
+    word = piece[1:]
+    return word.casefold() if piece.startswith(" ") and word.isalpha() else ""
+
+
+class DoubledWords:
+    """For each token that is a whole word after a space, the tokens that would write that word again."""
+
+    def __init__(self, tokenizer: VariorumTokenizer) -> None:
+        self.vocab_size = tokenizer.vocab_size
+        by_word: dict[str, list[int]] = {}
+        for token in range(self.vocab_size):
+            word = spaced_word(tokenizer.decode([token]))
+            if word:
+                by_word.setdefault(word, []).append(token)
+        # token → the ids of its word's spellings (itself included); tokens of no such word are absent
+        self.repeats: dict[int, list[int]] = {token: ids for ids in by_word.values() for token in ids}
+
+    @classmethod
+    def of(cls, tokenizer: VariorumTokenizer) -> DoubledWords:
+        """The table of `tokenizer`, built once while the tokenizer lives."""
+        table = _BY_TOKENIZER.get(tokenizer)
+        if table is None:
+            table = _BY_TOKENIZER[tokenizer] = cls(tokenizer)
+        return table
+
+    def mask(self, allowed: torch.Tensor | None, last_tokens: Sequence[int],
+             device: torch.device) -> torch.Tensor | None:
+        """`allowed` bool [N, V] (None: all allowed) without, for each row, its last word's spellings; a new
+        tensor, or `allowed` itself when no row's last token is such a word."""
+        banned = [(row, self.repeats[token]) for row, token in enumerate(last_tokens) if token in self.repeats]
+        if not banned:
+            return allowed
+        masked = (torch.ones(len(last_tokens), self.vocab_size, dtype=torch.bool, device=device) if allowed is None
+                  else allowed.clone())
+        for row, tokens in banned:
+            masked[row, tokens] = False
+        return masked

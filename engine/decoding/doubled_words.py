@@ -6,10 +6,15 @@ piece made of one leading space and letters only (" dough", " It"), may not take
 writes the same word after a space, in any case (" dough", " Dough"). The word list is the
 tokenizer's: `DoubledWords` groups its pieces by their case-folded word once per tokenizer.
 
-It acts on the allowed-token mask, as real words only does (engine/decoding/real_words.py), so
-under a two-stage head (F², POSG) the whole distribution over the vocabulary is restricted and a
-group left without an allowed token gets probability 0. Only one word's spellings are ever cleared,
-so eos and every other word stay allowed and every decode still ends.
+**A draw, then a redraw where it doubled** (`RowStream`, engine/decoding/stream.py): every row draws as
+without the ban; only a row that drew its last word again draws once more, from the same processed
+distribution with that word's spellings masked out of the allowed tokens (as real words only masks,
+engine/decoding/real_words.py: under a two-stage head, F² or POSG, the group stage is restricted too),
+with its own uniform number (`REDRAW_STEP`). That is rejection sampling, so each row's token follows
+exactly the distribution the mask alone would give, q(x) / (1 − q(banned)) off the banned spellings;
+but a row that did not double keeps its draw, so a seed writes the same text with the ban as without it
+up to the first doubling (masking at every step would move the inverse-CDF draws of all rows). Only one
+word's spellings are cleared, so eos and every other word stay allowed and every decode still ends.
 
 What it leaves alone: a word of several pieces written twice ("boss's boss's": only the last piece
 is read), and a word repeated across punctuation ("… Kevin. Kevin went"), which is no slip. What it
@@ -28,6 +33,9 @@ import torch
 
 from engine.tokenizer import VariorumTokenizer
 
+# The redraw's noise: the sampler's uniform number is hash(seed, step, stage), so a step this far past any real
+# one gives the redraw a number of its own (no decode takes 2^28 steps: the longest caps are 4,096 tokens).
+REDRAW_STEP = 1 << 28
 _BY_TOKENIZER: weakref.WeakKeyDictionary[VariorumTokenizer, DoubledWords] = weakref.WeakKeyDictionary()
 
 
@@ -57,6 +65,11 @@ class DoubledWords:
         if table is None:
             table = _BY_TOKENIZER[tokenizer] = cls(tokenizer)
         return table
+
+    def doubled(self, last_tokens: Sequence[int], drawn: Sequence[int]) -> list[bool]:
+        """Per row: does the drawn token write the row's last word again?"""
+        return [token in self.repeats and then in self.repeats[token] for token, then in zip(last_tokens, drawn,
+                                                                                            strict=True)]
 
     def mask(self, allowed: torch.Tensor | None, last_tokens: Sequence[int],
              device: torch.device) -> torch.Tensor | None:

@@ -28,7 +28,7 @@ from typing import Any, Generic, TypeVar
 
 import torch
 
-from engine.decoding.doubled_words import DoubledWords
+from engine.decoding.doubled_words import REDRAW_STEP, DoubledWords
 from engine.decoding.real_words import RealWordRows, WordSpeller
 from engine.decoding.settings import DecodeConfig
 from engine.decoding.step import DecodeRows
@@ -146,9 +146,9 @@ class RowStream(BatchStream[V], Generic[V, R]):
                 self._cancel(active)
                 return None
             allowed = self._allowed(step == max_steps)
-            if doubled is not None:  # the last token [N] of each row's text so far
-                allowed = doubled.mask(allowed, self._history(rows)[:, -1].tolist(), device)
             draw = self.sampler.draw(rows.hidden, rows.steps, rows.state, self._history(rows), seeds, step, allowed)
+            if doubled is not None:
+                draw = self._undoubled(doubled, draw, rows, seeds, step, allowed)
             tokens, groups = self._chosen(draw, rows, step)
             tokens = torch.where(active, tokens, torch.full_like(tokens, pad_id))
             log_probs = draw.marginal.gather(1, tokens[:, None])[:, 0]
@@ -165,6 +165,21 @@ class RowStream(BatchStream[V], Generic[V, R]):
                 self._keep(kept)
             rows.advance(tokens)
         return active
+
+    def _undoubled(self, doubled: DoubledWords, draw: Draw, rows: R, seeds: torch.Tensor, step: int,
+                   allowed: torch.Tensor | None) -> Draw:
+        """`draw`, where each row that drew its last word again has drawn once more without that word
+        (engine/decoding/doubled_words.py: rejection sampling, so other rows keep their draws)."""
+        history = self._history(rows)
+        last = history[:, -1].tolist()  # [N] each row's last token
+        again = doubled.doubled(last, draw.tokens.tolist())
+        if not any(again):
+            return draw
+        banned = doubled.mask(allowed, last, history.device)
+        redraw = self.sampler.draw(rows.hidden, rows.steps, rows.state, history, seeds, step + REDRAW_STEP, banned)
+        redo = torch.tensor(again, device=history.device)  # [N]
+        return Draw(torch.where(redo, redraw.tokens, draw.tokens), torch.where(redo, redraw.groups, draw.groups),
+                    draw.marginal)
 
     def _record(
         self, active: torch.Tensor, tokens: torch.Tensor, log_probs: torch.Tensor, groups: torch.Tensor

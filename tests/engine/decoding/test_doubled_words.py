@@ -1,4 +1,4 @@
-"""No doubled words: which pieces spell a word after a space, the mask, and every stream handing it to its sampler."""
+"""No doubled words: which pieces spell a word after a space, the mask, the redraw in every stream, and the rate."""
 
 from __future__ import annotations
 
@@ -8,13 +8,14 @@ import pytest
 import torch
 
 from engine.decoding import DecodeConfig, VariantStream
-from engine.decoding.doubled_words import DoubledWords, spaced_word
-from engine.decoding.token_sampler import TokenSampler
+from engine.decoding.doubled_words import REDRAW_STEP, DoubledWords, spaced_word
+from engine.decoding.token_sampler import Draw, TokenSampler
 from engine.metrics.invented import doubled_word_rate
 from engine.tokenizer import VariorumTokenizer
 from tests.engine.decoding.test_golden_decoding import LM_HEADS, golden_tokenizer, lm_model
 
 CPU = torch.device("cpu")
+PROMPT = "The dog saw the"
 
 
 @pytest.fixture(scope="module")
@@ -35,9 +36,10 @@ def test_a_spaced_word_is_one_space_and_letters_only() -> None:
 
 def test_the_table_gives_each_word_piece_its_spellings_in_any_case(tokenizer: VariorumTokenizer) -> None:
     table = DoubledWords(tokenizer)
-    the, capital = _id(tokenizer, " the"), _id(tokenizer, " The")
+    the, capital, dot = _id(tokenizer, " the"), _id(tokenizer, " The"), _id(tokenizer, ".")
     assert sorted(table.repeats[the]) == sorted(table.repeats[capital]) == sorted([the, capital])
-    assert _id(tokenizer, ".") not in table.repeats and tokenizer.eos_id not in table.repeats
+    assert dot not in table.repeats and tokenizer.eos_id not in table.repeats
+    assert table.doubled([the, the, dot, the], [capital, dot, dot, the]) == [True, False, False, True]
     assert DoubledWords.of(tokenizer) is DoubledWords.of(tokenizer)  # built once per tokenizer
 
 
@@ -55,51 +57,69 @@ def test_the_mask_clears_only_the_last_words_spellings_and_leaves_its_input(toke
     assert fresh is not None and fresh[0].all() and (~fresh[1]).sum() == 2
 
 
-def allowed_seen(monkeypatch: pytest.MonkeyPatch,
-                  history: list[torch.Tensor] | None = None) -> list[torch.Tensor | None]:
-    """Record the allowed mask (and, into `history`, the ids so far) of every draw."""
-    seen: list[torch.Tensor | None] = []
+def doubling_sampler(monkeypatch: pytest.MonkeyPatch, tokenizer: VariorumTokenizer) -> list[torch.Tensor | None]:
+    """Make every first draw write the row's last token again where that is a word after a space (a model that
+    always doubles); redraws (step ≥ REDRAW_STEP) draw as usual. Returns the redraws' allowed masks."""
+    table, redraws = DoubledWords.of(tokenizer), []
     draw = TokenSampler.draw
 
-    def spy(self: TokenSampler, *args: Any, **kwargs: Any) -> Any:
-        seen.append(kwargs.get("allowed", args[6] if len(args) > 6 else None))
-        if history is not None:
-            history.append(args[3].clone())
-        return draw(self, *args, **kwargs)
+    def doubling(self: TokenSampler, hidden: torch.Tensor, steps: torch.Tensor, state: Any, history: torch.Tensor,
+                 seeds: torch.Tensor, step: int, allowed: torch.Tensor | None = None) -> Draw:
+        drawn = draw(self, hidden, steps, state, history, seeds, step, allowed)
+        if step >= REDRAW_STEP:
+            redraws.append(allowed)
+            return drawn
+        last = history[:, -1]
+        spaced = torch.tensor([t in table.repeats for t in last.tolist()])
+        return Draw(torch.where(spaced, last, drawn.tokens), drawn.groups, drawn.marginal)
 
-    monkeypatch.setattr(TokenSampler, "draw", spy)
-    return seen
+    monkeypatch.setattr(TokenSampler, "draw", doubling)
+    return redraws
 
 
-def assert_every_draw_bans_the_last_word(tokenizer: VariorumTokenizer, seen: list[torch.Tensor | None],
-                                         history: list[torch.Tensor]) -> int:
-    """Each row whose last token is a word after a space may take none of that word's spellings; returns how
-    many rows were so banned."""
-    table, banned = DoubledWords.of(tokenizer), 0
-    for allowed, ids in zip(seen, history, strict=True):
-        for row, last in enumerate(ids[:, -1].tolist()):
-            if last in table.repeats:
-                assert allowed is not None and not allowed[row, table.repeats[last]].any()
-                banned += 1
-    return banned
+def pairs_doubled(tokenizer: VariorumTokenizer, ids: list[int]) -> int:
+    table = DoubledWords.of(tokenizer)
+    return sum(table.doubled(ids[:-1], ids[1:]))
 
 
 @pytest.mark.parametrize("head", sorted(LM_HEADS))
-def test_every_head_samples_under_the_ban(head: str, tokenizer: VariorumTokenizer,
-                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_every_head_redraws_a_doubled_word(head: str, tokenizer: VariorumTokenizer,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
     model = lm_model(tokenizer, LM_HEADS[head][0])
-    history: list[torch.Tensor] = []
-    seen = allowed_seen(monkeypatch, history)
-    prompt = tokenizer.encode("The dog saw the")
-    settings = DecodeConfig(max_new_tokens=12, seed=1, no_doubled_words=True, real_words=False)
-    list(VariantStream(model, tokenizer, prompt, 2, settings))
-    first = seen[0]  # the prompt's last word
-    assert first is not None and (~first).nonzero()[:, 1].unique().tolist() == sorted(
-        [_id(tokenizer, " the"), _id(tokenizer, " The")])
-    assert_every_draw_bans_the_last_word(tokenizer, seen, history)
-    seen.clear()
-    list(VariantStream(model, tokenizer, prompt, 2, DecodeConfig(max_new_tokens=3, seed=1)))
-    assert seen[0] is None  # off: no mask at all
+    redraws = doubling_sampler(monkeypatch, tokenizer)
+    prompt = tokenizer.encode(PROMPT)
+
+    def written(ban: bool) -> list[list[int]]:
+        settings = DecodeConfig(max_new_tokens=12, seed=1, no_doubled_words=ban)
+        stream = VariantStream(model, tokenizer, prompt, 3, settings)
+        list(stream)
+        return [[prompt[-1], *v.token_ids] for v in stream.variants]
+
+    assert all(pairs_doubled(tokenizer, ids) > 0 for ids in written(ban=False))  # the doubling model doubles
+    assert not redraws
+    assert not any(pairs_doubled(tokenizer, ids) for ids in written(ban=True))
+    the, capital = _id(tokenizer, " the"), _id(tokenizer, " The")
+    first = redraws[0]  # all rows end in " the": each redraws without its spellings
+    assert first is not None and (~first).nonzero()[:, 1].unique().tolist() == sorted([the, capital])
+
+
+@pytest.mark.parametrize("head", sorted(LM_HEADS))
+def test_a_seed_writes_the_same_text_until_it_would_double(head: str, tokenizer: VariorumTokenizer) -> None:
+    model = lm_model(tokenizer, LM_HEADS[head][0])
+    prompt = tokenizer.encode(PROMPT)
+    table = DoubledWords.of(tokenizer)
+    for ban in (False, True):
+        streams = []
+        for setting in (False, ban):
+            stream = VariantStream(model, tokenizer, prompt, 6, DecodeConfig(max_new_tokens=30, seed=4,
+                                                                             no_doubled_words=setting))
+            list(stream)
+            streams.append([v.token_ids for v in stream.variants])
+        for plain, banned in zip(*streams, strict=True):
+            ids = [prompt[-1], *plain]
+            first_double = next((i for i, d in enumerate(table.doubled(ids[:-1], ids[1:])) if d), len(plain))
+            assert banned[:first_double] == plain[:first_double]
+            assert banned == plain or first_double < len(plain)
 
 
 def test_the_doubled_word_rate_counts_words_repeating_the_word_before_them() -> None:

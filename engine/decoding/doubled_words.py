@@ -57,6 +57,10 @@ class DoubledWords:
                 by_word.setdefault(word, []).append(token)
         # token → the ids of its word's spellings (itself included); tokens of no such word are absent
         self.repeats: dict[int, list[int]] = {token: ids for ids in by_word.values() for token in ids}
+        word_of = torch.full((self.vocab_size,), -1, dtype=torch.long)  # [V] word index, −1: no such word
+        for index, ids in enumerate(by_word.values()):
+            word_of[ids] = index
+        self.word_of = {torch.device("cpu"): word_of}  # per device, so a step compares on its own device
 
     @classmethod
     def of(cls, tokenizer: VariorumTokenizer) -> DoubledWords:
@@ -66,10 +70,14 @@ class DoubledWords:
             table = _BY_TOKENIZER[tokenizer] = cls(tokenizer)
         return table
 
-    def doubled(self, last_tokens: Sequence[int], drawn: Sequence[int]) -> list[bool]:
-        """Per row: does the drawn token write the row's last word again?"""
-        return [token in self.repeats and then in self.repeats[token] for token, then in zip(last_tokens, drawn,
-                                                                                            strict=True)]
+    def doubled(self, last_tokens: torch.Tensor, drawn: torch.Tensor) -> torch.Tensor:
+        """bool [N]: does each row's drawn token [N] write its last word (last token [N]) again? Computed on
+        the tokens' device, so a step reads back one flag (`any`), not the rows' tokens."""
+        word_of = self.word_of.get(drawn.device)
+        if word_of is None:
+            word_of = self.word_of[drawn.device] = self.word_of[torch.device("cpu")].to(drawn.device)
+        words = word_of[last_tokens]  # [N]
+        return (words >= 0) & (words == word_of[drawn])
 
     def mask(self, allowed: torch.Tensor | None, last_tokens: Sequence[int],
              device: torch.device) -> torch.Tensor | None:

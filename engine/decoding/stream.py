@@ -171,14 +171,12 @@ class RowStream(BatchStream[V], Generic[V, R]):
         """`draw`, where each row that drew its last word again has drawn once more without that word
         (engine/decoding/doubled_words.py: rejection sampling, so other rows keep their draws)."""
         history = self._history(rows)
-        last = history[:, -1].tolist()  # [N] each row's last token
-        again = doubled.doubled(last, draw.tokens.tolist())
-        if not any(again):
+        again = doubled.doubled(history[:, -1], draw.tokens)  # [N]
+        if not bool(again.any()):
             return draw
-        banned = doubled.mask(allowed, last, history.device)
+        banned = doubled.mask(allowed, history[:, -1].tolist(), history.device)
         redraw = self.sampler.draw(rows.hidden, rows.steps, rows.state, history, seeds, step + REDRAW_STEP, banned)
-        redo = torch.tensor(again, device=history.device)  # [N]
-        return Draw(torch.where(redo, redraw.tokens, draw.tokens), torch.where(redo, redraw.groups, draw.groups),
+        return Draw(torch.where(again, redraw.tokens, draw.tokens), torch.where(again, redraw.groups, draw.groups),
                     draw.marginal)
 
     def _record(

@@ -39,7 +39,8 @@ def test_the_table_gives_each_word_piece_its_spellings_in_any_case(tokenizer: Va
     the, capital, dot = _id(tokenizer, " the"), _id(tokenizer, " The"), _id(tokenizer, ".")
     assert sorted(table.repeats[the]) == sorted(table.repeats[capital]) == sorted([the, capital])
     assert dot not in table.repeats and tokenizer.eos_id not in table.repeats
-    assert table.doubled([the, the, dot, the], [capital, dot, dot, the]) == [True, False, False, True]
+    last, drawn = torch.tensor([the, the, dot, the, dot]), torch.tensor([capital, dot, dot, the, the])
+    assert table.doubled(last, drawn).tolist() == [True, False, False, True, False]
     assert DoubledWords.of(tokenizer) is DoubledWords.of(tokenizer)  # built once per tokenizer
 
 
@@ -78,8 +79,8 @@ def doubling_sampler(monkeypatch: pytest.MonkeyPatch, tokenizer: VariorumTokeniz
 
 
 def pairs_doubled(tokenizer: VariorumTokenizer, ids: list[int]) -> int:
-    table = DoubledWords.of(tokenizer)
-    return sum(table.doubled(ids[:-1], ids[1:]))
+    pairs = torch.tensor(ids)
+    return int(DoubledWords.of(tokenizer).doubled(pairs[:-1], pairs[1:]).sum())
 
 
 @pytest.mark.parametrize("head", sorted(LM_HEADS))
@@ -117,7 +118,9 @@ def test_a_seed_writes_the_same_text_until_it_would_double(head: str, tokenizer:
             streams.append([v.token_ids for v in stream.variants])
         for plain, banned in zip(*streams, strict=True):
             ids = [prompt[-1], *plain]
-            first_double = next((i for i, d in enumerate(table.doubled(ids[:-1], ids[1:])) if d), len(plain))
+            pairs = torch.tensor(ids)
+            doubles = table.doubled(pairs[:-1], pairs[1:]).tolist()
+            first_double = next((i for i, d in enumerate(doubles) if d), len(plain))
             assert banned[:first_double] == plain[:first_double]
             assert banned == plain or first_double < len(plain)
 

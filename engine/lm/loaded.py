@@ -17,6 +17,7 @@ from engine.bundles.bundle import Bundle
 from engine.controls import LM_TASKS, Capabilities
 from engine.decoding import DecodeConfig, DecodeStream
 from engine.decoding.backbone_runner import BackboneRunner
+from engine.lm.family import lm_tasks
 from engine.loaded_model import GenerationRequest, LoadedModel
 from engine.model import LanguageModel
 from engine.prompt_join import stream_after_prompt
@@ -60,9 +61,11 @@ class LanguageLoadedModel(LoadedModel):
     @property
     def capabilities(self) -> Capabilities:
         """Which controls this model honours (engine/controls.py): the CLI, the app and eval read this."""
-        return Capabilities(self.bundle.model.head.capabilities(), LM_TASKS)
+        return Capabilities(self.bundle.model.head.capabilities(), lm_tasks())
 
     def stream(self, request: GenerationRequest, should_stop: Callable[[], bool] | None = None) -> DecodeStream:
+        if request.task == "paraphrase":
+            return self._reword(request, should_stop)
         if request.task not in LM_TASKS:
             raise ValueError(f"this model can only continue text; task {request.task!r} needs a model trained for it")
         if request.beam_width > 1:
@@ -72,6 +75,21 @@ class LanguageLoadedModel(LoadedModel):
             self.bundle.model, self.bundle.tokenizer, request.prompt, request.n, request.decode, should_stop,
             self.runner, self.speller(request),
         )
+
+    def _reword(self, request: GenerationRequest, should_stop: Callable[[], bool] | None) -> DecodeStream:
+        """The passage in `request.prompt` paraphrased by rewording (engine/rewording/stream.py)."""
+        from engine.rewording import WordNetMissingError, rewording_available
+        from engine.rewording.stream import RewordStream
+
+        if not rewording_available():
+            raise WordNetMissingError("Paraphrasing with a language model needs WordNet's files, lemminflect and "
+                                      "spaCy's English model: .ci/setup-venv pos (or pip install 'variorum[pos]')")
+        if not request.prompt.strip():
+            raise ValueError("give the passage to paraphrase (the selected text)")
+        if request.beam_width > 1:
+            raise ValueError("beam search does not apply to rewording; a language model picks rewordings by seed")
+        return RewordStream(self.bundle.model, self.bundle.tokenizer, request.prompt, request.n, request.decode,
+                            should_stop)
 
     @property
     def bundle_path(self) -> Path:

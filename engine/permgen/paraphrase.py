@@ -192,15 +192,22 @@ class ParaphraseStream(BatchStream[ParaphraseVariant]):
         return TokenEvent(event.variant, event.token_id, prefix + event.text_delta, event.log_prob, event.group, j + 1)
 
     def _complete(self) -> None:
-        lowercase = self.seq2seq.config.lowercase
-        for variant in self.candidates:
-            i = variant.index
-            variant.alternatives = [score_alternative(source, self.outputs[j][i] if j < len(self.outputs) else "",
-                                                      lowercase) for j, source in enumerate(self.sources)]
-            variant.text = reassemble(self.passage, self.spans, [a.text for a in variant.alternatives])
-            words = [a.normalized for a in variant.alternatives]
-            variant.self_bleu = self_bleu_vs_source(words, [normalize(s, lowercase) for s in self.sources])
-            variant.self_wer = sum(a.self_wer for a in variant.alternatives) / len(variant.alternatives)
-            variant.settings.update(self_bleu=variant.self_bleu, self_wer=variant.self_wer,
-                                    sentence_self_bleu=[a.self_bleu for a in variant.alternatives],
-                                    sentence_self_wer=[a.self_wer for a in variant.alternatives])
+        complete_paraphrases(self.candidates, self.passage, self.spans, self.outputs, self.seq2seq.config.lowercase)
+
+
+def complete_paraphrases(variants: list[ParaphraseVariant], passage: str, spans: list[tuple[int, int]],
+                         outputs: list[list[str]], lowercase: bool) -> None:
+    """Fill each variant's alternatives, text and Self-BLEU / Self-WER from `outputs` (per finished
+    sentence, one output per variant; sentences not reached keep their source)."""
+    sources = [passage[a:b] for a, b in spans]
+    for variant in variants:
+        i = variant.index
+        variant.alternatives = [score_alternative(source, outputs[j][i] if j < len(outputs) else "", lowercase)
+                                for j, source in enumerate(sources)]
+        variant.text = reassemble(passage, spans, [a.text for a in variant.alternatives])
+        words = [a.normalized for a in variant.alternatives]
+        variant.self_bleu = self_bleu_vs_source(words, [normalize(s, lowercase) for s in sources])
+        variant.self_wer = sum(a.self_wer for a in variant.alternatives) / len(variant.alternatives)
+        variant.settings.update(self_bleu=variant.self_bleu, self_wer=variant.self_wer,
+                                sentence_self_bleu=[a.self_bleu for a in variant.alternatives],
+                                sentence_self_wer=[a.self_wer for a in variant.alternatives])

@@ -21,8 +21,8 @@ NEEDED_COMPONENTS = ("tok2vec", "tagger")
 SPACY_BATCH_SIZE = 256
 
 
-def _load_spacy_model(model: str) -> Any:
-    """Load `model` with only `NEEDED_COMPONENTS`, or raise TaggerUnavailableError with the fix."""
+def load_spacy_pipeline(model: str = SPACY_MODEL, needed: Sequence[str] = NEEDED_COMPONENTS) -> Any:
+    """Load `model` with only the `needed` components, or raise TaggerUnavailableError with the fix."""
     try:
         import spacy
         from spacy.util import get_model_meta, get_package_path, is_package
@@ -34,10 +34,10 @@ def _load_spacy_model(model: str) -> Any:
     if not is_package(model):
         raise TaggerUnavailableError(f"spaCy model package {model!r} is not installed; install it with: {SPACY_PIP}")
     components = get_model_meta(get_package_path(model)).get("components", [])
-    missing = [name for name in NEEDED_COMPONENTS if name not in components]
+    missing = [name for name in needed if name not in components]
     if missing:
         raise TaggerUnavailableError(f"spaCy model {model!r} has no {', '.join(missing)} component")
-    return spacy.load(model, exclude=[name for name in components if name not in NEEDED_COMPONENTS])
+    return spacy.load(model, exclude=[name for name in components if name not in needed])
 
 
 class SpacyTagger:
@@ -46,7 +46,7 @@ class SpacyTagger:
     name = "spacy"
 
     def __init__(self, model: str = SPACY_MODEL, batch_size: int = SPACY_BATCH_SIZE, n_process: int = 1) -> None:
-        self._nlp = _load_spacy_model(model)
+        self._nlp = load_spacy_pipeline(model)
         self._batch_size = batch_size
         self._n_process = n_process
         meta = self._nlp.meta

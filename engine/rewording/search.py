@@ -1,0 +1,171 @@
+"""Choose N rewordings of a sentence: the edits of engine/rewording/edits.py, judged by a language model.
+
+This is lexical-substitution paraphrasing ranked by a language model's fluency, the scoring idea of
+unsupervised paraphrasing by search (Liu et al. 2020, "Unsupervised Paraphrasing by Simulated
+Annealing", whose objective weighs fluency by a language model, keeping the meaning, and differing
+from the source). Here meaning is kept by construction (first-sense synonyms and clause moves,
+nothing added or dropped) and the model only says which rewrites read as English:
+
+1. Every single change is scored alone: Δ = NLL(rewrite) − NLL(source), the summed token NLL of
+   the whole sentence under the model, each after an end-of-text token. A word edit is kept when
+   Δ ≤ `change_margin` nats, a clause move when Δ ≤ `move_margin`: the model finds it not much less
+   likely than the writer's wording. (A model trained on stories finds "Because …" openings rare,
+   so a move gets more room; it adds and drops no word.)
+2. `COMBINATIONS` random rewrites are drawn from the kept changes (a word order, then each kept word
+   edit with probability ½), seeded; the distinct ones other than the source are scored and kept
+   when Δ ≤ `change_margin` + `margin_per_change` × (word edits + moves − 1).
+3. N of them are picked without replacement by the Gumbel-top-k trick with keys −Δ / temperature +
+   Gumbel noise (from the seed), so a lower temperature picks the most fluent, a higher one varies more.
+
+Fewer than N rewrites come back when the sentence allows fewer (the caller keeps the writer's
+sentence for the rest). The margins are our choice, set by reading rewrites of held-out story
+sentences (docs/paraphrase.md), not from the paper.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from engine.model import IGNORE_INDEX, LanguageModel
+from engine.rewording.edits import Rewrite, WordEdit, clause_moves, word_edits
+from engine.rewording.wordnet import WordNet
+from engine.tokenizer import VariorumTokenizer
+from engine.torch_modes import eval_mode
+
+COMBINATIONS = 48
+SCORE_BATCH = 32
+
+
+@dataclass(frozen=True)
+class ScoredText:
+    """A text, its tokens and each token's log-probability under the model (the end-of-text token's last)."""
+
+    text: str
+    token_ids: list[int]
+    log_probs: list[float]
+
+    @property
+    def nll(self) -> float:
+        return -sum(self.log_probs)
+
+
+class SentenceScorer:
+    """Summed token NLL of whole sentences under a language model, in batches."""
+
+    def __init__(self, model: LanguageModel, tokenizer: VariorumTokenizer) -> None:
+        self.model, self.tokenizer = model, tokenizer
+
+    @torch.no_grad()
+    def score(self, texts: Sequence[str]) -> list[ScoredText]:
+        scored: list[ScoredText] = []
+        for start in range(0, len(texts), SCORE_BATCH):
+            scored += self._batch(texts[start:start + SCORE_BATCH])
+        return scored
+
+    def _batch(self, texts: Sequence[str]) -> list[ScoredText]:
+        eos = self.tokenizer.eos_id
+        limit = self.model.config.block_size
+        encoded = [self.tokenizer.encode(text)[: limit - 1] for text in texts]
+        length = max(len(ids) for ids in encoded) + 1
+        inputs = torch.full((len(texts), length), eos)  # [B, T]: eos, then the text
+        targets = torch.full((len(texts), length), IGNORE_INDEX)  # [B, T]: the text, then eos
+        for row, ids in enumerate(encoded):
+            inputs[row, 1:len(ids) + 1] = torch.tensor(ids, dtype=torch.long)
+            targets[row, :len(ids) + 1] = torch.tensor([*ids, eos], dtype=torch.long)
+        device = next(self.model.parameters()).device
+        with eval_mode(self.model):
+            hidden, _ = self.model.hidden_states(inputs.to(device))  # [B, T, D]
+            nll = self.model.token_nll(hidden, targets.to(device)).float().cpu()  # [B, T]
+        return [ScoredText(text, ids, (-nll[row, :len(ids) + 1]).tolist())
+                for row, (text, ids) in enumerate(zip(texts, encoded, strict=True))]
+
+
+@dataclass(frozen=True)
+class RewordSettings:
+    """How far a rewrite may fall below the writer's sentence in log-likelihood, and how freely N are picked."""
+
+    change_margin: float = 5.0  # nats, for one word edit
+    margin_per_change: float = 3.0  # nats more for each further change
+    move_margin: float = 10.0  # nats, for a clause move alone: it keeps every word, so only its fluency is at stake
+    temperature: float = 1.0
+
+    def __post_init__(self) -> None:
+        if min(self.change_margin, self.margin_per_change, self.move_margin) < 0:
+            raise ValueError("the rewording margins must be ≥ 0 nats")
+        if not self.temperature > 0:
+            raise ValueError(f"temperature must be > 0, got {self.temperature}")
+
+
+    def limit(self, changes: int) -> float:
+        """The most a rewrite with `changes` changes may lose in log-likelihood; 0 changes: a clause move alone."""
+        return self.move_margin if changes == 0 else self.change_margin + self.margin_per_change * (changes - 1)
+
+
+class Rewording:
+    """N rewordings of a sentence (see the module docstring)."""
+
+    def __init__(self, scorer: SentenceScorer, wordnet: WordNet, parse: Callable[[str], Any],
+                 settings: RewordSettings | None = None) -> None:
+        self.scorer, self.wordnet, self.parse = scorer, wordnet, parse
+        self.settings = settings or RewordSettings()
+
+    def rewrites(self, sentence: str, n: int, seed: int) -> list[ScoredText]:
+        """Up to `n` distinct rewordings of `sentence`, the picks of one seeded draw."""
+        doc = self.parse(sentence)
+        source = self.scorer.score([sentence])[0]
+        identity: tuple[int | str, ...] = tuple(token.i for token in doc)
+        singles = [Rewrite(doc, identity, (edit,)) for edit in word_edits(doc, self.wordnet)]
+        singles += [Rewrite(doc, order) for order in clause_moves(doc)]
+        kept = self._within(singles, source, [1 if r.edits else 0 for r in singles])
+        combined = self._combinations([rewrite for rewrite, _ in kept], identity, seed)
+        changes = [len(r.edits) + (r.order != identity) for r in combined]
+        found = {scored.text: scored for _, scored in kept}
+        found.update({scored.text: scored for _, scored in self._within(combined, source, changes)})
+        found.pop(sentence, None)
+        return self._pick(list(found.values()), source, n, seed)
+
+    def _within(self, rewrites: Sequence[Rewrite], source: ScoredText,
+                changes: Sequence[int]) -> list[tuple[Rewrite, ScoredText]]:
+        texts = [rewrite.text for rewrite in rewrites]
+        scored = self.scorer.score(texts) if texts else []
+        margin = self.settings
+        return [(rewrite, s) for rewrite, s, count in zip(rewrites, scored, changes, strict=True)
+                if s.nll - source.nll <= margin.limit(count)]
+
+    def _combinations(self, kept: Sequence[Rewrite], identity: tuple[int | str, ...], seed: int) -> list[Rewrite]:
+        """Distinct random rewrites of two or more kept changes."""
+        if not kept:
+            return []
+        doc = kept[0].doc
+        orders = [identity, *{r.order for r in kept if r.order != identity}]
+        edits = [r.edits[0] for r in kept if r.edits]
+        rng = random.Random(seed)
+        drawn: dict[tuple[tuple[int | str, ...], tuple[WordEdit, ...]], Rewrite] = {}
+        for _ in range(COMBINATIONS):
+            order = rng.choice(orders)
+            chosen: dict[int, WordEdit] = {}
+            for edit in edits:
+                if rng.random() < 0.5 and edit.index not in chosen:
+                    chosen[edit.index] = edit
+            picked = tuple(sorted(chosen.values(), key=lambda e: e.index))
+            if len(picked) + (order != identity) >= 2:
+                drawn[(order, picked)] = Rewrite(doc, order, picked)
+        return list(drawn.values())
+
+    def _pick(self, found: list[ScoredText], source: ScoredText, n: int, seed: int) -> list[ScoredText]:
+        rng = random.Random(seed ^ 0x5EED)
+        temperature = self.settings.temperature
+
+        def key(scored: ScoredText) -> float:
+            gumbel = -math.log(-math.log(rng.random() or 1e-12) or 1e-12)
+            return -(scored.nll - source.nll) / temperature + gumbel
+
+        found.sort(key=lambda s: s.text)  # a fixed order before the seeded keys
+        keyed = [(key(scored), scored) for scored in found]
+        return [scored for _, scored in sorted(keyed, key=lambda pair: -pair[0])[:n]]

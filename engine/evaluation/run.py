@@ -16,7 +16,8 @@ report.md (tables, bundles side by side, human row) and four PNG plots, with a p
 The split's task picks the protocol, and every bundle must do that task (as its family says,
 engine/families): language models continue text on any split without a task; PermGen bundles
 (engine/evaluation/seq2seq.py) take their task's split — stories `--split rocstories_story`,
-abstracts `agenda_abstract`, paraphrases `parasci` — with K candidates per source:
+abstracts `agenda_abstract`, paraphrases `parasci` — with K candidates per source; language models
+paraphrase by rewording (engine/evaluation/rewording.py) on the paraphrase splits:
 
     variorum eval --bundles runs/pg/permgen/bundle runs/pg/no_permute/bundle --split rocstories_story \
         --candidates 3 --max-sources 100 --decoders topp=0.9 topk=40
@@ -33,7 +34,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from engine.bundles.bundle import Bundle, BundleError, load_bundle, read_bundle_config
+from engine.bundles.bundle import Bundle, BundleError, bundle_kind, load_bundle, read_bundle_config
 from engine.bundles.choice import bundle_tasks
 from engine.bundles.words import known_training_words
 from engine.cli_errors import check_output_dir, reports_user_errors
@@ -48,6 +49,7 @@ from engine.evaluation.protocols import (
     work_units,
 )
 from engine.evaluation.report import display_name, write_reports
+from engine.evaluation.rewording import run_rewording
 from engine.evaluation.seq2seq import run_seq2seq
 from engine.evaluation.splits import (
     DEFAULT_FRACTION,
@@ -171,6 +173,8 @@ def run(args: argparse.Namespace, argv: list[str]) -> Path:
     out = args.out or Path("runs") / "eval" / split.name
     check_output_dir("--out", out)  # before the decoding, which can take hours
     protocol = run_lm if split.task == "continue" else run_seq2seq
+    if split.task == "paraphrase" and all(bundle_kind(Path(path)) == "lm" for path in args.bundles):
+        protocol = run_rewording  # a language model paraphrases by rewording
     entries, human = protocol(args, config, split)
     report: dict[str, Any] = {
         "command": "variorum eval " + shlex.join(argv),

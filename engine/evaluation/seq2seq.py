@@ -50,6 +50,7 @@ from engine.evaluation.protocols import ProtocolConfig
 from engine.evaluation.report import display_name
 from engine.evaluation.splits import EvalSplit
 from engine.front_door import GenerationRequest
+from engine.loaded_model import LoadedModel
 from engine.metrics.bleu import pairwise_self_bleu, top1_and_oracle_bleu
 from engine.metrics.diversity import distinct_n_corpus, distinct_n_per_text, entropy_n
 from engine.metrics.invented import word_rates
@@ -77,7 +78,7 @@ def sources_of(split: EvalSplit, max_sources: int | None) -> int:
     return total if max_sources is None else min(total, max_sources)
 
 
-def _candidates(model: PermGenLoadedModel, request: GenerationRequest) -> list[Variant]:
+def _candidates(model: LoadedModel, request: GenerationRequest) -> list[Variant]:
     stream = model.stream(request)
     for _ in stream:
         pass
@@ -139,11 +140,11 @@ def corpus_diversity(texts: Sequence[Words]) -> dict[str, float | None]:
 
 
 def paraphrase_candidates(
-    model: PermGenLoadedModel, split: EvalSplit, settings: DecodeConfig, k: int, beam_width: int, seed: int,
-    max_sources: int | None, progress: Progress,
+    model: LoadedModel, split: EvalSplit, settings: DecodeConfig, k: int, beam_width: int, seed: int,
+    max_sources: int | None, progress: Progress, lowercase: bool = True,
 ) -> tuple[list[list[str]], list[str], list[list[str]]]:
-    """(per source the K paraphrases, normalised sources, per source its normalised references)."""
-    lowercase = model.permgen.model.config.lowercase
+    """(per source the K paraphrases, normalised sources, per source its normalised references), texts
+    compared as `lowercase` normalised words (a PermGen bundle's own casing)."""
     outputs, sources, references = [], [], []
     for i, (source, reference) in enumerate(split.pairs[: sources_of(split, max_sources)]):
         refs = split.references[i] if split.references else [reference]
@@ -195,7 +196,7 @@ def evaluate_seq2seq(
     for spec, settings in specs:
         if task == "paraphrase":
             outs, sources, refs = paraphrase_candidates(model, split, settings, k, beam_width, seed, max_sources,
-                                                        progress)
+                                                        progress, bundle.model.config.lowercase)
             result[spec] = paraphrase_metrics(outs, sources, refs)
             texts = [o for group in outs for o in group]
         else:

@@ -11,8 +11,9 @@ Two kinds of change, both found on spaCy's parse (engine/pos/spacy_backend.py):
   have fixed alternatives (`CONNECTIVES`: "because" → "since" / "as", "very" → "really").
 - **clause moves** (`clause_moves`): a sentence that ends in an adverbial clause opened by a
   subordinator ("… because the manager was sick."; spaCy parses "when" as an adverb, so an
-  adverbial opener counts too) may open with it instead ("Because the manager
-  was sick, the meeting …"), and one that opens with such a clause and a comma may end with it.
+  adverbial opener counts too) may open with it instead ("Because the manager was sick, the
+  meeting …"), and one that opens with an adverbial phrase or clause and a comma ("After dinner,
+  we …", "When the rain stopped, …") may end with it; a lone discourse word ("However,") stays.
 
 A `Rewrite` is a set of word edits on a word order (the sentence's own, or a clause move's), and
 `Rewrite.text` writes it: the first word capitalised, the sentence's old first word lowercased
@@ -28,6 +29,7 @@ from typing import Any
 
 import wordfreq
 
+from engine.data.stop_words import SPACY_ENGLISH_STOP_WORDS
 from engine.rewording.wordnet import WordNet
 
 MIN_ZIPF = 3.0
@@ -36,15 +38,27 @@ LIGHT_LEMMAS = frozenset({"be", "have", "do", "get", "make", "go", "say", "not",
 CONNECTIVES = {"because": ("since", "as"), "very": ("really",)}
 SUBORDINATORS = frozenset({"because", "when", "before", "after", "if", "since", "while", "although", "though",
                            "once", "until", "whenever"})
+FRONTED_DEPS = frozenset({"advcl", "prep", "npadvmod", "advmod"})  # a fronted phrase that may close the sentence
+DISCOURSE_WORDS = frozenset({"however", "still", "yet", "also", "then", "so", "well", "besides", "instead",
+                             "meanwhile", "therefore", "thus", "anyway", "otherwise", "now", "first", "finally"})
+PARTICLES = frozenset({"up", "out", "off", "away", "down", "on", "in", "over", "back", "about", "through"})
+# spaCy's entity types that are names (kept as written); dates, times and amounts are ordinary words
+NAME_ENTITIES = frozenset({"PERSON", "NORP", "FAC", "ORG", "GPE", "LOC", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW",
+                           "LANGUAGE"})
 BASE_TAGS = frozenset({"NN", "NNP", "VB", "VBP", "JJ", "RB"})  # forms lemminflect need not change
 
 
 @dataclass(frozen=True)
 class WordEdit:
-    """Replace the sentence's token `index` with `text`."""
+    """Replace the sentence's tokens `index` … `end` − 1 (default: token `index` alone) with `text`."""
 
     index: int
     text: str
+    end: int = -1
+
+    @property
+    def covered(self) -> range:
+        return range(self.index, max(self.end, self.index + 1))
 
 
 @dataclass(frozen=True)
@@ -56,30 +70,39 @@ class Rewrite:
     edits: tuple[WordEdit, ...] = ()
 
     @property
+    def moved(self) -> bool:
+        """True when the words are not in the sentence's own order (a clause move)."""
+        return self.order != tuple(range(len(self.doc)))
+
+    @property
     def text(self) -> str:
         """The rewritten sentence (see the module docstring for the casing)."""
-        replaced = {edit.index: edit.text for edit in self.edits}
-        moved = self.order[0] != 0
+        replaced = {edit.index: edit for edit in self.edits}
+        dropped = {i for edit in self.edits for i in edit.covered if i != edit.index}
+        items = [item for item in self.order if isinstance(item, str) or item not in dropped]
         pieces: list[str] = []
-        for position, item in enumerate(self.order):
+        for position, item in enumerate(items):
             if isinstance(item, str):
                 pieces[-1:] = [pieces[-1].rstrip()] if pieces else []
                 pieces.append(item + " ")
                 continue
-            token = self.doc[item]
-            word = replaced.get(item, token.text)
-            if moved and item == 0 and not _keeps_capital(token):
+            token, edit = self.doc[item], replaced.get(item)
+            word = token.text if edit is None else edit.text
+            if not word:  # a dropped word ("that")
+                continue
+            if self.moved and item == 0 and not _keeps_capital(token):
                 word = word[:1].lower() + word[1:]
             if position == 0:
                 word = word[:1].upper() + word[1:]
-            following = self.order[position + 1] if position + 1 < len(self.order) else None
-            space = token.whitespace_ if following == item + 1 or following is None else " "
+            last = item if edit is None else edit.covered[-1]
+            following = items[position + 1] if position + 1 < len(items) else None
+            space = self.doc[last].whitespace_ if following is None or following == last + 1 else " "
             pieces.append(word + space)
         return _tidy("".join(pieces))
 
 
 def _keeps_capital(token: Any) -> bool:
-    return bool(token.pos_ == "PROPN" or token.text == "I" or token.ent_type_)
+    return bool(token.pos_ == "PROPN" or token.text == "I" or token.ent_type_ in NAME_ENTITIES)
 
 
 def _tidy(text: str) -> str:
@@ -90,27 +113,52 @@ def _tidy(text: str) -> str:
 
 
 def word_edits(doc: Any, wordnet: WordNet) -> list[WordEdit]:
-    """Every single-word substitution `doc` allows (see the module docstring)."""
+    """Every single-word substitution `doc` allows (see the module docstring); a substitute right after
+    "a" / "an" brings the article that its sound needs, as one edit of both words."""
     edits: list[WordEdit] = []
     for token in doc:
-        for text in _alternatives(token, wordnet):
-            edits.append(WordEdit(token.i, _with_case(text, token.text)))
+        article = doc[token.i - 1] if token.i > 0 and doc[token.i - 1].lower_ in ("a", "an") else None
+        for alternative in _alternatives(token, wordnet):
+            word = _with_case(alternative, token.text)
+            if article is None:
+                edits.append(WordEdit(token.i, word))
+            else:
+                edits.append(WordEdit(article.i, _with_case(indefinite_article(word), article.text) + " " + word,
+                                      token.i + 1))
     return edits
+
+
+def indefinite_article(word: str) -> str:
+    """"an" before a vowel letter, else "a" (the spelling rule; "an hour" and "a unit" are its exceptions)."""
+    return "an" if word[:1].lower() in "aeiou" else "a"
 
 
 def _alternatives(token: Any, wordnet: WordNet) -> list[str]:
     lower = token.text.lower()
     if lower in CONNECTIVES:
         return list(CONNECTIVES[lower])
-    if (token.pos_ not in CONTENT_POS or token.is_stop or token.ent_type_ or token.lemma_.lower() in LIGHT_LEMMAS
-            or not token.text.isalpha() or _passive(token)):
+    if (token.pos_ not in CONTENT_POS or token.is_stop or token.ent_type_ in NAME_ENTITIES
+            or token.lemma_.lower() in LIGHT_LEMMAS or not token.text.isalpha() or _passive(token)):
         return []
     found = []
     for synonym in wordnet.synonyms(token.lemma_.lower(), token.pos_):
+        if not _plain_synonym(synonym, token.lemma_.lower()):
+            continue
         inflected = _inflected(synonym, token.tag_)
         if inflected is not None and wordfreq.zipf_frequency(inflected, "en") >= MIN_ZIPF:
             found.append(inflected)
     return found
+
+
+def _plain_synonym(synonym: str, lemma: str) -> bool:
+    """False for what reads as a different word choice rather than the same meaning: an abbreviation
+    ("E" for "east"), a capitalised name, a narrower compound holding the word ("solar day"), a
+    function word, which changes how the sentence is built ("later that night" → "after that night"),
+    or a phrase other than a phrasal verb ("pass away" stays; "staff of life", "male parent" go)."""
+    words = synonym.split()
+    phrase_ok = len(words) == 1 or (len(words) == 2 and words[1] in PARTICLES)
+    return (phrase_ok and len(synonym) > 2 and synonym == synonym.lower() and lemma not in words
+            and words[0] not in SPACY_ENGLISH_STOP_WORDS)
 
 
 def _passive(token: Any) -> bool:
@@ -138,7 +186,7 @@ def _with_case(text: str, original: str) -> str:
 
 
 def clause_moves(doc: Any) -> list[tuple[int | str, ...]]:
-    """The word orders of moving a final subordinate clause to the front, or a fronted one to the end."""
+    """The word orders of moving a final subordinate clause to the front, or a fronted phrase to the end."""
     words = [token.i for token in doc]
     end = len(words)
     while end > 0 and doc[end - 1].is_punct:
@@ -146,21 +194,24 @@ def clause_moves(doc: Any) -> list[tuple[int | str, ...]]:
     closing = tuple(words[end:])
     moves: list[tuple[int | str, ...]] = []
     for token in doc:
-        if token.dep_ != "advcl":
-            continue
         start, stop = token.left_edge.i, token.right_edge.i + 1
-        if doc[start].lower_ not in SUBORDINATORS or doc[start].dep_ not in ("mark", "advmod"):
-            continue
-        if stop == end and start > 1:  # "X because Y." → "Because Y, X."
-            main = words[:start]
+        if token.dep_ == "advcl" and stop == end and start > 1 and _subordinate(doc[start]):
+            main = words[:start]  # "X because Y." → "Because Y, X."
             if doc[start - 1].text == ",":
                 main = main[:-1]
             moves.append((*words[start:stop], ",", *main, *closing))
-        elif start == 0 and stop < end and doc[stop].text == ",":  # "Because Y, X." → "X because Y."
-            moves.append((*words[stop + 1:end], *words[start:stop], *closing))
+        elif (start == 0 and stop < end and doc[stop].text == "," and token.dep_ in FRONTED_DEPS
+              and token.head.dep_ == "ROOT" and not (stop == 1 and token.lower_ in DISCOURSE_WORDS)):
+            moves.append((*words[stop + 1:end], *words[start:stop], *closing))  # "After dinner, X." → "X after dinner."
     return moves
+
+
+def _subordinate(first: Any) -> bool:
+    """A clause opened by a subordinator (spaCy parses "when" as an adverb, so an adverbial opener counts)."""
+    return bool(first.lower_ in SUBORDINATORS and first.dep_ in ("mark", "advmod"))
 
 
 def non_overlapping(edits: Sequence[WordEdit]) -> bool:
     """True when no two edits replace the same token."""
-    return len({edit.index for edit in edits}) == len(edits)
+    covered = [i for edit in edits for i in edit.covered]
+    return len(set(covered)) == len(covered)

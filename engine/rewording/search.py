@@ -18,7 +18,8 @@ nothing added or dropped) and the model only says which rewrites read as English
    Gumbel noise (from the seed), so a lower temperature picks the most fluent, a higher one varies more.
 
 Fewer than N rewrites come back when the sentence allows fewer (the caller keeps the writer's
-sentence for the rest). The margins are our choice, set by reading rewrites of held-out story
+sentence for the rest), and none for a sentence longer than the model's window, which it cannot
+score whole. The margins are our choice, set by reading rewrites of held-out story
 sentences (docs/paraphrase.md), not from the paper.
 """
 
@@ -33,7 +34,8 @@ from typing import Any
 import torch
 
 from engine.model import IGNORE_INDEX, LanguageModel
-from engine.rewording.edits import Rewrite, WordEdit, clause_moves, word_edits
+from engine.rewording.edits import Rewrite, WordEdit, clause_moves, non_overlapping, word_edits
+from engine.rewording.phrasing import phrasing_edits
 from engine.rewording.wordnet import WordNet
 from engine.tokenizer import VariorumTokenizer
 from engine.torch_modes import eval_mode
@@ -61,6 +63,10 @@ class SentenceScorer:
     def __init__(self, model: LanguageModel, tokenizer: VariorumTokenizer) -> None:
         self.model, self.tokenizer = model, tokenizer
 
+    def fits(self, text: str) -> bool:
+        """True when the text and its end-of-text token fit the model's window (it is scored whole)."""
+        return len(self.tokenizer.encode(text)) < self.model.config.block_size
+
     @torch.no_grad()
     def score(self, texts: Sequence[str]) -> list[ScoredText]:
         scored: list[ScoredText] = []
@@ -70,8 +76,9 @@ class SentenceScorer:
 
     def _batch(self, texts: Sequence[str]) -> list[ScoredText]:
         eos = self.tokenizer.eos_id
-        limit = self.model.config.block_size
-        encoded = [self.tokenizer.encode(text)[: limit - 1] for text in texts]
+        encoded = [self.tokenizer.encode(text) for text in texts]
+        if max(map(len, encoded)) >= self.model.config.block_size:
+            raise ValueError("a text to score is longer than the model's window; check `fits` first")
         length = max(len(ids) for ids in encoded) + 1
         inputs = torch.full((len(texts), length), eos)  # [B, T]: eos, then the text
         targets = torch.full((len(texts), length), IGNORE_INDEX)  # [B, T]: the text, then eos
@@ -102,9 +109,11 @@ class RewordSettings:
             raise ValueError(f"temperature must be > 0, got {self.temperature}")
 
 
-    def limit(self, changes: int) -> float:
-        """The most a rewrite with `changes` changes may lose in log-likelihood; 0 changes: a clause move alone."""
-        return self.move_margin if changes == 0 else self.change_margin + self.margin_per_change * (changes - 1)
+    def limit(self, edits: int, moved: bool) -> float:
+        """The most a rewrite with `edits` word edits, and a clause move if `moved`, may lose in log-likelihood."""
+        if edits == 0:
+            return self.move_margin
+        return self.change_margin + self.margin_per_change * (edits + moved - 1)
 
 
 class Rewording:
@@ -117,26 +126,27 @@ class Rewording:
 
     def rewrites(self, sentence: str, n: int, seed: int) -> list[ScoredText]:
         """Up to `n` distinct rewordings of `sentence`, the picks of one seeded draw."""
+        if not self.scorer.fits(sentence):
+            return []  # longer than the model's window: it cannot judge a rewrite of it
         doc = self.parse(sentence)
         source = self.scorer.score([sentence])[0]
         identity: tuple[int | str, ...] = tuple(token.i for token in doc)
-        singles = [Rewrite(doc, identity, (edit,)) for edit in word_edits(doc, self.wordnet)]
+        edits = word_edits(doc, self.wordnet) + phrasing_edits(doc)
+        singles = [Rewrite(doc, identity, (edit,)) for edit in edits]
         singles += [Rewrite(doc, order) for order in clause_moves(doc)]
-        kept = self._within(singles, source, [1 if r.edits else 0 for r in singles])
+        kept = self._within(singles, source)
         combined = self._combinations([rewrite for rewrite, _ in kept], identity, seed)
-        changes = [len(r.edits) + (r.order != identity) for r in combined]
         found = {scored.text: scored for _, scored in kept}
-        found.update({scored.text: scored for _, scored in self._within(combined, source, changes)})
+        found.update({scored.text: scored for _, scored in self._within(combined, source)})
         found.pop(sentence, None)
         return self._pick(list(found.values()), source, n, seed)
 
-    def _within(self, rewrites: Sequence[Rewrite], source: ScoredText,
-                changes: Sequence[int]) -> list[tuple[Rewrite, ScoredText]]:
-        texts = [rewrite.text for rewrite in rewrites]
-        scored = self.scorer.score(texts) if texts else []
-        margin = self.settings
-        return [(rewrite, s) for rewrite, s, count in zip(rewrites, scored, changes, strict=True)
-                if s.nll - source.nll <= margin.limit(count)]
+    def _within(self, rewrites: Sequence[Rewrite], source: ScoredText) -> list[tuple[Rewrite, ScoredText]]:
+        """The rewrites the model finds within their margin, with their scores."""
+        rewrites = [rewrite for rewrite in rewrites if self.scorer.fits(rewrite.text)]
+        scored = self.scorer.score([rewrite.text for rewrite in rewrites]) if rewrites else []
+        return [(rewrite, s) for rewrite, s in zip(rewrites, scored, strict=True)
+                if s.nll - source.nll <= self.settings.limit(len(rewrite.edits), rewrite.moved)]
 
     def _combinations(self, kept: Sequence[Rewrite], identity: tuple[int | str, ...], seed: int) -> list[Rewrite]:
         """Distinct random rewrites of two or more kept changes."""
@@ -149,11 +159,11 @@ class Rewording:
         drawn: dict[tuple[tuple[int | str, ...], tuple[WordEdit, ...]], Rewrite] = {}
         for _ in range(COMBINATIONS):
             order = rng.choice(orders)
-            chosen: dict[int, WordEdit] = {}
+            chosen: list[WordEdit] = []
             for edit in edits:
-                if rng.random() < 0.5 and edit.index not in chosen:
-                    chosen[edit.index] = edit
-            picked = tuple(sorted(chosen.values(), key=lambda e: e.index))
+                if rng.random() < 0.5 and non_overlapping([*chosen, edit]):
+                    chosen.append(edit)
+            picked = tuple(sorted(chosen, key=lambda e: e.index))
             if len(picked) + (order != identity) >= 2:
                 drawn[(order, picked)] = Rewrite(doc, order, picked)
         return list(drawn.values())

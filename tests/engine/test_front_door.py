@@ -10,6 +10,7 @@ from engine import packed_linear
 from engine.bundles.bundle import BundleError
 from engine.decoding import DecodeConfig
 from engine.front_door import Engine, GenerationRequest
+from engine.lm.family import lm_tasks
 
 
 def test_request_validation() -> None:
@@ -41,7 +42,7 @@ def test_load_and_stream_matches_generate(tiny_bundle: Path) -> None:
         streamed[event.variant] += event.text_delta
     generated = model.generate(request)
     assert [v.text for v in generated] == streamed == [v.text for v in stream.variants]
-    assert model.capabilities.tasks == ("continue",) and not model.capabilities.beam_search
+    assert model.capabilities.tasks == lm_tasks() and not model.capabilities.beam_search
 
 
 def test_load_missing_bundle_is_bundle_error(tmp_path: Path) -> None:

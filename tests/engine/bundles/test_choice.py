@@ -7,6 +7,7 @@ from pathlib import Path
 
 from engine.bundles.choice import choose_bundle, missing_model_message, read_defaults
 from engine.front_door import BundleInfo, Engine
+from engine.lm.family import lm_tasks
 
 
 def _info(name: str, tasks: tuple[str, ...], error: str = "") -> BundleInfo:
@@ -35,7 +36,13 @@ def test_defaults_files_earlier_folder_wins_and_bad_files_are_ignored(tmp_path: 
 
 def test_engine_reads_tasks_from_config_and_names_the_recipe(tiny_bundle: Path) -> None:
     engine = Engine(search_dirs=[tiny_bundle.parent])
-    assert engine.list_bundles()[0].tasks == ("continue",)
+    assert engine.list_bundles()[0].tasks == lm_tasks()  # and paraphrase, where rewording is installed
     assert engine.default_bundle("continue").path == tiny_bundle  # type: ignore[union-attr]
     assert engine.default_bundle("abstract") is None
     assert "variorum build-recipe recipes/permgen-abstract.json" in missing_model_message("abstract")
+
+
+def test_a_missing_paraphraser_names_the_packages_that_bring_it() -> None:
+    message = missing_model_message("paraphrase")
+    assert ".ci/setup-venv pos" in message and "variorum[pos]" in message
+    assert "variorum build-recipe recipes/permgen-paraphrase.json" in message

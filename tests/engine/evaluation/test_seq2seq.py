@@ -16,6 +16,7 @@ from engine.decoding import DecodeConfig
 from engine.evaluation.run import main
 from engine.evaluation.seq2seq import paragraph_candidates, paragraph_metrics, paragraph_words, paraphrase_metrics
 from engine.evaluation.splits import load_split
+from engine.lm.family import lm_tasks
 from engine.metrics.bleu import corpus_bleu, sentence_bleu
 from engine.permgen.bundle import load_permgen_bundle
 from engine.permgen.control import OrderControl
@@ -173,7 +174,7 @@ def test_wrong_bundle_for_the_split_is_a_clear_error(
     base = ["--data-root", str(data_root), "--out", str(tmp_path / "x"), *PG_FLAGS]
     story = ["--split", "rocstories_story"]
     cases = [
-        ([str(tiny_bundle)], story, "writes 'continue'; split 'rocstories_story' evaluates task 'story'"),
+        ([str(tiny_bundle)], story, f"writes {' / '.join(map(repr, lm_tasks()))}; split 'rocstories_story' evaluates"),
         ([str(pg_bundles["story"])], ["--split", "parasci"], "writes 'story'; split 'parasci' evaluates task"),
         ([str(pg_bundles["story"]), str(tiny_bundle)], story, "evaluate them apart"),
         ([str(pg_bundles["story"])], ["--split-file", str(TINY_SPLIT)], "evaluates task 'continue' (the task splits"),

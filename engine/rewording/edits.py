@@ -6,14 +6,17 @@ Two kinds of change, both found on spaCy's parse (engine/pos/spacy_backend.py):
   stop word, not a light verb like "be" / "have" / "go", not a passive verb, which is seldom in its
   first sense: "the meeting was moved") is replaced by a first-sense WordNet synonym
   (engine/rewording/wordnet.py) inflected like it (lemminflect, by its Penn tag: "walked" → VBD),
-  with its capital kept; a synonym whose inflected form is rarer than `MIN_ZIPF` on wordfreq's
-  scale (3 ≈ once per million words) is left out, as writers would not pick it. A few connectives
+  with its capital kept (single words only); a synonym whose inflected form is rarer than `MIN_ZIPF`
+  on wordfreq's scale (3 ≈ once per million words), or more than `MAX_RARER` below the word itself
+  (about 5.6 times rarer: "mommy" for "mom", "alas" for "unfortunately"), is left out, as the writer's
+  register would change. A particle ("washed it away") keeps its word. A few connectives
   have fixed alternatives (`CONNECTIVES`: "because" → "since" / "as", "very" → "really").
 - **clause moves** (`clause_moves`): a sentence that ends in an adverbial clause opened by a
   subordinator ("… because the manager was sick."; spaCy parses "when" as an adverb, so an
   adverbial opener counts too) may open with it instead ("Because the manager was sick, the
   meeting …"), and one that opens with an adverbial phrase or clause and a comma ("After dinner,
-  we …", "When the rain stopped, …") may end with it; a lone discourse word ("However,") stays.
+  we …", "When the rain stopped, …") may end with it; a lone fronted word ("However,",
+  "Fearfully,") stays, as it mostly reads worse at the end.
 
 A `Rewrite` is a set of word edits on a word order (the sentence's own, or a clause move's), and
 `Rewrite.text` writes it: the first word capitalised, the sentence's old first word lowercased
@@ -33,15 +36,16 @@ from engine.data.stop_words import SPACY_ENGLISH_STOP_WORDS
 from engine.rewording.wordnet import WordNet
 
 MIN_ZIPF = 3.0
+MAX_RARER = 0.75  # a synonym at most ~5.6 times rarer than the word: the same register ("mom", not "mommy")
+# adverbs that complete a verb ("washed it away", "went inside") rather than add a meaning of their own
+PARTICLE_ADVERBS = frozenset({"away", "out", "off", "up", "down", "back", "over", "on", "in", "around", "along",
+                              "forth", "about", "through", "together", "apart"})
 CONTENT_POS = ("NOUN", "VERB", "ADJ", "ADV")
 LIGHT_LEMMAS = frozenset({"be", "have", "do", "get", "make", "go", "say", "not", "so", "then", "there"})
 CONNECTIVES = {"because": ("since", "as"), "very": ("really",)}
 SUBORDINATORS = frozenset({"because", "when", "before", "after", "if", "since", "while", "although", "though",
                            "once", "until", "whenever"})
 FRONTED_DEPS = frozenset({"advcl", "prep", "npadvmod", "advmod"})  # a fronted phrase that may close the sentence
-DISCOURSE_WORDS = frozenset({"however", "still", "yet", "also", "then", "so", "well", "besides", "instead",
-                             "meanwhile", "therefore", "thus", "anyway", "otherwise", "now", "first", "finally"})
-PARTICLES = frozenset({"up", "out", "off", "away", "down", "on", "in", "over", "back", "about", "through"})
 # spaCy's entity types that are names (kept as written); dates, times and amounts are ordinary words
 NAME_ENTITIES = frozenset({"PERSON", "NORP", "FAC", "ORG", "GPE", "LOC", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW",
                            "LANGUAGE"})
@@ -138,27 +142,27 @@ def _alternatives(token: Any, wordnet: WordNet) -> list[str]:
     if lower in CONNECTIVES:
         return list(CONNECTIVES[lower])
     if (token.pos_ not in CONTENT_POS or token.is_stop or token.ent_type_ in NAME_ENTITIES
-            or token.lemma_.lower() in LIGHT_LEMMAS or not token.text.isalpha() or _passive(token)):
+            or token.lemma_.lower() in LIGHT_LEMMAS or not token.text.isalpha() or _passive(token)
+            or token.dep_ == "prt" or lower in PARTICLE_ADVERBS):
         return []
+    floor = max(MIN_ZIPF, wordfreq.zipf_frequency(lower, "en") - MAX_RARER)
     found = []
     for synonym in wordnet.synonyms(token.lemma_.lower(), token.pos_):
         if not _plain_synonym(synonym, token.lemma_.lower()):
             continue
         inflected = _inflected(synonym, token.tag_)
-        if inflected is not None and wordfreq.zipf_frequency(inflected, "en") >= MIN_ZIPF:
+        if inflected is not None and wordfreq.zipf_frequency(inflected, "en") >= floor:
             found.append(inflected)
     return found
 
 
 def _plain_synonym(synonym: str, lemma: str) -> bool:
     """False for what reads as a different word choice rather than the same meaning: an abbreviation
-    ("E" for "east"), a capitalised name, a narrower compound holding the word ("solar day"), a
-    function word, which changes how the sentence is built ("later that night" → "after that night"),
-    or a phrase other than a phrasal verb ("pass away" stays; "staff of life", "male parent" go)."""
-    words = synonym.split()
-    phrase_ok = len(words) == 1 or (len(words) == 2 and words[1] in PARTICLES)
-    return (phrase_ok and len(synonym) > 2 and synonym == synonym.lower() and lemma not in words
-            and words[0] not in SPACY_ENGLISH_STOP_WORDS)
+    ("E" for "east"), a capitalised name, a function word, which changes how the sentence is built
+    ("later that night" → "after that night"), or a phrase ("staff of life", "male parent", and
+    phrasal verbs, which rarely fit the word's own construction: "get it started" → "get it set out")."""
+    return (" " not in synonym and len(synonym) > 2 and synonym == synonym.lower() and synonym != lemma
+            and synonym not in SPACY_ENGLISH_STOP_WORDS)
 
 
 def _passive(token: Any) -> bool:
@@ -166,19 +170,16 @@ def _passive(token: Any) -> bool:
     return any(child.dep_ in ("auxpass", "nsubjpass") for child in token.children)
 
 
-def _inflected(lemma: str, tag: str) -> str | None:
-    """`lemma` (maybe "start out") in the form of Penn tag `tag`; its head word inflected; None if unknown."""
-    if "'" in lemma or "-" in lemma:
+def _inflected(word: str, tag: str) -> str | None:
+    """`word` in the form of Penn tag `tag` (lemminflect); None for a hyphenated word or an unknown form."""
+    if "'" in word or "-" in word:
         return None
-    head, *rest = lemma.split()
-    if tag not in BASE_TAGS:
-        from lemminflect import getInflection
+    if tag in BASE_TAGS:
+        return word
+    from lemminflect import getInflection
 
-        forms = getInflection(head, tag=tag)
-        if not forms:
-            return None
-        head = forms[0]
-    return " ".join([head, *rest])
+    forms = getInflection(word, tag=tag)
+    return forms[0] if forms else None
 
 
 def _with_case(text: str, original: str) -> str:
@@ -200,8 +201,8 @@ def clause_moves(doc: Any) -> list[tuple[int | str, ...]]:
             if doc[start - 1].text == ",":
                 main = main[:-1]
             moves.append((*words[start:stop], ",", *main, *closing))
-        elif (start == 0 and stop < end and doc[stop].text == "," and token.dep_ in FRONTED_DEPS
-              and token.head.dep_ == "ROOT" and not (stop == 1 and token.lower_ in DISCOURSE_WORDS)):
+        elif (start == 0 and 1 < stop < end and doc[stop].text == "," and token.dep_ in FRONTED_DEPS
+              and token.head.dep_ == "ROOT"):
             moves.append((*words[stop + 1:end], *words[start:stop], *closing))  # "After dinner, X." → "X after dinner."
     return moves
 

@@ -1,8 +1,11 @@
-"""Rewordings of function words that never change meaning: contractions and the complementiser "that".
+"""Rewordings of function words that never change meaning: contractions, verb forms, the complementiser "that".
 
 - **contractions** both ways, on spaCy's split of them: "did n't" ↔ "did not" ("ca n't" ↔ "cannot",
   "wo n't" ↔ "will not"), and a pronoun's "'s" / "'m" / "'re" / "'ll" / "'ve" ↔ "is" / "am" / "are" /
   "will" / "have" when spaCy reads it as an auxiliary (so a possessive "'s" is left alone);
+- **"-ing" ↔ "to"** after a verb that takes either with one meaning ("started crawling" ↔ "started
+  to crawl"; `EITHER_FORM`: start, begin, continue, like, love, hate, prefer), the gerund from
+  lemminflect;
 - **"that" after a verb of saying or thinking** may go: "She said that the cake was ready." →
   "She said the cake was ready." (a "that" marking a clause complement, dep `mark` under `ccomp`).
 
@@ -20,6 +23,7 @@ CONTRACTIBLE = frozenset({"is", "are", "was", "were", "do", "does", "did", "has"
                           "should"})
 SPECIAL_NOT = {"ca": "cannot", "wo": "will not", "sha": "shall not"}  # spaCy's stems of can't / won't / shan't
 CONTRACTED_NOT = {"can": "can't", "will": "won't"}
+EITHER_FORM = frozenset({"start", "begin", "continue", "like", "love", "hate", "prefer"})
 CLITICS = {"'s": "is", "'m": "am", "'re": "are", "'ll": "will", "'ve": "have"}
 FULL_FORMS = {full: clitic for clitic, full in CLITICS.items() if clitic != "'ve"}  # "it have" never contracts
 
@@ -41,7 +45,23 @@ def phrasing_edits(doc: Any) -> list[WordEdit]:
             edits.append(WordEdit(before.i, before.text + FULL_FORMS[token.lower_], token.i + 1))
         elif token.lower_ == "that" and token.dep_ == "mark" and token.head.dep_ == "ccomp":
             edits.append(WordEdit(token.i, ""))
+        if token.dep_ == "xcomp" and token.head.lemma_ in EITHER_FORM and token.head.i < token.i:
+            edits += _verb_form(token)
     return edits
+
+
+def _verb_form(verb: Any) -> list[WordEdit]:
+    """"crawling" → "to crawl", or "to crawl" → "crawling", right after the governing verb."""
+    governor = verb.head
+    if verb.tag_ == "VBG" and verb.i == governor.i + 1:
+        return [WordEdit(verb.i, f"to {verb.lemma_}")]
+    to = verb.doc[verb.i - 1]
+    if verb.tag_ == "VB" and to.tag_ == "TO" and to.i == governor.i + 1:
+        from lemminflect import getInflection
+
+        gerund = getInflection(verb.lemma_, tag="VBG")
+        return [WordEdit(to.i, gerund[0], verb.i + 1)] if gerund else []
+    return []
 
 
 def _negation(verb: Any, negation: Any) -> list[WordEdit]:

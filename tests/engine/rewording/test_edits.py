@@ -43,33 +43,34 @@ def test_first_sense_synonyms_inflected_like_the_word(parse: Parse, wordnet: Wor
     sentence = "He bought two new cars because the children were sick."
     written = [t for texts in rewrites(parse, sentence, word_edits(parse(sentence), wordnet)).values() for t in texts]
     assert "He purchased two new cars because the children were sick." in written  # VBD
-    assert "He bought two new automobiles because the children were sick." in written  # NNS
     assert "He bought two new cars because the kids were sick." in written
-    assert "He bought two new cars because the children were ill." in written
+    assert "He bought two new cars because the children were ill." not in written  # sick: not mostly "ill"
     assert "He bought two new cars since the children were sick." in written  # a connective's fixed alternative
     assert all(t.startswith("He ") for t in written)  # a pronoun is never replaced
 
 
 def test_names_stop_words_passives_and_light_verbs_keep_their_words(parse: Parse) -> None:
-    every_word = Synonyms({w: ["banana"] for w in ("tom", "meeting", "move", "be", "friday", "have")})
+    every_word = Synonyms({w: ["thing"] for w in ("tom", "meeting", "move", "be", "friday", "have")})
     doc = parse("Tom said the meeting was moved to Friday and we have been there.")
     changed = {doc[e.index].text for e in word_edits(doc, every_word)}
     assert changed == {"meeting"}  # not the name, the passive "moved", "be" / "have", nor a stop word
 
 
-def test_rare_abbreviated_compound_and_function_word_synonyms_are_left_out(parse: Parse) -> None:
-    table = {"day": ["solar day", "twenty-four hours", "daytime"], "east": ["E", "eastward"], "walk": ["head out"],
-             "later": ["after", "subsequently"], "bread": ["breadstuff", "staff of life"]}
+def test_rare_abbreviated_phrase_and_function_word_synonyms_are_left_out(parse: Parse) -> None:
+    table = {"later": ["after", "then", "earlier"], "day": ["solar day", "night"], "east": ["E", "west"],
+             "bread": ["staff of life", "breadstuff", "food"], "walk": ["head out", "run"], "bake": ["broil"]}
     doc = parse("Later that day, they baked bread and walked east.")
     texts = {e.text for e in word_edits(doc, Synonyms(table))}
-    assert texts == {"daytime", "Subsequently", "eastward", "headed out"}  # capital kept; a phrasal verb inflected
+    # not: stop words (after, then), phrases (solar day, staff of life, head out), an abbreviation (E),
+    # a rare word (breadstuff), a word much rarer than the writer's ("broiled" for "baked")
+    assert texts == {"Earlier", "night", "west", "food", "ran"}  # the capital kept, the tense followed
 
 
 def test_a_substitute_after_an_article_brings_the_article_it_needs(parse: Parse) -> None:
-    doc = parse("She ate an apple and a pear.")
-    edits = word_edits(doc, Synonyms({"apple": ["pear"], "pear": ["apple"]}))
+    doc = parse("She ate an egg and a cake.")
+    edits = word_edits(doc, Synonyms({"egg": ["cake"], "cake": ["egg"]}))
     texts = sorted(Rewrite(doc, tuple(t.i for t in doc), (e,)).text for e in edits)
-    assert texts == ["She ate a pear and a pear.", "She ate an apple and an apple."]
+    assert texts == ["She ate a cake and a cake.", "She ate an egg and an egg."]
     assert indefinite_article("orange") == "an" and indefinite_article("Pear") == "a"
     assert not non_overlapping(edits[:1] * 2) and non_overlapping(edits)
 
@@ -82,18 +83,18 @@ def test_a_final_subordinate_clause_moves_to_the_front_and_back(parse: Parse) ->
     assert [Rewrite(doc, order).text for order in clause_moves(doc)] == ["Tom ran outside when the rain stopped."]
     doc = parse("After dinner, we watched a movie.")
     assert [Rewrite(doc, order).text for order in clause_moves(doc)] == ["We watched a movie after dinner."]
-    assert clause_moves(parse("However, it rained.")) == []  # a lone discourse word stays in front
+    assert clause_moves(parse("However, it rained.")) == clause_moves(parse("Sadly, it rained.")) == []  # 1 word
     assert clause_moves(parse("She smiled.")) == []
 
 
 def test_a_move_and_word_edits_write_together(parse: Parse, wordnet: WordNet) -> None:
-    doc = parse("I left early because I was tired.")
+    doc = parse("I walked home because I was tired.")
     [order] = clause_moves(doc)
-    edit = next(e for e in word_edits(doc, Synonyms({"leave": ["depart"]})))
-    assert Rewrite(doc, order, (edit,)).text == "Because I was tired, I departed early."
+    edit = next(e for e in word_edits(doc, Synonyms({"walk": ["run"]})))
+    assert Rewrite(doc, order, (edit,)).text == "Because I was tired, I ran home."
 
 
-def test_contractions_both_ways_and_that_may_go(parse: Parse) -> None:
+def test_contractions_verb_forms_and_that_both_ways(parse: Parse) -> None:
     cases = {
         "He didn't go.": ["He did not go."],
         "She was not ready.": ["She wasn't ready."],
@@ -103,6 +104,9 @@ def test_contractions_both_ways_and_that_may_go(parse: Parse) -> None:
         "It is cold today.": ["It's cold today."],
         "She said that Tom's dog was lost.": ["She said Tom's dog was lost."],  # a possessive 's stays
         "Yes, it is.": [],  # never end a sentence on a clitic
+        "It started crawling on her.": ["It started to crawl on her."],
+        "They began to run home.": ["They began running home."],
+        "He wanted to run home.": [],  # "want" takes only "to"
     }
     for sentence, expected in cases.items():
         doc = parse(sentence)

@@ -37,19 +37,19 @@ def price(text: str, prices: dict[str, float]) -> float:
 
 
 def rewording(parse: Parse, prices: dict[str, float], **settings: float) -> Rewording:
-    synonyms = Synonyms({"dog": ["hound", "pooch"], "cake": ["pie"], "hungry": ["famished"]})
+    synonyms = Synonyms({"dog": ["cat", "horse"], "cake": ["pie"], "hungry": ["starving"]})
     return Rewording(PricedScorer(prices), synonyms, parse, RewordSettings(**settings))
 
 
 def test_only_changes_within_the_margin_are_kept_and_combined(parse: Parse) -> None:
     # margins: 5 nats for one edit, 5 + 3 for two, 10 for a clause move alone
-    prices = {"hound": 4.0, "pooch": 6.0, "pie": 2.0, "famished": 9.0, "hungry,": 11.0, "since": 1.0,
+    prices = {"cat": 4.0, "horse": 6.0, "pie": 2.0, "starving": 9.0, "hungry,": 11.0, "since": 1.0,
               "as it": 1.0}
     found = {s.text for s in rewording(parse, prices).rewrites(SOURCE, 50, seed=0)}
-    assert "The hound ate the cake because it was hungry." in found
+    assert "The cat ate the cake because it was hungry." in found
     assert "The dog ate the pie because it was hungry." in found
-    assert "The hound ate the pie because it was hungry." in found  # 6 ≤ 8
-    assert not any("pooch" in t or "famished" in t or "hungry," in t for t in found)
+    assert "The cat ate the pie because it was hungry." in found  # 6 ≤ 8
+    assert not any("horse" in t or "starving" in t or "hungry," in t for t in found)
     assert SOURCE not in found and len(found) == len(set(found))
     assert all(price(t, prices) <= 11 for t in found)  # three changes: at most 5 + 3 + 3
 
@@ -72,10 +72,9 @@ def test_the_draw_is_seeded_and_gives_at_most_n_distinct_rewrites(parse: Parse) 
 
 
 def test_a_low_temperature_picks_the_most_fluent(parse: Parse) -> None:
-    prices = {"hound": -3.0, "pie": -2.0, "pooch": 1.0, "famished": 1.0, "since": 2.0, "as it": 2.0,
-              "hungry,": 1.0}
+    prices = {"cat": -3.0, "pie": -2.0, "horse": 6.0, "starving": 6.0, "since": 6.0, "as it": 6.0, "hungry,": 11.0}
     picks = rewording(parse, prices, temperature=1e-3).rewrites(SOURCE, 1, seed=9)
-    assert [p.text for p in picks] == ["The hound ate the pie because it was hungry."]  # the lowest NLL
+    assert [p.text for p in picks] == ["The cat ate the pie because it was hungry."]  # the lowest NLL
 
 
 @pytest.mark.parametrize("settings", [{"change_margin": -1.0}, {"move_margin": -0.1}, {"temperature": 0.0}])

@@ -28,16 +28,27 @@ DATA_NOUN = [
     "00000300 06 n 02 shop 1 workshop 0 000 | a workplace  ",
     "00000400 06 n 02 memory 0 store 2 000 | a computer's memory  ",
 ]
+# SemCor tag counts: store means a shop 8 times in 10; shop means a store 5 times in 8; stock and fund untagged
+INDEX_SENSE = [
+    "fund%1:21:00:: 00000200 1 0", "shop%1:06:00:: 00000300 1 3", "shop%1:06:01:: 00000100 2 5",
+    "stock%1:21:00:: 00000200 1 0", "store%1:06:00:: 00000100 1 8", "store%1:21:00:: 00000200 2 2",
+]
 INDEX_ADJ = ["ill a 1 1 & 1 0 00000500  ", "sick a 1 1 & 1 0 00000500  "]
 DATA_ADJ = ["00000500 00 a 02 ill(p) 0 sick 0 000 | affected by an impairment of normal health  "]
 
 
-@pytest.fixture
-def folder(tmp_path: Path) -> Path:
+def write_wordnet(folder: Path, with_counts: bool) -> Path:
     for name, lines in (("index.noun", INDEX_NOUN), ("data.noun", DATA_NOUN), ("index.adj", INDEX_ADJ),
                         ("data.adj", DATA_ADJ)):
-        (tmp_path / name).write_bytes((HEADER + "".join(f"{line}\r\n" for line in lines)).encode())
-    return tmp_path
+        (folder / name).write_bytes((HEADER + "".join(f"{line}\r\n" for line in lines)).encode())
+    if with_counts:  # index.sense has no licence header
+        (folder / "index.sense").write_bytes("".join(f"{line}\r\n" for line in INDEX_SENSE).encode())
+    return folder
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    return write_wordnet(tmp_path, with_counts=True)
 
 
 def test_senses_come_in_the_index_order_which_is_sense_frequency(folder: Path) -> None:
@@ -47,19 +58,30 @@ def test_senses_come_in_the_index_order_which_is_sense_frequency(folder: Path) -
     assert wordnet.senses("store", "PRON") == []
 
 
-def test_synonyms_are_the_first_sense_that_the_synonym_also_means_among_its_first_senses(folder: Path) -> None:
+def test_synonyms_share_the_first_sense_where_both_words_mostly_mean_it(folder: Path) -> None:
     wordnet = WordNet(folder)
-    # sense 1 of store is {store, shop}; shop has it as its sense 2 (within MUTUAL_SENSES = 3)
-    assert wordnet.synonyms("store", "NOUN") == ["shop"]
-    # never a word of the second sense ({stock, fund}) nor the fourth ({memory})
-    assert wordnet.synonyms("stock", "NOUN") == ["store", "fund"]
-    assert wordnet.synonyms("ill", "ADJ") == ["sick"]  # the "(p)" marker is not part of the word
+    assert wordnet.share("store", "NOUN", 100) == pytest.approx(0.8)
+    assert wordnet.share("shop", "NOUN", 100) == pytest.approx(5 / 8)
+    assert wordnet.share("stock", "NOUN", 200) is None  # never tagged
+    assert wordnet.synonyms("store", "NOUN") == ["shop"]  # never a word of store's second or fourth sense
+    # stock is untagged, so its first sense stands; store means a supply in 2 of 10: left out
+    assert wordnet.synonyms("stock", "NOUN") == ["fund"]
+    assert wordnet.synonyms("ill", "ADJ") == ["sick"]  # untagged, first senses; the "(p)" marker is dropped
     assert wordnet.synonyms("nothing", "NOUN") == []
 
 
-def test_a_synonym_that_means_it_only_rarely_is_left_out(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(wordnet_module, "MUTUAL_SENSES", 1)  # shop means a store only in its sense 2
-    assert WordNet(folder).synonyms("store", "NOUN") == []
+def test_a_sense_that_is_not_what_a_word_mostly_means_gives_no_synonym(
+        folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(wordnet_module, "DOMINANT", 0.7)
+    assert WordNet(folder).synonyms("store", "NOUN") == []  # shop means a store in 5 of 8 < 0.7
+    monkeypatch.setattr(wordnet_module, "DOMINANT", 0.9)
+    assert WordNet(folder).senses("store", "NOUN")[0] == 100 and WordNet(folder).synonyms("store", "NOUN") == []
+
+
+def test_without_tag_counts_a_synonym_must_have_the_sense_first(tmp_path: Path) -> None:
+    wordnet = WordNet(write_wordnet(tmp_path, with_counts=False))
+    assert wordnet.synonyms("store", "NOUN") == []  # shop's first sense is a workshop
+    assert wordnet.synonyms("stock", "NOUN") == ["fund"]  # store's first sense is a shop
 
 
 def test_a_missing_wordnet_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:

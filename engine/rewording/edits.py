@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 from typing import Any
 
 import wordfreq
@@ -36,6 +37,7 @@ from engine.data.stop_words import SPACY_ENGLISH_STOP_WORDS
 from engine.rewording.wordnet import WordNet
 
 MIN_ZIPF = 3.0
+SPELLING_VARIANT = 0.85  # difflib's ratio from which a "synonym" is the word spelt otherwise
 MAX_RARER = 0.75  # a synonym at most ~5.6 times rarer than the word: the same register ("mom", not "mommy")
 # adverbs that complete a verb ("washed it away", "went inside") rather than add a meaning of their own
 PARTICLE_ADVERBS = frozenset({"away", "out", "off", "up", "down", "back", "over", "on", "in", "around", "along",
@@ -158,10 +160,12 @@ def _alternatives(token: Any, wordnet: WordNet) -> list[str]:
 
 def _plain_synonym(synonym: str, lemma: str) -> bool:
     """False for what reads as a different word choice rather than the same meaning: an abbreviation
-    ("E" for "east"), a capitalised name, a function word, which changes how the sentence is built
-    ("later that night" → "after that night"), or a phrase ("staff of life", "male parent", and
-    phrasal verbs, which rarely fit the word's own construction: "get it started" → "get it set out")."""
-    return (" " not in synonym and len(synonym) > 2 and synonym == synonym.lower() and synonym != lemma
+    ("E" for "east"), a capitalised name, another spelling ("neighbour"), a function word, which
+    changes how the sentence is built ("later that night" → "after that night"), or a phrase ("staff
+    of life", "male parent", and phrasal verbs, which rarely fit the word's own construction: "get it
+    started" → "get it set out")."""
+    return (" " not in synonym and len(synonym) > 2 and synonym == synonym.lower()
+            and SequenceMatcher(None, synonym, lemma).ratio() < SPELLING_VARIANT
             and synonym not in SPACY_ENGLISH_STOP_WORDS)
 
 

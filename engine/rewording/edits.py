@@ -1,6 +1,6 @@
 """The changes a rewording may make to one parsed sentence, and how a chosen set of them is written out.
 
-Two kinds of change, both found on spaCy's parse (engine/pos/spacy_backend.py):
+Three kinds of change, all found on spaCy's parse (engine/pos/spacy_backend.py):
 
 - **word edits** (`word_edits`): a content word (noun, verb, adjective, adverb; not a name, not a
   stop word, not a light verb like "be" / "have" / "go", not a passive verb, which is seldom in its
@@ -9,14 +9,17 @@ Two kinds of change, both found on spaCy's parse (engine/pos/spacy_backend.py):
   with its capital kept (single words only); a synonym whose inflected form is rarer than `MIN_ZIPF`
   on wordfreq's scale (3 ≈ once per million words), or more than `MAX_RARER` below the word itself
   (about 5.6 times rarer: "mommy" for "mom", "alas" for "unfortunately"), is left out, as the writer's
-  register would change. A particle ("washed it away") keeps its word. A few connectives
-  have fixed alternatives (`CONNECTIVES`: "because" → "since" / "as", "very" → "really").
+  register would change. A particle ("washed it away") keeps its word. Function words and
+  fixed phrases that WordNet leaves out have their own alternatives (engine/rewording/phrasing.py).
 - **clause moves** (`clause_moves`): a sentence that ends in an adverbial clause opened by a
   subordinator ("… because the manager was sick."; spaCy parses "when" as an adverb, so an
   adverbial opener counts too) may open with it instead ("Because the manager was sick, the
   meeting …"), and one that opens with an adverbial phrase or clause and a comma ("After dinner,
   we …", "When the rain stopped, …") may end with it; a lone fronted word ("However,",
   "Fearfully,") stays, as it mostly reads worse at the end.
+
+- **conjunct swaps** (`conjunct_swaps`): two joined nouns or adjectives change places ("bread and
+  butter" aside, which the language model finds less likely, the meaning stays).
 
 A `Rewrite` is a set of word edits on a word order (the sentence's own, or a clause move's), and
 `Rewrite.text` writes it: the first word capitalised, the sentence's old first word lowercased
@@ -44,10 +47,10 @@ PARTICLE_ADVERBS = frozenset({"away", "out", "off", "up", "down", "back", "over"
                               "forth", "about", "through", "together", "apart"})
 CONTENT_POS = ("NOUN", "VERB", "ADJ", "ADV")
 LIGHT_LEMMAS = frozenset({"be", "have", "do", "get", "make", "go", "say", "not", "so", "then", "there"})
-CONNECTIVES = {"because": ("since", "as"), "very": ("really",)}
 SUBORDINATORS = frozenset({"because", "when", "before", "after", "if", "since", "while", "although", "though",
                            "once", "until", "whenever"})
 FRONTED_DEPS = frozenset({"advcl", "prep", "npadvmod", "advmod"})  # a fronted phrase that may close the sentence
+SWAPPABLE_POS = frozenset({"NOUN", "PROPN", "ADJ"})  # joined verbs are often a sequence of events: not swapped
 # spaCy's entity types that are names (kept as written); dates, times and amounts are ordinary words
 NAME_ENTITIES = frozenset({"PERSON", "NORP", "FAC", "ORG", "GPE", "LOC", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW",
                            "LANGUAGE"})
@@ -141,8 +144,6 @@ def indefinite_article(word: str) -> str:
 
 def _alternatives(token: Any, wordnet: WordNet) -> list[str]:
     lower = token.text.lower()
-    if lower in CONNECTIVES:
-        return list(CONNECTIVES[lower])
     if (token.pos_ not in CONTENT_POS or token.is_stop or token.ent_type_ in NAME_ENTITIES
             or token.lemma_.lower() in LIGHT_LEMMAS or not token.text.isalpha() or _passive(token)
             or token.dep_ == "prt" or lower in PARTICLE_ADVERBS):
@@ -209,6 +210,29 @@ def clause_moves(doc: Any) -> list[tuple[int | str, ...]]:
               and token.head.dep_ == "ROOT"):
             moves.append((*words[stop + 1:end], *words[start:stop], *closing))  # "After dinner, X." → "X after dinner."
     return moves
+
+
+def conjunct_swaps(doc: Any) -> list[tuple[int | str, ...]]:
+    """The word orders of swapping two joined nouns or adjectives ("the cat and the dog" → "the dog and
+    the cat"): exactly two conjuncts around "and" / "or", neither holding punctuation, each with or
+    each without words before its head (so "some bread and milk", where "some" is shared, stays)."""
+    words = [token.i for token in doc]
+    swaps: list[tuple[int | str, ...]] = []
+    for second in doc:
+        first = second.head
+        if second.dep_ != "conj" or first.pos_ not in SWAPPABLE_POS or second.pos_ not in SWAPPABLE_POS:
+            continue
+        joins = [child for child in first.children if child.dep_ == "cc" and first.i < child.i < second.i]
+        if len(joins) != 1 or joins[0].lower_ not in ("and", "or") or len(list(first.conjuncts)) != 1:
+            continue
+        start, join, end = first.left_edge.i, joins[0].i, second.right_edge.i + 1
+        spans = (doc[start:join], doc[join + 1:end])
+        if join + 1 != second.left_edge.i or any(t.is_punct for span in spans for t in span):
+            continue
+        if (first.i > start) != (second.i > join + 1):
+            continue
+        swaps.append((*words[:start], *words[join + 1:end], join, *words[start:join], *words[end:]))
+    return swaps
 
 
 def _subordinate(first: Any) -> bool:

@@ -1,4 +1,9 @@
-"""Rewordings of function words that never change meaning: contractions, verb forms, the complementiser "that".
+"""Rewordings of function words that never change meaning: phrases, contractions, verb forms, "that".
+
+- **fixed phrases** (`PHRASES`): words and phrases with an equivalent that holds wherever they
+  occur ("because" → "since" / "as", but "because of" → "due to"; "although" → "though"; "such as"
+  → "like"; "in order to" → "to"; "nearly" ↔ "almost"; "perhaps" ↔ "maybe"; …). The list is ours,
+  kept to alternatives we found safe in any sentence; WordNet has no function words;
 
 - **contractions** both ways, on spaCy's split of them: "did n't" ↔ "did not" ("ca n't" ↔ "cannot",
   "wo n't" ↔ "will not"), and a pronoun's "'s" / "'m" / "'re" / "'ll" / "'ve" ↔ "is" / "am" / "are" /
@@ -23,14 +28,22 @@ CONTRACTIBLE = frozenset({"is", "are", "was", "were", "do", "does", "did", "has"
                           "should"})
 SPECIAL_NOT = {"ca": "cannot", "wo": "will not", "sha": "shall not"}  # spaCy's stems of can't / won't / shan't
 CONTRACTED_NOT = {"can": "can't", "will": "won't"}
+PHRASES: dict[tuple[str, ...], tuple[str, ...]] = {
+    ("because",): ("since", "as"), ("because", "of"): ("due to",), ("very",): ("really",),
+    ("although",): ("though", "even though"), ("though",): ("although",), ("such", "as"): ("like",),
+    ("in", "order", "to"): ("to",), ("so", "as", "to"): ("to",), ("a", "lot", "of"): ("lots of",),
+    ("lots", "of"): ("a lot of",), ("nearly",): ("almost",), ("almost",): ("nearly",),
+    ("perhaps",): ("maybe",), ("maybe",): ("perhaps",), ("mainly",): ("mostly", "chiefly"),
+    ("mostly",): ("mainly",), ("known", "as"): ("called",), ("at", "once"): ("right away",),
+}
 EITHER_FORM = frozenset({"start", "begin", "continue", "like", "love", "hate", "prefer"})
 CLITICS = {"'s": "is", "'m": "am", "'re": "are", "'ll": "will", "'ve": "have"}
 FULL_FORMS = {full: clitic for clitic, full in CLITICS.items() if clitic != "'ve"}  # "it have" never contracts
 
 
 def phrasing_edits(doc: Any) -> list[WordEdit]:
-    """Every contraction, expansion and "that" drop `doc` allows."""
-    edits: list[WordEdit] = []
+    """Every phrase swap, contraction, expansion, verb form and "that" drop `doc` allows."""
+    edits = _phrase_swaps(doc)
     for token in doc:
         before = doc[token.i - 1] if token.i > 0 else None
         if before is None:
@@ -62,6 +75,28 @@ def _verb_form(verb: Any) -> list[WordEdit]:
         gerund = getInflection(verb.lemma_, tag="VBG")
         return [WordEdit(to.i, gerund[0], verb.i + 1)] if gerund else []
     return []
+
+
+def _phrase_swaps(doc: Any) -> list[WordEdit]:
+    """The `PHRASES` alternatives of every phrase in `doc`, longest match first at each word."""
+    words = [token.lower_ for token in doc]
+    edits: list[WordEdit] = []
+    start = 0
+    while start < len(words):
+        for length in (3, 2, 1):
+            phrase = tuple(words[start:start + length])
+            if phrase in PHRASES and not _prevented(doc, start, phrase):
+                original = doc[start].text
+                edits += [WordEdit(start, _cased(text, original), start + length) for text in PHRASES[phrase]]
+                start += length - 1
+                break
+        start += 1
+    return edits
+
+
+def _prevented(doc: Any, start: int, phrase: tuple[str, ...]) -> bool:
+    """"though" swaps only as a conjunction ("…, though." is an adverb), "as" never alone."""
+    return phrase == ("though",) and doc[start].dep_ != "mark"
 
 
 def _negation(verb: Any, negation: Any) -> list[WordEdit]:

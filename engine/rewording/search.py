@@ -7,7 +7,8 @@ from the source). Here meaning is kept by construction (first-sense synonyms and
 nothing added or dropped) and the model only says which rewrites read as English:
 
 1. Every single change is scored alone: Δ = NLL(rewrite) − NLL(source), the summed token NLL of
-   the whole sentence under the model, each after an end-of-text token. A word edit is kept when
+   the whole sentence under the model, each after an end-of-text token; the source is scored as
+   rewrites are written (a tokenized "sick ." as "sick."), so spacing alone never counts. A word edit is kept when
    Δ ≤ `change_margin` nats, a clause move when Δ ≤ `move_margin`: the model finds it not much less
    likely than the writer's wording. (A model trained on stories finds "Because …" openings rare,
    so a move gets more room; it adds and drops no word.)
@@ -34,7 +35,7 @@ from typing import Any
 import torch
 
 from engine.model import IGNORE_INDEX, LanguageModel
-from engine.rewording.edits import Rewrite, WordEdit, clause_moves, non_overlapping, word_edits
+from engine.rewording.edits import Rewrite, WordEdit, clause_moves, conjunct_swaps, non_overlapping, word_edits
 from engine.rewording.phrasing import phrasing_edits
 from engine.rewording.wordnet import WordNet
 from engine.tokenizer import VariorumTokenizer
@@ -129,16 +130,18 @@ class Rewording:
         if not self.scorer.fits(sentence):
             return []  # longer than the model's window: it cannot judge a rewrite of it
         doc = self.parse(sentence)
-        source = self.scorer.score([sentence])[0]
         identity: tuple[int | str, ...] = tuple(token.i for token in doc)
+        unchanged = Rewrite(doc, identity).text  # the sentence as rewrites are written (" ," → ",")
+        source = self.scorer.score([unchanged])[0]
         edits = word_edits(doc, self.wordnet) + phrasing_edits(doc)
         singles = [Rewrite(doc, identity, (edit,)) for edit in edits]
-        singles += [Rewrite(doc, order) for order in clause_moves(doc)]
+        singles += [Rewrite(doc, order) for order in clause_moves(doc) + conjunct_swaps(doc)]
         kept = self._within(singles, source)
         combined = self._combinations([rewrite for rewrite, _ in kept], identity, seed)
         found = {scored.text: scored for _, scored in kept}
         found.update({scored.text: scored for _, scored in self._within(combined, source)})
         found.pop(sentence, None)
+        found.pop(unchanged, None)
         return self._pick(list(found.values()), source, n, seed)
 
     def _within(self, rewrites: Sequence[Rewrite], source: ScoredText) -> list[tuple[Rewrite, ScoredText]]:

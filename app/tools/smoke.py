@@ -1,9 +1,10 @@
 """Smoke test of a built app: open the window, continue a text with a bundled model, write a story with
-the bundled story model, exit.
+the bundled story model, paraphrase a sentence (where rewording's packages are installed), exit.
 
     variorum-app --smoke-test        (the packaged build runs this offscreen after building)
 
-Exit status 0 when both models loaded and every variant received text, 1 otherwise (with the reason).
+Exit status 0 when the models loaded, every variant received text and a paraphrase changed the sentence,
+1 otherwise (with the reason).
 Each line it prints names the model and what ran it (torch, or ONNX Runtime where the bundle has an
 export and the package is present), so a build without onnxruntime shows up as "torch".
 """
@@ -18,6 +19,7 @@ from PySide6.QtWidgets import QApplication
 from app.controls.modes import MODES
 from app.tools.window import loaded_window, wait_until
 from engine.front_door import RESOURCES_MODELS
+from engine.rewording import rewording_available
 
 if TYPE_CHECKING:
     from app.main_window import MainWindow
@@ -26,10 +28,11 @@ SMOKE_BUNDLE = RESOURCES_MODELS / "roc-stories-tiny"
 STORY_BUNDLE = RESOURCES_MODELS / "permgen-story"
 SMOKE_VARIANTS = 2
 SMOKE_TOKENS = 8
+PASSAGE = "The children were happy because their father came home early."
 
 
 def run_smoke_test() -> int:
-    """Continue a text with SMOKE_BUNDLE, then write a story in Story mode; 0 when every variant got text."""
+    """Continue a text with SMOKE_BUNDLE, write a story in Story mode, paraphrase PASSAGE; 0 when all worked."""
     qt = QApplication.instance() or QApplication(sys.argv[:1])  # noqa: F841 (must outlive the window)
     with loaded_window(SMOKE_BUNDLE) as (window, editor):
         editor.setPlainText("The old lighthouse keeper looked out at the sea and")
@@ -38,6 +41,14 @@ def run_smoke_test() -> int:
         if STORY_BUNDLE.is_dir():
             window.controls.mode.title_edit.setText("The lighthouse")
             if not (_picked(window, "story") and _written(window, "story")):
+                return 1
+        if rewording_available():
+            editor.setPlainText(PASSAGE)
+            editor.selectAll()
+            if not (_picked(window, "paraphrase") and _written(window, "paraphrase")):
+                return 1
+            if all(text == PASSAGE for text in window.variants.texts()):
+                print("smoke test: paraphrase: every variant is the passage unchanged", file=sys.stderr)
                 return 1
     return 0
 

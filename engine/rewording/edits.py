@@ -14,8 +14,8 @@ Three kinds of change, all found on spaCy's parse (engine/pos/spacy_backend.py):
 - **clause moves** (`clause_moves`): a sentence that ends in an adverbial clause opened by a
   subordinator ("… because the manager was sick."; spaCy parses "when" as an adverb, so an
   adverbial opener counts too) may open with it instead ("Because the manager was sick, the
-  meeting …"), and one that opens with an adverbial phrase or clause and a comma ("After dinner,
-  we …", "When the rain stopped, …") may end with it; a lone fronted word ("However,",
+  meeting …"), and one that opens with an adverbial phrase or clause, with or without a comma
+  ("After dinner, we …", "When the rain stopped they …"), may end with it; a lone fronted word ("However,",
   "Fearfully,") stays, as it mostly reads worse at the end.
 
 - **conjunct swaps** (`conjunct_swaps`): two joined nouns or adjectives change places ("bread and
@@ -206,9 +206,10 @@ def clause_moves(doc: Any) -> list[tuple[int | str, ...]]:
             if doc[start - 1].text == ",":
                 main = main[:-1]
             moves.append((*words[start:stop], ",", *main, *closing))
-        elif (start == 0 and 1 < stop < end and doc[stop].text == "," and token.dep_ in FRONTED_DEPS
-              and token.head.dep_ == "ROOT"):
-            moves.append((*words[stop + 1:end], *words[start:stop], *closing))  # "After dinner, X." → "X after dinner."
+        elif start == 0 and 1 < stop < end and token.dep_ in FRONTED_DEPS and token.head.dep_ == "ROOT":
+            rest = stop + 1 if doc[stop].text == "," else stop  # "After dinner(,) X." → "X after dinner."
+            if rest < end and not doc[rest].is_punct:
+                moves.append((*words[rest:end], *words[start:stop], *closing))
     return moves
 
 

@@ -12,7 +12,9 @@
   to crawl"; `EITHER_FORM`: start, begin, continue, like, love, hate, prefer), the gerund from
   lemminflect;
 - **"that" after a verb of saying or thinking** may go: "She said that the cake was ready." →
-  "She said the cake was ready." (a "that" marking a clause complement, dep `mark` under `ccomp`).
+  "She said the cake was ready." (a "that" marking a clause complement, dep `mark` under `ccomp`),
+  and may come where it is missing after such a verb (`THAT_VERBS`) whose clause opens with its
+  subject: "She thought she was late." → "She thought that she was late."
 
 Each is a `WordEdit` (engine/rewording/edits.py) over the tokens it rewrites; an edit with empty text
 drops its token.
@@ -36,6 +38,9 @@ PHRASES: dict[tuple[str, ...], tuple[str, ...]] = {
     ("perhaps",): ("maybe",), ("maybe",): ("perhaps",), ("mainly",): ("mostly", "chiefly"),
     ("mostly",): ("mainly",), ("known", "as"): ("called",), ("at", "once"): ("right away",),
 }
+THAT_VERBS = frozenset({"think", "say", "tell", "know", "realize", "realise", "believe", "feel", "hope", "agree",
+                        "decide", "notice", "see", "find", "learn", "discover", "remember", "forget", "wish", "admit",
+                        "claim"})
 EITHER_FORM = frozenset({"start", "begin", "continue", "like", "love", "hate", "prefer"})
 CLITICS = {"'s": "is", "'m": "am", "'re": "are", "'ll": "will", "'ve": "have"}
 FULL_FORMS = {full: clitic for clitic, full in CLITICS.items() if clitic != "'ve"}  # "it have" never contracts
@@ -58,6 +63,9 @@ def phrasing_edits(doc: Any) -> list[WordEdit]:
             edits.append(WordEdit(before.i, before.text + FULL_FORMS[token.lower_], token.i + 1))
         elif token.lower_ == "that" and token.dep_ == "mark" and token.head.dep_ == "ccomp":
             edits.append(WordEdit(token.i, ""))
+        elif token.dep_ == "ccomp" and token.head.lemma_ in THAT_VERBS and _bare_clause(token):
+            first = token.left_edge  # "She thought she was late." → "She thought that she was late."
+            edits.append(WordEdit(first.i, f"that {first.text}"))
         if token.dep_ == "xcomp" and token.head.lemma_ in EITHER_FORM and token.head.i < token.i:
             edits += _verb_form(token)
     return edits
@@ -97,6 +105,16 @@ def _phrase_swaps(doc: Any) -> list[WordEdit]:
 def _prevented(doc: Any, start: int, phrase: tuple[str, ...]) -> bool:
     """"though" swaps only as a conjunction ("…, though." is an adverb), "as" never alone."""
     return phrase == ("though",) and doc[start].dep_ != "mark"
+
+
+def _bare_clause(clause: Any) -> bool:
+    """A clause complement right after its verb (or the verb's object: "told him it was"), opened by its
+    subject, with no "that" / "if" / "how"."""
+    first, verb = clause.left_edge, clause.head
+    between = clause.doc[verb.i + 1:first.i]
+    return (first.i > verb.i and all(t.dep_ in ("dobj", "dative") and t.head == verb for t in between)
+            and first.dep_ in ("nsubj", "nsubjpass", "det")
+            and not any(child.dep_ == "mark" for child in clause.children))
 
 
 def _negation(verb: Any, negation: Any) -> list[WordEdit]:

@@ -83,6 +83,8 @@ def test_a_final_subordinate_clause_moves_to_the_front_and_back(parse: Parse) ->
     assert [Rewrite(doc, order).text for order in clause_moves(doc)] == ["Tom ran outside when the rain stopped."]
     doc = parse("After dinner, we watched a movie.")
     assert [Rewrite(doc, order).text for order in clause_moves(doc)] == ["We watched a movie after dinner."]
+    doc = parse("Six weeks later their divorce was final.")  # no comma
+    assert [Rewrite(doc, order).text for order in clause_moves(doc)] == ["Their divorce was final six weeks later."]
     assert clause_moves(parse("However, it rained.")) == clause_moves(parse("Sadly, it rained.")) == []  # 1 word
     assert clause_moves(parse("She smiled.")) == []
 
@@ -103,6 +105,9 @@ def test_phrases_contractions_verb_forms_and_that(parse: Parse) -> None:
         "It's cold today.": ["It is cold today."],
         "It is cold today.": ["It's cold today."],
         "She said that Tom's dog was lost.": ["She said Tom's dog was lost."],  # a possessive 's stays
+        "She thought Anna was late.": ["She thought that Anna was late."],
+        "She told him how she felt.": [],  # "how" opens the clause
+        "They told him it was dead.": ["They told him that it was dead."],
         "Yes, it is.": [],  # never end a sentence on a clitic
         "It started crawling on her.": ["It started to crawl on her."],
         "They began to run home.": ["They began running home."],

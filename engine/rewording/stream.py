@@ -7,8 +7,10 @@ the variants are the same `ParaphraseVariant`s with Self-BLEU / Self-WER against
 (engine/permgen/paraphrase.py), so the app, the CLI and `variorum eval` read them alike.
 
 Sentence j's rewrites come from one seeded draw (seed + j · SENTENCE_SEED_STRIDE), variant i taking
-the i-th pick; so the same seed and N give the same texts. A sentence with fewer than N rewrites
-keeps the writer's sentence in the variants left over (`kept_source`). Each variant's tokens are its
+pick (i − j) mod N; so the same seed and N give the same texts. A sentence with fewer than N rewrites
+keeps the writer's sentence in the variants left over (`kept_source`), and the rotation spreads the
+sentences that have only one or two rewrites over all the variants, rather than giving them all to
+the first, so that every variant of a passage differs somewhere. Each variant's tokens are its
 rewrite in the model's pieces, with the model's log-probabilities from the scoring pass, streamed
 once the sentence is chosen; the writer's stop is honoured between sentences.
 """
@@ -73,13 +75,20 @@ class RewordStream(DecodeStream):
                 start, end = self.spans[j]
                 seed = (self.base_seed + j * SENTENCE_SEED_STRIDE) % 2**62
                 picks = self.rewording.rewrites(self.passage[start:end], len(self.candidates), seed)
-                self.outputs.append([p.text for p in picks] + [""] * (len(self.candidates) - len(picks)))
-                for i, pick in enumerate(picks):
-                    yield from self._emit(i, j, prefix, pick)
+                chosen = self._spread(picks, j)
+                self.outputs.append([pick.text if pick is not None else "" for pick in chosen])
+                for i, pick in enumerate(chosen):
+                    if pick is not None:
+                        yield from self._emit(i, j, prefix, pick)
             for variant in self.candidates:
                 variant.finish_reason = FINISH_DONE
         finally:
             complete_paraphrases(self.candidates, self.passage, self.spans, self.outputs, lowercase=True)
+
+    def _spread(self, picks: list[ScoredText], j: int) -> list[ScoredText | None]:
+        """Sentence j's pick for each variant: variant i takes pick (i − j) mod N, None past the last one."""
+        n = len(self.candidates)
+        return [picks[(i - j) % n] if (i - j) % n < len(picks) else None for i in range(n)]
 
     def _emit(self, i: int, j: int, prefix: str, pick: ScoredText) -> Iterator[TokenEvent]:
         """Variant i's rewrite of sentence j, token by token (the end-of-text token's log-prob left out)."""

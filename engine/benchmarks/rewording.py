@@ -4,7 +4,8 @@ The sentences of held-out ROCStories stories (the hash split every Continue mode
 request each, as the app paraphrases a one-sentence selection (`Engine.load(...).stream`, task
 "paraphrase", N variants, a fixed seed): the table gives the share of sentences with 0, 1, …, N
 distinct rewrites, the mean, and the share of the source's content words each rewrite keeps (on
-normalised words, engine/metrics/paraphrase.py); then `--show` sentences with their rewrites, to read.
+normalised words, engine/metrics/paraphrase.py) and the time a sentence takes (parsers loaded first;
+measure with nothing else running); then `--show` sentences with their rewrites, to read.
 
     python -m engine.benchmarks.rewording [--bundle resources/models/continue-f2-nmst] [--sentences 300]
 """
@@ -12,6 +13,7 @@ normalised words, engine/metrics/paraphrase.py); then `--show` sentences with th
 from __future__ import annotations
 
 import argparse
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -48,6 +50,8 @@ def main(argv: list[str] | None = None) -> None:
     counts: Counter[int] = Counter()
     kept: list[float] = []
     shown: list[tuple[str, list[str]]] = []
+    model.generate(GenerationRequest(task="paraphrase", prompt="It was late.", n=1))  # loads spaCy and WordNet
+    started = time.perf_counter()
     for i, sentence in enumerate(sentences):
         request = GenerationRequest(task="paraphrase", prompt=sentence, n=args.variants,
                                     decode=DecodeConfig(seed=args.seed + i))
@@ -56,8 +60,10 @@ def main(argv: list[str] | None = None) -> None:
         kept += [content_words_kept([normalize(r)], [normalize(sentence)]) for r in rewrites]
         if len(shown) < args.show:
             shown.append((sentence, rewrites))
+    seconds = time.perf_counter() - started
     total = len(sentences)
-    print(f"{total} held-out story sentences, {args.variants} variants each, {args.bundle.name}:")
+    print(f"{total} held-out story sentences, {args.variants} variants each, {args.bundle.name}, "
+          f"{1000 * seconds / total:.0f} ms a sentence on the {model.device} (torch):")
     for k in range(args.variants + 1):
         print(f"  {k} distinct rewrites: {100 * counts[k] / total:5.1f}% of sentences")
     print(f"  mean distinct rewrites: {sum(k * c for k, c in counts.items()) / total:.2f} of {args.variants}")

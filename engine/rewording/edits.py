@@ -9,13 +9,15 @@ Three kinds of change, all found on spaCy's parse (engine/pos/spacy_backend.py):
   with its capital kept (single words only); a synonym whose inflected form is rarer than `MIN_ZIPF`
   on wordfreq's scale (3 ≈ once per million words), or more than `MAX_RARER` below the word itself
   (about 5.6 times rarer: "mommy" for "mom", "alas" for "unfortunately"), is left out, as the writer's
-  register would change. A particle ("washed it away") keeps its word. Function words and
+  register would change. A particle ("washed it away") and a word of a compound ("country band")
+  keep their words. Function words and
   fixed phrases that WordNet leaves out have their own alternatives (engine/rewording/phrasing.py).
 - **clause moves** (`clause_moves`): a sentence that ends in an adverbial clause opened by a
   subordinator ("… because the manager was sick."; spaCy parses "when" as an adverb, so an
   adverbial opener counts too) may open with it instead ("Because the manager was sick, the
   meeting …"), and one that opens with an adverbial phrase or clause, with or without a comma
-  ("After dinner, we …", "When the rain stopped they …"), may end with it; a lone fronted word ("However,",
+  ("After dinner, we …", "When the rain stopped they …"), may end with it, unless a pronoun would
+  then come before its name; a lone fronted word ("However,",
   "Fearfully,") stays, as it mostly reads worse at the end.
 
 - **conjunct swaps** (`conjunct_swaps`): two joined nouns or adjectives change places ("bread and
@@ -50,6 +52,10 @@ LIGHT_LEMMAS = frozenset({"be", "have", "do", "get", "make", "go", "say", "not",
 SUBORDINATORS = frozenset({"because", "when", "before", "after", "if", "since", "while", "although", "though",
                            "once", "until", "whenever"})
 FRONTED_DEPS = frozenset({"advcl", "prep", "npadvmod", "advmod"})  # a fronted phrase that may close the sentence
+# adverbs that modify the subordinate clause after them ("soon after", "just before", "even if"), though
+# spaCy may attach them to the main verb
+CLAUSE_MODIFIERS = frozenset({"soon", "shortly", "right", "just", "long", "immediately", "even", "only", "directly",
+                              "straight", "well", "until"})
 SWAPPABLE_POS = frozenset({"NOUN", "PROPN", "ADJ"})  # joined verbs are often a sequence of events: not swapped
 # spaCy's entity types that are names (kept as written); dates, times and amounts are ordinary words
 NAME_ENTITIES = frozenset({"PERSON", "NORP", "FAC", "ORG", "GPE", "LOC", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW",
@@ -146,7 +152,7 @@ def _alternatives(token: Any, wordnet: WordNet) -> list[str]:
     lower = token.text.lower()
     if (token.pos_ not in CONTENT_POS or token.is_stop or token.ent_type_ in NAME_ENTITIES
             or token.lemma_.lower() in LIGHT_LEMMAS or not token.text.isalpha() or _passive(token)
-            or token.dep_ == "prt" or lower in PARTICLE_ADVERBS):
+            or token.dep_ == "prt" or lower in PARTICLE_ADVERBS or _in_compound(token)):
         return []
     floor = max(MIN_ZIPF, wordfreq.zipf_frequency(lower, "en") - MAX_RARER)
     found = []
@@ -168,6 +174,13 @@ def _plain_synonym(synonym: str, lemma: str) -> bool:
     return (" " not in synonym and len(synonym) > 2 and synonym == synonym.lower()
             and SequenceMatcher(None, synonym, lemma).ratio() < SPELLING_VARIANT
             and synonym not in SPACY_ENGLISH_STOP_WORDS)
+
+
+def _in_compound(token: Any) -> bool:
+    """A noun or verb that modifies a noun, or a noun so modified ("country band", "crying face", "trash
+    can"): such pairs are often set phrases, where a synonym of one word breaks them ("nation band")."""
+    modifies = token.dep_ in ("compound", "amod") and token.pos_ in ("NOUN", "VERB")
+    return modifies or any(child.dep_ == "compound" for child in token.children)
 
 
 def _passive(token: Any) -> bool:
@@ -201,14 +214,15 @@ def clause_moves(doc: Any) -> list[tuple[int | str, ...]]:
     moves: list[tuple[int | str, ...]] = []
     for token in doc:
         start, stop = token.left_edge.i, token.right_edge.i + 1
-        if token.dep_ == "advcl" and stop == end and start > 1 and _subordinate(doc[start]):
+        if (token.dep_ == "advcl" and stop == end and start > 1 and _subordinate(doc[start])
+                and doc[start - 1].lower_ not in CLAUSE_MODIFIERS):  # "soon after I arrived": whole or not at all
             main = words[:start]  # "X because Y." → "Because Y, X."
             if doc[start - 1].text == ",":
                 main = main[:-1]
             moves.append((*words[start:stop], ",", *main, *closing))
         elif start == 0 and 1 < stop < end and token.dep_ in FRONTED_DEPS and token.head.dep_ == "ROOT":
             rest = stop + 1 if doc[stop].text == "," else stop  # "After dinner(,) X." → "X after dinner."
-            if rest < end and not doc[rest].is_punct:
+            if rest < end and not doc[rest].is_punct and not _pronoun_before_name(doc[start:stop], doc[rest:end]):
                 moves.append((*words[rest:end], *words[start:stop], *closing))
     return moves
 
@@ -234,6 +248,14 @@ def conjunct_swaps(doc: Any) -> list[tuple[int | str, ...]]:
             continue
         swaps.append((*words[:start], *words[join + 1:end], join, *words[start:join], *words[end:]))
     return swaps
+
+
+def _pronoun_before_name(moved: Any, main: Any) -> bool:
+    """True when moving `moved` after `main` would put a pronoun before the name it stands for ("When Pablo
+    visited, he smiled." → "He smiled when Pablo visited."); a capitalised word inside the sentence counts
+    as a name, as spaCy's small model does not always tag one."""
+    named = any(t.pos_ == "PROPN" or (t.i > 0 and t.text[:1].isupper() and t.text != "I") for t in moved)
+    return named and any(t.pos_ == "PRON" and t.dep_.startswith("nsubj") for t in main)
 
 
 def _subordinate(first: Any) -> bool:

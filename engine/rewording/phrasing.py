@@ -41,6 +41,7 @@ PHRASES: dict[tuple[str, ...], tuple[str, ...]] = {
 THAT_VERBS = frozenset({"think", "say", "tell", "know", "realize", "realise", "believe", "feel", "hope", "agree",
                         "decide", "notice", "see", "find", "learn", "discover", "remember", "forget", "wish", "admit",
                         "claim"})
+FINITE_TAGS = frozenset({"VBD", "VBZ", "VBP", "MD"})
 EITHER_FORM = frozenset({"start", "begin", "continue", "like", "love", "hate", "prefer"})
 CLITICS = {"'s": "is", "'m": "am", "'re": "are", "'ll": "will", "'ve": "have"}
 FULL_FORMS = {full: clitic for clitic, full in CLITICS.items() if clitic != "'ve"}  # "it have" never contracts
@@ -108,11 +109,12 @@ def _prevented(doc: Any, start: int, phrase: tuple[str, ...]) -> bool:
 
 
 def _bare_clause(clause: Any) -> bool:
-    """A clause complement right after its verb (or the verb's object: "told him it was"), opened by its
-    subject, with no "that" / "if" / "how"."""
+    """A finite clause complement right after its verb (or the verb's object: "told him it was"), opened by
+    its subject, with no "that" / "if" / "how" ("saw it snow" is not one: its verb is bare)."""
     first, verb = clause.left_edge, clause.head
     between = clause.doc[verb.i + 1:first.i]
-    return (first.i > verb.i and all(t.dep_ in ("dobj", "dative") and t.head == verb for t in between)
+    finite = clause.tag_ in FINITE_TAGS or any(c.dep_ == "aux" and c.tag_ in FINITE_TAGS for c in clause.children)
+    return (finite and first.i > verb.i and all(t.dep_ in ("dobj", "dative") and t.head == verb for t in between)
             and first.dep_ in ("nsubj", "nsubjpass", "det")
             and not any(child.dep_ == "mark" for child in clause.children))
 

@@ -49,6 +49,13 @@ def test_first_sense_synonyms_inflected_like_the_word(parse: Parse, wordnet: Wor
     assert all(t.startswith("He ") for t in written)  # a pronoun is never replaced
 
 
+def test_words_of_a_compound_keep_their_words(parse: Parse) -> None:
+    doc = parse("They hired a country band and emptied the trash can.")
+    changed = {doc[e.index].text for e in word_edits(doc, Synonyms({w: ["thing"] for w in ("country", "band",
+                                                                                           "trash", "can")}))}
+    assert changed == set()
+
+
 def test_names_stop_words_passives_and_light_verbs_keep_their_words(parse: Parse) -> None:
     every_word = Synonyms({w: ["thing"] for w in ("tom", "meeting", "move", "be", "friday", "have")})
     doc = parse("Tom said the meeting was moved to Friday and we have been there.")
@@ -87,6 +94,8 @@ def test_a_final_subordinate_clause_moves_to_the_front_and_back(parse: Parse) ->
     assert [Rewrite(doc, order).text for order in clause_moves(doc)] == ["Their divorce was final six weeks later."]
     assert clause_moves(parse("However, it rained.")) == clause_moves(parse("Sadly, it rained.")) == []  # 1 word
     assert clause_moves(parse("She smiled.")) == []
+    assert clause_moves(parse("The wind rose soon after I arrived.")) == []  # not "After I arrived, … soon."
+    assert clause_moves(parse("When Pablo came home he smiled.")) == []  # not "He smiled when Pablo came home."
 
 
 def test_a_move_and_word_edits_write_together(parse: Parse, wordnet: WordNet) -> None:
@@ -108,6 +117,7 @@ def test_phrases_contractions_verb_forms_and_that(parse: Parse) -> None:
         "She thought Anna was late.": ["She thought that Anna was late."],
         "She told him how she felt.": [],  # "how" opens the clause
         "They told him it was dead.": ["They told him that it was dead."],
+        "He saw it snow outside.": [],  # a bare verb: not a clause "that" can open
         "Yes, it is.": [],  # never end a sentence on a clitic
         "It started crawling on her.": ["It started to crawl on her."],
         "They began to run home.": ["They began running home."],

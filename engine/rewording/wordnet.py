@@ -30,6 +30,7 @@ This rule is ours, set by reading rewrites of held-out stories (docs/paraphrase.
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
@@ -95,32 +96,24 @@ class WordNet:
         return found
 
 
+def _records(path: Path) -> Iterator[list[str]]:
+    """The fields of each line of a WordNet file, the licence header (lines starting with a space) left out."""
+    with open(path, encoding="utf-8") as lines:
+        yield from (line.split() for line in lines if not line.startswith(" ") and line.strip())
+
+
 @cache
 def _index(folder: Path, suffix: str) -> dict[str, list[int]]:
-    """lemma → its synset offsets, sense 1 first, from `index.<suffix>`."""
-    senses: dict[str, list[int]] = {}
-    with open(folder / f"index.{suffix}", encoding="utf-8") as lines:
-        for line in lines:
-            if line.startswith(" "):  # the licence header
-                continue
-            fields = line.split()
-            count = int(fields[2])
-            senses[fields[0]] = [int(offset) for offset in fields[len(fields) - count:]]
-    return senses
+    """lemma → its synset offsets, sense 1 first, from `index.<suffix>` (its last `synset_cnt` fields)."""
+    return {fields[0]: [int(offset) for offset in fields[len(fields) - int(fields[2]):]]
+            for fields in _records(folder / f"index.{suffix}")}
 
 
 @cache
 def _synsets(folder: Path, suffix: str) -> dict[int, list[str]]:
     """synset offset → its words (underscores as spaces, adjective markers like "(a)" dropped)."""
-    synsets: dict[int, list[str]] = {}
-    with open(folder / f"data.{suffix}", encoding="utf-8") as lines:
-        for line in lines:
-            if line.startswith(" "):
-                continue
-            fields = line.split()
-            count = int(fields[3], 16)
-            synsets[int(fields[0])] = [fields[4 + 2 * k].split("(")[0].replace("_", " ") for k in range(count)]
-    return synsets
+    return {int(fields[0]): [fields[4 + 2 * k].split("(")[0].replace("_", " ") for k in range(int(fields[3], 16))]
+            for fields in _records(folder / f"data.{suffix}")}
 
 
 @cache
@@ -130,9 +123,7 @@ def _sense_counts(folder: Path) -> dict[tuple[str, str], dict[int, int]]:
     path = folder / "index.sense"
     if not path.is_file():
         return counts
-    with open(path, encoding="utf-8") as lines:
-        for line in lines:
-            key, offset, _, count = line.split()
-            lemma, _, rest = key.partition("%")
-            counts.setdefault((lemma, SENSE_KEY_POS[rest[0]]), {})[int(offset)] = int(count)
+    for key, offset, _, count in _records(path):
+        lemma, _, rest = key.partition("%")
+        counts.setdefault((lemma, SENSE_KEY_POS[rest[0]]), {})[int(offset)] = int(count)
     return counts

@@ -54,6 +54,7 @@ class MainWindow(FilesMixin, ModelsMixin):
         self.model: LoadedModel | None = None
         self.labels: LabelSource | None = None
         self._loader: BackgroundCall | None = None
+        self._preparer: BackgroundCall | None = None
         self._importer: BackgroundCall | None = None
         self._checkpoint_scan: BackgroundCall | None = None
         self._batch_editor: DocumentEditor | None = None

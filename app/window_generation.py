@@ -32,6 +32,7 @@ class GenerationMixin(WindowBase):
     model: LoadedModel | None  # None until a bundle has loaded
     labels: LabelSource | None  # colour labels for the loaded model
     _loader: BackgroundCall | None  # the bundle load in flight (kept so it is not collected)
+    _preparer: BackgroundCall | None  # what a mode needs beyond the weights, loading (`LoadedModel.prepare`)
     _batch_editor: DocumentEditor | None  # the document the running batch belongs to
     _tagger_call: BackgroundCall | None  # the POS tagging in flight for colouring
 
@@ -49,6 +50,7 @@ class GenerationMixin(WindowBase):
     def load_model_for_mode(self, mode: str) -> None:
         """The writer picked `mode`: load its model unless the loaded one can do it already."""
         if self.model is not None and mode in self.model.capabilities.tasks:
+            self._prepare(self.model, mode)
             return
         info = self.controls.model.bundle_for_mode(mode)
         if info is not None:
@@ -72,6 +74,14 @@ class GenerationMixin(WindowBase):
         self.settings.last_bundle = str(path)
         self.settings_changed()
         self.model_label.setText(f"Model: {path.name} ({model.device.type})")
+        self._prepare(model, self.controls.mode.mode())
+
+    def _prepare(self, model: LoadedModel, mode: str) -> None:
+        """Let `model` load what `mode` needs beyond its weights (a parser, word lists) in the background, so
+        the first Generate in that mode does not wait for it; a failure shows when the writer generates."""
+        if mode in model.capabilities.tasks:
+            self._preparer = BackgroundCall(lambda: model.prepare(mode), self)
+            self._preparer.start()
 
     def _on_load_failed(self, path: Path, message: str) -> None:
         self.controls.model.set_busy(False)
@@ -150,7 +160,7 @@ class GenerationMixin(WindowBase):
     def shutdown_workers(self) -> None:
         """Quitting: stop the generation and wait for every worker thread, so no torch call outlives the app."""
         self.generator.shutdown()
-        for call in (self._loader, self._tagger_call):
+        for call in (self._loader, self._tagger_call, self._preparer):
             if call is not None:
                 call.wait()
 

@@ -114,6 +114,11 @@ class LoadedModel(ABC):
                 on_token(event)
         return stream.variants
 
+    def prepare(self, task: str) -> None:
+        """Load what `task` needs beyond the weights, so that its first request does not wait for it (the app
+        calls this in the background when a writer picks the mode); most tasks need nothing more."""
+        return None
+
     def speller(self, request: GenerationRequest) -> WordSpeller | None:
         """The real words of `request` (engine/word_sources.py); None when `request.decode.real_words` is off."""
         return self.real_words().speller(request.writer_texts) if request.decode.real_words else None

@@ -76,6 +76,15 @@ class LanguageLoadedModel(LoadedModel):
             self.runner, self.speller(request),
         )
 
+    def prepare(self, task: str) -> None:
+        """Paraphrase: load spaCy's parser and WordNet's files (seconds) before the first request."""
+        from engine.rewording import rewording_available
+
+        if task == "paraphrase" and rewording_available():
+            from engine.rewording.stream import load_rewording
+
+            load_rewording()
+
     def _reword(self, request: GenerationRequest, should_stop: Callable[[], bool] | None) -> DecodeStream:
         """The passage in `request.prompt` paraphrased by rewording (engine/rewording/stream.py)."""
         from engine.rewording import WordNetMissingError, rewording_available

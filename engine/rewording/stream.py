@@ -47,6 +47,12 @@ def english_parser() -> Callable[[str], Any]:
     return load_spacy_pipeline(SPACY_MODEL, PARSER_COMPONENTS)  # type: ignore[no-any-return]
 
 
+def load_rewording() -> None:
+    """Load the parser and WordNet's files now (both are kept for the process)."""
+    english_parser()
+    WordNet().load()
+
+
 class RewordStream(DecodeStream):
     """Iterate for `TokenEvent`s; when it ends, `variants` holds N `ParaphraseVariant`s."""
 

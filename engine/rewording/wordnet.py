@@ -62,6 +62,13 @@ class WordNet:
     def __init__(self, folder: Path | None = None) -> None:
         self.folder = folder if folder is not None else wordnet_dir()
 
+    def load(self) -> None:
+        """Read every file now (about a second) rather than at the first synonym of each part of speech."""
+        for suffix in POS_FILES.values():
+            _index(self.folder, suffix)
+            _synsets(self.folder, suffix)
+        _sense_counts(self.folder)
+
     def senses(self, lemma: str, pos: str) -> list[int]:
         """Synset offsets of `lemma` as `pos` ("NOUN", "VERB", "ADJ", "ADV"), most frequent sense first."""
         suffix = POS_FILES.get(pos)

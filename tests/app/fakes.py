@@ -70,10 +70,14 @@ class FakeModel:
         self.device = torch.device("cpu")
         self.runtime, self.runtime_note = "torch", ""
         self.requests: list[GenerationRequest] = []
+        self.prepared: list[str] = []
 
     @property
     def capabilities(self) -> Capabilities:
         return self._capabilities
+
+    def prepare(self, task: str) -> None:
+        self.prepared.append(task)
 
     def stream(self, request: GenerationRequest, should_stop: Callable[[], bool] | None = None) -> FakeStream:
         self.requests.append(request)

@@ -80,3 +80,18 @@ def test_greyed_out_modes_are_explained_in_the_window_in_plain_words(make_window
     assert "Abstract and Paraphrase: no model for them came with this copy of Variorum" in missing.text()
     for developer_words in ("variorum", "build-recipe", "shared/data", "bundle"):
         assert developer_words not in missing.text()
+
+
+def test_picking_a_mode_lets_the_model_prepare_for_it_in_the_background(make_window: MakeWindow, qtbot: QtBot,
+                                                                       tmp_path: Path) -> None:
+    engine = TwoModelEngine(tmp_path)
+    make_window(engine)
+    first = engine.models[engine.loaded[0]]
+    qtbot.waitUntil(lambda: first.prepared == ["continue"], timeout=5000)  # the mode the window opened in
+    window = make_window(engine)
+    story = engine.models["c-story"]
+    _pick(window, "story")  # loads the story model, which then prepares for Story
+    qtbot.waitUntil(lambda: story.prepared == ["story"], timeout=5000)
+    _pick(window, "story")  # already loaded: it prepares again (cheap once done), nothing reloads
+    qtbot.waitUntil(lambda: story.prepared == ["story", "story"], timeout=5000)
+    assert engine.loaded.count("c-story") == 1

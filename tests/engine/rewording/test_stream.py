@@ -81,3 +81,24 @@ def test_without_wordnet_a_language_model_only_continues(tiny_bundle: Path, monk
     assert model.capabilities.tasks == ("continue",)
     with pytest.raises(WordNetMissingError, match="pos"):
         model.stream(request())
+
+
+def test_preparing_for_paraphrase_loads_the_parser_and_wordnet(tiny_bundle: Path, parse: Callable[[str], Any],
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    import engine.rewording.stream as stream_module
+
+    loaded: list[str] = []
+    monkeypatch.setattr(stream_module, "english_parser", lambda: loaded.append("parser"))
+    monkeypatch.setattr(WordNet, "load", lambda self: loaded.append("wordnet"))
+    model = Engine().load(tiny_bundle, device="cpu", runtime="torch")
+    model.prepare("continue")
+    assert loaded == []
+    model.prepare("paraphrase")
+    assert loaded == ["parser", "wordnet"]
+
+
+def test_wordnet_load_reads_every_file(wordnet: WordNet) -> None:
+    from engine.rewording import wordnet as wordnet_module
+
+    wordnet.load()
+    assert wordnet_module._index.cache_info().currsize >= 4 and wordnet_module._sense_counts.cache_info().currsize >= 1

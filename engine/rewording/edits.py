@@ -9,7 +9,8 @@ Three kinds of change, all found on spaCy's parse (engine/pos/spacy_backend.py):
   with its capital kept (single words only); a synonym whose inflected form is rarer than `MIN_ZIPF`
   on wordfreq's scale (3 ≈ once per million words), or more than `MAX_RARER` below the word itself
   (about 5.6 times rarer: "mommy" for "mom", "alas" for "unfortunately"), is left out, as the writer's
-  register would change. A particle ("washed it away") and a word of a compound ("country band")
+  register would change; a word rarer than `MIN_ZIPF` itself (often a term or a name) keeps its
+  place. A particle ("washed it away") and a word of a compound ("country band")
   keep their words. Function words and
   fixed phrases that WordNet leaves out have their own alternatives (engine/rewording/phrasing.py).
 - **clause moves** (`clause_moves`): a sentence that ends in an adverbial clause opened by a
@@ -17,11 +18,13 @@ Three kinds of change, all found on spaCy's parse (engine/pos/spacy_backend.py):
   adverbial opener counts too) may open with it instead ("Because the manager was sick, the
   meeting …"), and one that opens with an adverbial phrase or clause, with or without a comma
   ("After dinner, we …", "When the rain stopped they …"), may end with it, unless a pronoun would
-  then come before its name; a lone fronted word ("However,",
+  then come before its name, a verb would open the sentence ("Following the drummers are dancers")
+  or it links to the sentence before ("For example, …"); a lone fronted word ("However,",
   "Fearfully,") stays, as it mostly reads worse at the end.
 
-- **conjunct swaps** (`conjunct_swaps`): two joined nouns or adjectives change places ("bread and
-  butter" aside, which the language model finds less likely, the meaning stays).
+- **conjunct swaps** (`conjunct_swaps`): two joined nouns or adjectives change places, not inside
+  one name ("Rock and Roll"); "bread and butter" aside, which the language model finds less likely,
+  the meaning stays.
 
 A `Rewrite` is a set of word edits on a word order (the sentence's own, or a clause move's), and
 `Rewrite.text` writes it: the first word capitalised, the sentence's old first word lowercased
@@ -56,6 +59,10 @@ FRONTED_DEPS = frozenset({"advcl", "prep", "npadvmod", "advmod"})  # a fronted p
 # spaCy may attach them to the main verb
 CLAUSE_MODIFIERS = frozenset({"soon", "shortly", "right", "just", "long", "immediately", "even", "only", "directly",
                               "straight", "well", "until"})
+# fronted phrases that link the sentence to the one before, and stay in front
+DISCOURSE_PHRASES = frozenset({"for example", "for instance", "in fact", "as a result", "of course", "in addition",
+                               "on the other hand", "in other words", "at the same time", "in contrast",
+                               "by contrast", "in the meantime", "after all", "above all"})
 SWAPPABLE_POS = frozenset({"NOUN", "PROPN", "ADJ"})  # joined verbs are often a sequence of events: not swapped
 # spaCy's entity types that are names (kept as written); dates, times and amounts are ordinary words
 NAME_ENTITIES = frozenset({"PERSON", "NORP", "FAC", "ORG", "GPE", "LOC", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW",
@@ -154,7 +161,10 @@ def _alternatives(token: Any, wordnet: WordNet) -> list[str]:
             or token.lemma_.lower() in LIGHT_LEMMAS or not token.text.isalpha() or _passive(token)
             or token.dep_ == "prt" or lower in PARTICLE_ADVERBS or _in_compound(token)):
         return []
-    floor = max(MIN_ZIPF, wordfreq.zipf_frequency(lower, "en") - MAX_RARER)
+    own = wordfreq.zipf_frequency(lower, "en")
+    if own < MIN_ZIPF:  # a rare word is often a term or a name the tagger missed ("Fives", a sport)
+        return []
+    floor = max(MIN_ZIPF, own - MAX_RARER)
     found = []
     for synonym in wordnet.synonyms(token.lemma_.lower(), token.pos_):
         if not _plain_synonym(synonym, token.lemma_.lower()):
@@ -222,7 +232,9 @@ def clause_moves(doc: Any) -> list[tuple[int | str, ...]]:
             moves.append((*words[start:stop], ",", *main, *closing))
         elif start == 0 and 1 < stop < end and token.dep_ in FRONTED_DEPS and token.head.dep_ == "ROOT":
             rest = stop + 1 if doc[stop].text == "," else stop  # "After dinner(,) X." → "X after dinner."
-            if rest < end and not doc[rest].is_punct and not _pronoun_before_name(doc[start:stop], doc[rest:end]):
+            if (rest < end and not doc[rest].is_punct and doc[rest].pos_ not in ("VERB", "AUX")
+                    and doc[start:stop].text.lower() not in DISCOURSE_PHRASES
+                    and not _pronoun_before_name(doc[start:stop], doc[rest:end])):
                 moves.append((*words[rest:end], *words[start:stop], *closing))
     return moves
 
@@ -244,7 +256,7 @@ def conjunct_swaps(doc: Any) -> list[tuple[int | str, ...]]:
         spans = (doc[start:join], doc[join + 1:end])
         if join + 1 != second.left_edge.i or any(t.is_punct for span in spans for t in span):
             continue
-        if (first.i > start) != (second.i > join + 1):
+        if (first.i > start) != (second.i > join + 1) or _one_name(first, second):
             continue
         swaps.append((*words[:start], *words[join + 1:end], join, *words[start:join], *words[end:]))
     return swaps
@@ -256,6 +268,11 @@ def _pronoun_before_name(moved: Any, main: Any) -> bool:
     as a name, as spaCy's small model does not always tag one."""
     named = any(t.pos_ == "PROPN" or (t.i > 0 and t.text[:1].isupper() and t.text != "I") for t in moved)
     return named and any(t.pos_ == "PRON" and t.dep_.startswith("nsubj") for t in main)
+
+
+def _one_name(first: Any, second: Any) -> bool:
+    """True when both words are inside one named entity ("the Rock and Roll Hall of Fame")."""
+    return bool(first.ent_iob_ != "O" and second.ent_iob_ == "I")
 
 
 def _subordinate(first: Any) -> bool:

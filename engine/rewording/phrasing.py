@@ -44,6 +44,7 @@ THAT_VERBS = frozenset({"think", "say", "tell", "know", "realize", "realise", "b
 FINITE_TAGS = frozenset({"VBD", "VBZ", "VBP", "MD"})
 EITHER_FORM = frozenset({"start", "begin", "continue", "like", "love", "hate", "prefer"})
 CLITICS = {"'s": "is", "'m": "am", "'re": "are", "'ll": "will", "'ve": "have"}
+CONTRACTING = frozenset({"i", "you", "he", "she", "it", "we", "they", "that"})  # not "which's", "who'll"
 FULL_FORMS = {full: clitic for clitic, full in CLITICS.items() if clitic != "'ve"}  # "it have" never contracts
 
 
@@ -60,7 +61,8 @@ def phrasing_edits(doc: Any) -> list[WordEdit]:
             full = CLITICS.get(token.lower_)
             if full is not None:
                 edits.append(WordEdit(before.i, f"{before.text} {full}", token.i + 1))
-        elif token.pos_ == "AUX" and before.pos_ == "PRON" and token.lower_ in FULL_FORMS and _contractible(token):
+        elif (token.pos_ == "AUX" and before.lower_ in CONTRACTING and token.lower_ in FULL_FORMS
+              and _contractible(token)):
             edits.append(WordEdit(before.i, before.text + FULL_FORMS[token.lower_], token.i + 1))
         elif token.lower_ == "that" and token.dep_ == "mark" and token.head.dep_ == "ccomp":
             edits.append(WordEdit(token.i, ""))

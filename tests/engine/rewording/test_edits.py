@@ -94,6 +94,8 @@ def test_a_final_subordinate_clause_moves_to_the_front_and_back(parse: Parse) ->
     assert [Rewrite(doc, order).text for order in clause_moves(doc)] == ["Their divorce was final six weeks later."]
     assert clause_moves(parse("However, it rained.")) == clause_moves(parse("Sadly, it rained.")) == []  # 1 word
     assert clause_moves(parse("She smiled.")) == []
+    assert clause_moves(parse("For example, the king was born on a Monday.")) == []  # it links back
+    assert clause_moves(parse("Following the drummers are the dancers.")) == []  # a verb would open it
     assert clause_moves(parse("The wind rose soon after I arrived.")) == []  # not "After I arrived, … soon."
     assert clause_moves(parse("When Pablo came home he smiled.")) == []  # not "He smiled when Pablo came home."
 
@@ -118,6 +120,7 @@ def test_phrases_contractions_verb_forms_and_that(parse: Parse) -> None:
         "She told him how she felt.": [],  # "how" opens the clause
         "They told him it was dead.": ["They told him that it was dead."],
         "He saw it snow outside.": [],  # a bare verb: not a clause "that" can open
+        "It has a copy which is small.": [],  # "which's" is not written
         "Yes, it is.": [],  # never end a sentence on a clitic
         "It started crawling on her.": ["It started to crawl on her."],
         "They began to run home.": ["They began running home."],
@@ -143,7 +146,13 @@ def test_two_joined_nouns_or_adjectives_change_places(parse: Parse) -> None:
         "She bought some bread and milk.": [],  # "some" is shared: "milk and some bread" would change it
         "They ran and jumped.": [],  # events in order
         "We met the cook and the maid, a friend.": [],  # punctuation inside a conjunct
+        "He joined the Rock and Roll Hall of Fame.": [],  # inside one name
     }
     for sentence, expected in cases.items():
         doc = parse(sentence)
         assert [Rewrite(doc, order).text for order in conjunct_swaps(doc)] == expected, sentence
+
+
+def test_a_rare_word_keeps_its_place(parse: Parse) -> None:
+    doc = parse("Fives is a British sport.")  # "fives", a sport, is rarer than MIN_ZIPF
+    assert word_edits(doc, Synonyms({"fives": ["fins"], "sport": ["game"]})) == [WordEdit(4, "game")]

@@ -13,7 +13,8 @@ from typing import ClassVar
 
 from engine.decode_fields import FIELDS
 
-LM_TASKS: tuple[str, ...] = ("continue",)  # what a decoder-only LM bundle does
+# what every decoder-only LM bundle does; paraphrase too where rewording is installed (engine/lm/family.py lm_tasks)
+LM_TASKS: tuple[str, ...] = ("continue",)
 # Paragraph tasks of PermGen encoder-decoder bundles (engine/permgen): sentence-ordered stories and
 # abstracts from a title and keywords, and a passage rewritten sentence by sentence.
 PARAGRAPH_TASKS: tuple[str, ...] = ("story", "abstract", "paraphrase")

@@ -39,3 +39,16 @@ def ending_words(state: VariantState) -> str:
     if is_empty_result(state):
         return "ended at once"
     return ENDINGS.get(state.finish_reason, "ended")
+
+
+def unchanged_words(state: VariantState) -> str:
+    """For a paraphrase, how many of the passage's sentences it left as written, short enough for the pane
+    header ("2/4 unchanged", "unchanged"; "" when it changed every sentence): the engine's per-sentence
+    Self-WER is 0 for a sentence no rewording was found for (the tooltip's settings list them)."""
+    rates = state.settings.get("sentence_self_wer")
+    if not isinstance(rates, list) or not rates or not state.finish_reason:
+        return ""
+    kept = sum(1 for rate in rates if rate == 0)
+    if kept == len(rates):
+        return "unchanged"
+    return f"{kept}/{len(rates)} unchanged" if kept else ""

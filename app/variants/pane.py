@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.variants.colouring import LABEL_TEXT, background_for
-from app.variants.endings import ending_details, ending_words, is_empty_result
+from app.variants.endings import ending_details, ending_words, is_empty_result, unchanged_words
 from app.variants.flow import FlowLayout
 from app.variants.spans import TokenSpan
 from app.variants.state import VariantState
@@ -135,8 +135,9 @@ class VariantPane(QFrame):
     def refresh_header(self) -> None:
         s = self.state
         ending = ending_words(s)
+        unchanged = unchanged_words(s)
         twins = ", ".join(map(str, self.near_identical))
-        flag = f" · <b>≈ {twins}</b>" if twins else ""
+        flag = (f" · {unchanged}" if unchanged else "") + (f" · <b>≈ {twins}</b>" if twins else "")
         self.header.setText(f"<b>{self.number}</b> · {ending}{flag}")
         self.header.setToolTip(self.details())
         self.text.setPlaceholderText(EMPTY_RESULT if is_empty_result(s) else "" if s.finish_reason else "Writing…")

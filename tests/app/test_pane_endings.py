@@ -78,3 +78,15 @@ def test_a_pane_grows_with_its_text_and_the_panel_scrolls(qtbot: QtBot) -> None:
     assert pane.text.verticalScrollBar().maximum() == 0  # the pane shows all of its text
     assert pane.text.height() >= pane.text.document().size().height()
     assert panel.scroll_area.verticalScrollBar().maximum() > 0  # the fifth pane is a scroll away, not cut
+
+
+def test_a_paraphrase_says_how_much_it_left_as_written(qtbot: QtBot) -> None:
+    panel = VariantsPanel()
+    qtbot.addWidget(panel)
+    rates = [[0.0, 0.0], [0.25, 0.0], [0.25, 0.5]]
+    panel.show_states([VariantState(text="Tom ran. He won.", finish_reason="done",
+                                    settings={"sentence_self_wer": r}) for r in rates])
+    headers = [pane.header.text() for pane in panel.panes]
+    assert headers[0].startswith("<b>1</b> · ended · unchanged")
+    assert headers[1].startswith("<b>2</b> · ended · 1/2 unchanged")
+    assert "unchanged" not in headers[2]

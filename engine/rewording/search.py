@@ -109,7 +109,6 @@ class RewordSettings:
         if not self.temperature > 0:
             raise ValueError(f"temperature must be > 0, got {self.temperature}")
 
-
     def limit(self, edits: int, moved: bool) -> float:
         """The most a rewrite with `edits` word edits, and a clause move if `moved`, may lose in log-likelihood."""
         if edits == 0:
@@ -172,6 +171,7 @@ class Rewording:
         return list(drawn.values())
 
     def _pick(self, found: list[ScoredText], source: ScoredText, n: int, seed: int) -> list[ScoredText]:
+        """`n` of `found` without replacement, by Gumbel-top-k on −Δ / temperature (step 3 of the module docstring)."""
         rng = random.Random(seed ^ 0x5EED)
         temperature = self.settings.temperature
 

@@ -39,6 +39,7 @@ class LanguageLoadedModel(LoadedModel):
         bf16 step (engine/decoding/graphed_step.py) when it passes its load-time check."""
         self.bundle = bundle
         self.device = device
+        self.tasks = lm_tasks()  # read once: the app asks for capabilities on every control change
         if runtime != "torch":
             config = bundle.model.config
             choice = choose_lm_runtime(bundle.path, config.block_size, config.n_embd, runtime, device)
@@ -61,7 +62,7 @@ class LanguageLoadedModel(LoadedModel):
     @property
     def capabilities(self) -> Capabilities:
         """Which controls this model honours (engine/controls.py): the CLI, the app and eval read this."""
-        return Capabilities(self.bundle.model.head.capabilities(), lm_tasks())
+        return Capabilities(self.bundle.model.head.capabilities(), self.tasks)
 
     def stream(self, request: GenerationRequest, should_stop: Callable[[], bool] | None = None) -> DecodeStream:
         if request.task == "paraphrase":
@@ -78,19 +79,17 @@ class LanguageLoadedModel(LoadedModel):
 
     def prepare(self, task: str) -> None:
         """Paraphrase: load spaCy's parser and WordNet's files (seconds) before the first request."""
-        from engine.rewording import rewording_available
-
-        if task == "paraphrase" and rewording_available():
+        if task == "paraphrase" and task in self.tasks:
             from engine.rewording.stream import load_rewording
 
             load_rewording()
 
     def _reword(self, request: GenerationRequest, should_stop: Callable[[], bool] | None) -> DecodeStream:
         """The passage in `request.prompt` paraphrased by rewording (engine/rewording/stream.py)."""
-        from engine.rewording import WordNetMissingError, rewording_available
+        from engine.rewording import WordNetMissingError
         from engine.rewording.stream import RewordStream
 
-        if not rewording_available():
+        if "paraphrase" not in self.tasks:
             raise WordNetMissingError("Paraphrasing with a language model needs WordNet's files, lemminflect and "
                                       "spaCy's English model: .ci/setup-venv pos (or pip install 'variorum[pos]')")
         if not request.prompt.strip():

@@ -30,6 +30,7 @@ from app.persistence.presets import PresetStore
 from app.persistence.settings import AppSettings, load_settings
 from app.persistence.settings_saver import SettingsSaver
 from app.theme import apply_theme
+from app.ui_thread_gc import UiThreadCollector
 from app.variants.labels import LabelSource
 from app.variants.panel import VariantsPanel
 from app.variants.preview import InlinePreview, text_before_selection
@@ -67,8 +68,9 @@ class MainWindow(FilesMixin, ModelsMixin):
         self.autosaver = Autosaver(self.autosave_session, self.add_notice, self, autosave_ms)
         self.generator = GenerationController(self)
         app = QApplication.instance()
-        if app is not None:  # QApplication.quit() skips closeEvent
-            app.aboutToQuit.connect(self.shutdown_workers)
+        if app is not None:
+            app.aboutToQuit.connect(self.shutdown_workers)  # QApplication.quit() skips closeEvent
+            UiThreadCollector.install(app)  # the window's worker threads must never destroy a widget
         self.setWindowTitle("Variorum")
         self.resize(*DEFAULT_SIZE)
         self._build()

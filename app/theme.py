@@ -28,7 +28,8 @@ DARK_DISABLED = {  # dimmed text on a flatter button
 
 
 def apply_theme(app: QApplication, theme: str) -> None:
-    app.setStyle("Fusion")
+    if app.style().name().lower() != "fusion":  # a new style object restyles every widget; make it once
+        app.setStyle("Fusion")
     palette = app.style().standardPalette()
     if theme == "dark":
         for role, colour in DARK.items():

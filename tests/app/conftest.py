@@ -11,11 +11,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from app.main_window import MainWindow
 from app.paths import AppPaths
 from app.persistence.autosave import LOCK_FILE, SESSION_FILE
+from app.ui_thread_gc import UiThreadCollector
 from tests.app.fakes import FakeEngine
 
 MakeWindow = Callable[..., MainWindow]
@@ -26,6 +28,16 @@ def leave_as_crashed(session: Path) -> None:
     """Make a live window's autosave folder look like one a crashed app left: no lock, a dead pid."""
     (session / LOCK_FILE).unlink()
     (session / SESSION_FILE).write_text(json.dumps({"pid": DEAD_PID}))
+
+
+@pytest.fixture(scope="package", autouse=True)
+def python_collects_garbage_after_the_app_tests() -> Iterator[None]:
+    """Windows move garbage collection onto the UI thread's timer; the engine tests after these run no event
+    loop, so collection goes back to Python when the app tests end."""
+    yield
+    app = QApplication.instance()
+    if app is not None:
+        UiThreadCollector.uninstall(app)
 
 
 @pytest.fixture

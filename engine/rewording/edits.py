@@ -22,9 +22,9 @@ Three kinds of change, all found on spaCy's parse (engine/pos/spacy_backend.py):
   or it links to the sentence before ("For example, …"); a lone fronted word ("However,",
   "Fearfully,") stays, as it mostly reads worse at the end.
 
-- **conjunct swaps** (`conjunct_swaps`): two joined nouns or adjectives change places, not inside
-  one name ("Rock and Roll"); "bread and butter" aside, which the language model finds less likely,
-  the meaning stays.
+- **conjunct swaps** (`conjunct_swaps`): two joined nouns or adjectives, or the first two of a list,
+  change places, not inside one name ("Rock and Roll"); "bread and butter" aside, which the language
+  model finds less likely, the meaning stays.
 
 A `Rewrite` is a set of word edits on a word order (the sentence's own, or a clause move's), and
 `Rewrite.text` writes it: the first word capitalised, the sentence's old first word lowercased
@@ -140,7 +140,10 @@ def word_edits(doc: Any, wordnet: WordNet) -> list[WordEdit]:
     edits: list[WordEdit] = []
     for token in doc:
         article = doc[token.i - 1] if token.i > 0 and doc[token.i - 1].lower_ in ("a", "an") else None
+        possessed = token.i + 1 < len(doc) and doc[token.i + 1].tag_ == "POS"
         for alternative in _alternatives(token, wordnet):
+            if possessed and alternative.endswith("s"):
+                continue  # "children's" → "kids's": a plural ending in "s" takes its possessive otherwise
             word = _with_case(alternative, token.text)
             if article is None:
                 edits.append(WordEdit(token.i, word))
@@ -158,7 +161,7 @@ def indefinite_article(word: str) -> str:
 def _alternatives(token: Any, wordnet: WordNet) -> list[str]:
     lower = token.text.lower()
     if (token.pos_ not in CONTENT_POS or token.is_stop or token.ent_type_ in NAME_ENTITIES
-            or token.lemma_.lower() in LIGHT_LEMMAS or not token.text.isalpha() or _passive(token)
+            or token.lemma_.lower() in LIGHT_LEMMAS or not token.text.isalpha() or passive_verb(token)
             or token.dep_ == "prt" or lower in PARTICLE_ADVERBS or _in_compound(token)):
         return []
     own = wordfreq.zipf_frequency(lower, "en")
@@ -193,7 +196,7 @@ def _in_compound(token: Any) -> bool:
     return modifies or any(child.dep_ == "compound" for child in token.children)
 
 
-def _passive(token: Any) -> bool:
+def passive_verb(token: Any) -> bool:
     """A passive verb ("was moved to Friday") is seldom in its first sense, so it keeps its word."""
     return any(child.dep_ in ("auxpass", "nsubjpass") for child in token.children)
 
@@ -240,26 +243,39 @@ def clause_moves(doc: Any) -> list[tuple[int | str, ...]]:
 
 
 def conjunct_swaps(doc: Any) -> list[tuple[int | str, ...]]:
-    """The word orders of swapping two joined nouns or adjectives ("the cat and the dog" → "the dog and
-    the cat"): exactly two conjuncts around "and" / "or", neither holding punctuation, each with or
-    each without words before its head (so "some bread and milk", where "some" is shared, stays)."""
+    """The word orders of swapping the first two of joined nouns or adjectives ("the cat and the dog" → "the dog
+    and the cat"; "Ohio, Iowa and Utah" → "Iowa, Ohio and Utah"), joined by "and" / "or", neither holding
+    punctuation, each with or each without words before its head (so "some bread and milk", where "some" is
+    shared, stays)."""
     words = [token.i for token in doc]
     swaps: list[tuple[int | str, ...]] = []
     for second in doc:
         first = second.head
-        if second.dep_ != "conj" or first.pos_ not in SWAPPABLE_POS or second.pos_ not in SWAPPABLE_POS:
+        if (second.dep_ != "conj" or first.dep_ == "conj" or first.pos_ not in SWAPPABLE_POS
+                or second.pos_ not in SWAPPABLE_POS):
             continue
-        joins = [child for child in first.children if child.dep_ == "cc" and first.i < child.i < second.i]
-        if len(joins) != 1 or joins[0].lower_ not in ("and", "or") or len(list(first.conjuncts)) != 1:
+        start, join, end = first.left_edge.i, second.left_edge.i - 1, _item_end(second)
+        listed = len(list(first.conjuncts)) > 1  # three or more: "A, B and C"
+        items = (first, *first.conjuncts)
+        joins = [t for t in doc[start:first.right_edge.i + 1] if t.dep_ == "cc" and t.head in items]
+        if (join != _item_end(first) or doc[join].lower_ not in ((",",) if listed else ("and", "or"))
+                or not joins or any(t.lower_ not in ("and", "or") for t in joins)):
             continue
-        start, join, end = first.left_edge.i, joins[0].i, second.right_edge.i + 1
         spans = (doc[start:join], doc[join + 1:end])
-        if join + 1 != second.left_edge.i or any(t.is_punct for span in spans for t in span):
+        if any(t.is_punct for span in spans for t in span):
             continue
         if (first.i > start) != (second.i > join + 1) or _one_name(first, second):
             continue
         swaps.append((*words[:start], *words[join + 1:end], join, *words[start:join], *words[end:]))
     return swaps
+
+
+def _item_end(item: Any) -> int:
+    """Where a joined item's own words end: before the comma or "and" that leads to the next item hanging on it;
+    the last item's words are all of its subtree."""
+    if not any(child.dep_ == "conj" for child in item.children):
+        return int(item.right_edge.i) + 1
+    return int(min(child.i for child in item.rights if child.dep_ in ("conj", "cc", "punct")))
 
 
 def _pronoun_before_name(moved: Any, main: Any) -> bool:

@@ -11,6 +11,10 @@
 - **"-ing" ↔ "to"** after a verb that takes either with one meaning ("started crawling" ↔ "started
   to crawl"; `EITHER_FORM`: start, begin, continue, like, love, hate, prefer), the gerund from
   lemminflect;
+- **relative "who" / "which" → "that"** in a restrictive clause: "the man who lived next door" →
+  "the man that lived next door" (not after a comma, where the clause is a remark, nor a preposition);
+- **a reduced relative clause**: "who" / "which" / "that" and its "be" go before the clause's participle
+  ("a group which is based in Paris" → "a group based in Paris");
 - **"that" after a verb of saying or thinking** may go: "She said that the cake was ready." →
   "She said the cake was ready." (a "that" marking a clause complement, dep `mark` under `ccomp`),
   and may come where it is missing after such a verb (`THAT_VERBS`) whose clause opens with its
@@ -37,14 +41,23 @@ PHRASES: dict[tuple[str, ...], tuple[str, ...]] = {
     ("lots", "of"): ("a lot of",), ("nearly",): ("almost",), ("almost",): ("nearly",),
     ("perhaps",): ("maybe",), ("maybe",): ("perhaps",), ("mainly",): ("mostly", "chiefly"),
     ("mostly",): ("mainly",), ("known", "as"): ("called",), ("at", "once"): ("right away",),
+    ("due", "to"): ("because of",), ("prior", "to"): ("before",), ("despite",): ("in spite of",),
+    ("in", "spite", "of"): ("despite",), ("approximately",): ("about", "around"), ("numerous",): ("many",),
+    ("initially",): ("at first",), ("subsequently",): ("later",), ("whilst",): ("while",), ("amongst",): ("among",),
+    ("a", "large", "number", "of"): ("many",), ("a", "number", "of"): ("several",),
+    ("as", "a", "result", "of"): ("because of",), ("whether", "or", "not"): ("whether",),
+    ("all", "of", "a", "sudden"): ("suddenly",), ("suddenly",): ("all of a sudden",), ("really",): ("very",),
+    **{("the", "next", time): (f"the following {time}",) for time in ("day", "morning", "evening", "week")},
+    **{("the", "following", time): (f"the next {time}",) for time in ("day", "morning", "evening", "week")},
 }
+LONGEST_PHRASE = max(map(len, PHRASES))
 THAT_VERBS = frozenset({"think", "say", "tell", "know", "realize", "realise", "believe", "feel", "hope", "agree",
                         "decide", "notice", "see", "find", "learn", "discover", "remember", "forget", "wish", "admit",
                         "claim"})
 FINITE_TAGS = frozenset({"VBD", "VBZ", "VBP", "MD"})
 EITHER_FORM = frozenset({"start", "begin", "continue", "like", "love", "hate", "prefer"})
 CLITICS = {"'s": "is", "'m": "am", "'re": "are", "'ll": "will", "'ve": "have"}
-CONTRACTING = frozenset({"i", "you", "he", "she", "it", "we", "they", "that"})  # not "which's", "who'll"
+CONTRACTING = frozenset({"i", "you", "he", "she", "it", "we", "they", "that"})  # not "which's"; "that" only as "that's"
 FULL_FORMS = {full: clitic for clitic, full in CLITICS.items() if clitic != "'ve"}  # "it have" never contracts
 
 
@@ -62,8 +75,12 @@ def phrasing_edits(doc: Any) -> list[WordEdit]:
             if full is not None:
                 edits.append(WordEdit(before.i, f"{before.text} {full}", token.i + 1))
         elif (token.pos_ == "AUX" and before.lower_ in CONTRACTING and token.lower_ in FULL_FORMS
-              and _contractible(token)):
+              and (before.lower_ != "that" or token.lower_ == "is") and _contractible(token)):
             edits.append(WordEdit(before.i, before.text + FULL_FORMS[token.lower_], token.i + 1))
+        elif token.lower_ in ("who", "which") and token.head.dep_ == "relcl" and _restrictive(token, before):
+            edits.append(WordEdit(token.i, "that"))
+        if token.lower_ in ("who", "which", "that") and token.head.dep_ == "relcl":
+            edits += _reduced_relative(token)
         elif token.lower_ == "that" and token.dep_ == "mark" and token.head.dep_ == "ccomp":
             edits.append(WordEdit(token.i, ""))
         elif token.dep_ == "ccomp" and token.head.lemma_ in THAT_VERBS and _bare_clause(token):
@@ -94,7 +111,7 @@ def _phrase_swaps(doc: Any) -> list[WordEdit]:
     edits: list[WordEdit] = []
     start = 0
     while start < len(words):
-        for length in (3, 2, 1):
+        for length in range(LONGEST_PHRASE, 0, -1):
             phrase = tuple(words[start:start + length])
             if phrase in PHRASES and not _prevented(doc, start, phrase):
                 original = doc[start].text
@@ -106,8 +123,16 @@ def _phrase_swaps(doc: Any) -> list[WordEdit]:
 
 
 def _prevented(doc: Any, start: int, phrase: tuple[str, ...]) -> bool:
-    """"though" swaps only as a conjunction ("…, though." is an adverb), "as" never alone."""
-    return phrase == ("though",) and doc[start].dep_ != "mark"
+    """"though" swaps only as a conjunction ("…, though." is an adverb), "really" only right before the
+    adjective or adverb it strengthens, "due to" only before a noun phrase ("due to arrive" is "expected to")."""
+    if phrase == ("though",):
+        return bool(doc[start].dep_ != "mark")
+    if phrase == ("really",):  # "really happy" is "very happy"; "did you really go" is not "very go"
+        return bool(doc[start].head.pos_ not in ("ADJ", "ADV") or doc[start].head.i != start + 1)
+    if phrase == ("due", "to"):
+        after = doc[start + 2] if start + 2 < len(doc) else None
+        return after is None or after.pos_ in ("VERB", "AUX") or after.is_punct
+    return False
 
 
 def _bare_clause(clause: Any) -> bool:
@@ -119,6 +144,26 @@ def _bare_clause(clause: Any) -> bool:
     return (finite and first.i > verb.i and all(t.dep_ in ("dobj", "dative") and t.head == verb for t in between)
             and first.dep_ in ("nsubj", "nsubjpass", "det")
             and not any(child.dep_ == "mark" for child in clause.children))
+
+
+def _restrictive(pronoun: Any, before: Any) -> bool:
+    """A relative "who" / "which" that opens a restrictive clause as its subject or object ("the man who lived
+    there"): no comma before it (", which" adds a remark, and "that" cannot), no preposition ("in which")."""
+    return bool(pronoun.dep_ in ("nsubj", "nsubjpass", "dobj") and not before.is_punct and before.pos_ != "ADP")
+
+
+def _reduced_relative(pronoun: Any) -> list[WordEdit]:
+    """"a group which is based in Paris" → "a group based in Paris", "people who are waiting" → "people waiting":
+    a relative pronoun that is the clause's subject, then a form of "be", then the clause's participle with words
+    after it."""
+    doc, verb = pronoun.doc, pronoun.head
+    if (pronoun.dep_ not in ("nsubj", "nsubjpass") or pronoun.i + 2 != verb.i or verb.tag_ not in ("VBN", "VBG")
+            or verb.right_edge.i == verb.i):  # "the man killed was old" reads as a garden path: keep the clause
+        return []
+    be = doc[pronoun.i + 1]
+    if be.lemma_ != "be" or be.dep_ not in ("aux", "auxpass") or (verb.tag_ == "VBN") != (be.dep_ == "auxpass"):
+        return []
+    return [WordEdit(pronoun.i, "", be.i + 1)]
 
 
 def _negation(verb: Any, negation: Any) -> list[WordEdit]:

@@ -1,17 +1,20 @@
-"""Choose N rewordings of a sentence: the edits of engine/rewording/edits.py, judged by a language model.
+"""Choose N rewordings of a sentence: the changes of engine/rewording/ (edits.py, phrasing.py, orders.py,
+constructions.py), judged by a language model.
 
 This is lexical-substitution paraphrasing ranked by a language model's fluency, the scoring idea of
 unsupervised paraphrasing by search (Liu et al. 2020, "Unsupervised Paraphrasing by Simulated
 Annealing", whose objective weighs fluency by a language model, keeping the meaning, and differing
-from the source). Here meaning is kept by construction (first-sense synonyms and clause moves,
-nothing added or dropped) and the model only says which rewrites read as English:
+from the source). Here meaning is kept by construction (first-sense synonyms, fixed phrases, changes
+of word order and of construction that keep the content words) and the model only says which
+rewrites read as English:
 
 1. Every single change is scored alone: Δ = NLL(rewrite) − NLL(source), the summed token NLL of
    the whole sentence under the model, each after an end-of-text token; the source is scored as
    rewrites are written (a tokenized "sick ." as "sick."), so spacing alone never counts. A word edit is kept when
-   Δ ≤ `change_margin` nats, a clause move when Δ ≤ `move_margin`: the model finds it not much less
-   likely than the writer's wording. (A model trained on stories finds "Because …" openings rare,
-   so a move gets more room; it adds and drops no word.)
+   Δ ≤ `change_margin` nats, a change of order or construction (a clause move, "gave a hug to his
+   mom", passive to active) when Δ ≤ `move_margin`: the model finds it not much less likely than
+   the writer's wording. (A model trained on stories finds "Because …" openings rare, so such a
+   change gets more room; it keeps the content words.)
 2. `COMBINATIONS` random rewrites are drawn from the kept changes (a word order, then each kept word
    edit with probability ½), seeded; the distinct ones other than the source are scored and kept
    when Δ ≤ `change_margin` + `margin_per_change` × (word edits + moves − 1).
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -35,7 +39,9 @@ from typing import Any
 import torch
 
 from engine.model import IGNORE_INDEX, LanguageModel
+from engine.rewording.constructions import active_voice, appositive_clauses
 from engine.rewording.edits import Rewrite, WordEdit, clause_moves, conjunct_swaps, non_overlapping, word_edits
+from engine.rewording.orders import word_order_changes
 from engine.rewording.phrasing import phrasing_edits
 from engine.rewording.wordnet import WordNet
 from engine.tokenizer import VariorumTokenizer
@@ -100,7 +106,7 @@ class RewordSettings:
 
     change_margin: float = 5.0  # nats, for one word edit
     margin_per_change: float = 3.0  # nats more for each further change
-    move_margin: float = 10.0  # nats, for a clause move alone: it keeps every word, so only its fluency is at stake
+    move_margin: float = 10.0  # nats, for a change of order or construction alone: it keeps the content words
     temperature: float = 1.0
 
     def __post_init__(self) -> None:
@@ -128,13 +134,17 @@ class Rewording:
         """Up to `n` distinct rewordings of `sentence`, the picks of one seeded draw."""
         if not self.scorer.fits(sentence):
             return []  # longer than the model's window: it cannot judge a rewrite of it
+        if split_at_an_initial(sentence):
+            return []
         doc = self.parse(sentence)
         identity: tuple[int | str, ...] = tuple(token.i for token in doc)
         unchanged = Rewrite(doc, identity).text  # the sentence as rewrites are written (" ," → ",")
         source = self.scorer.score([unchanged])[0]
         edits = word_edits(doc, self.wordnet) + phrasing_edits(doc)
         singles = [Rewrite(doc, identity, (edit,)) for edit in edits]
-        singles += [Rewrite(doc, order) for order in clause_moves(doc) + conjunct_swaps(doc)]
+        orders = clause_moves(doc) + conjunct_swaps(doc) + word_order_changes(doc, self.wordnet)
+        orders += active_voice(doc) + appositive_clauses(doc, self.wordnet)
+        singles += [Rewrite(doc, order) for order in orders]
         kept = self._within(singles, source)
         combined = self._combinations([rewrite for rewrite, _ in kept], identity, seed)
         found = {scored.text: scored for _, scored in kept}
@@ -182,3 +192,16 @@ class Rewording:
         found.sort(key=lambda s: s.text)  # a fixed order before the seeded keys
         keyed = [(key(scored), scored) for scored in found]
         return [scored for _, scored in sorted(keyed, key=lambda pair: -pair[0])[:n]]
+
+
+INITIAL_AT_END = re.compile(r"(?<![\w'])([A-Z])\s*\.\s*$")  # "… by Stephen P." / "… by Stephen P ."
+INITIAL_AT_START = re.compile(r"^\s*[A-Z]\s*\.\s")  # "S. Marine pilots …"
+
+
+def split_at_an_initial(sentence: str) -> bool:
+    """True when `sentence` looks like part of a sentence that was split after a name's initial: it ends on a
+    lone capital letter and a full stop ("It was discovered by Stephen P.", but not "So did I.") or opens with
+    one ("S. Marine pilots …"). Its parse is not of a sentence, so it is kept as written; so is the piece after
+    it (engine/rewording/stream.py)."""
+    end = INITIAL_AT_END.search(sentence)
+    return bool(end and end.group(1) not in ("I", "A")) or bool(INITIAL_AT_START.match(sentence))

@@ -32,7 +32,7 @@ from engine.permgen.paraphrase import (
     complete_paraphrases,
 )
 from engine.permgen.passage import separators, split_passage
-from engine.rewording.search import Rewording, RewordSettings, ScoredText, SentenceScorer
+from engine.rewording.search import Rewording, RewordSettings, ScoredText, SentenceScorer, split_at_an_initial
 from engine.rewording.wordnet import WordNet
 from engine.tokenizer import VariorumTokenizer
 
@@ -80,7 +80,9 @@ class RewordStream(DecodeStream):
                     return
                 start, end = self.spans[j]
                 seed = (self.base_seed + j * SENTENCE_SEED_STRIDE) % 2**62
-                picks = self.rewording.rewrites(self.passage[start:end], len(self.candidates), seed)
+                before = self.passage[self.spans[j - 1][0]:self.spans[j - 1][1]] if j else ""
+                picks = ([] if split_at_an_initial(before)  # the rest of "… U.S. | Marine pilots …"
+                         else self.rewording.rewrites(self.passage[start:end], len(self.candidates), seed))
                 chosen = self._spread(picks, j)
                 self.outputs.append([pick.text if pick is not None else "" for pick in chosen])
                 for i, pick in enumerate(chosen):

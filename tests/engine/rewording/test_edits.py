@@ -120,7 +120,7 @@ def test_phrases_contractions_verb_forms_and_that(parse: Parse) -> None:
         "She told him how she felt.": [],  # "how" opens the clause
         "They told him it was dead.": ["They told him that it was dead."],
         "He saw it snow outside.": [],  # a bare verb: not a clause "that" can open
-        "It has a copy which is small.": [],  # "which's" is not written
+        "It has a copy which is small.": ["It has a copy that is small."],  # never "which's"
         "Yes, it is.": [],  # never end a sentence on a clitic
         "It started crawling on her.": ["It started to crawl on her."],
         "They began to run home.": ["They began running home."],
@@ -130,6 +130,21 @@ def test_phrases_contractions_verb_forms_and_that(parse: Parse) -> None:
         "Although tired, he ran almost home.": ["Though tired, he ran almost home.",
                                                 "Even though tired, he ran almost home.",
                                                 "Although tired, he ran nearly home."],
+        "The man who lived next door was kind.": ["The man that lived next door was kind."],
+        "The book, which he wrote, sold well.": [],  # after a comma the clause is a remark: no "that"
+        "The house in which she lived burned.": [],  # nor after a preposition
+        "People who are waiting outside got wet.": ["People that are waiting outside got wet.",
+                                                    "People waiting outside got wet."],
+        "The man who was killed was old.": ["The man that was killed was old."],  # "the man killed was" misleads
+        "The game was cancelled due to rain.": ["The game was cancelled because of rain."],
+        "The train is due to arrive soon.": [],  # "due to" before a verb means "expected to"
+        "It cost approximately five dollars.": ["It cost about five dollars.", "It cost around five dollars."],
+        "As a result of the storm, we stayed.": ["Because of the storm, we stayed."],  # four words
+        "All of a sudden, the lights went out.": ["Suddenly, the lights went out."],
+        "She was really happy.": ["She was very happy."],
+        "She really wanted a dog.": [],  # "really" that is not a degree stays
+        "The next day, he called her.": ["The following day, he called her."],
+        "That is what they are.": ["That's what they are."],  # "that" contracts only with "is"
     }
     for sentence, expected in cases.items():
         doc = parse(sentence)
@@ -147,6 +162,9 @@ def test_two_joined_nouns_or_adjectives_change_places(parse: Parse) -> None:
         "They ran and jumped.": [],  # events in order
         "We met the cook and the maid, a friend.": [],  # punctuation inside a conjunct
         "He joined the Rock and Roll Hall of Fame.": [],  # inside one name
+        "He bought apples, pears, and plums.": ["He bought pears, apples, and plums."],  # a list: the first two
+        "We saw lions, tigers or bears.": ["We saw tigers, lions or bears."],
+        "He liked red, blue but not green.": [],  # "but" joins what differs
     }
     for sentence, expected in cases.items():
         doc = parse(sentence)
@@ -156,3 +174,9 @@ def test_two_joined_nouns_or_adjectives_change_places(parse: Parse) -> None:
 def test_a_rare_word_keeps_its_place(parse: Parse) -> None:
     doc = parse("Fives is a British sport.")  # "fives", a sport, is rarer than MIN_ZIPF
     assert word_edits(doc, Synonyms({"fives": ["fins"], "sport": ["game"]})) == [WordEdit(4, "game")]
+
+
+def test_a_plural_in_s_is_not_put_before_a_possessive_s(parse: Parse) -> None:
+    kids = Synonyms({"child": ["kid"]})
+    assert word_edits(parse("They sold the children's toys."), kids) == []  # never "kids's toys"
+    assert word_edits(parse("They sold the child's toys."), kids) == [WordEdit(3, "kid")]

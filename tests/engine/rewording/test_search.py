@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from engine.model import LanguageModel
-from engine.rewording.search import Rewording, RewordSettings, ScoredText, SentenceScorer
+from engine.rewording.search import Rewording, RewordSettings, ScoredText, SentenceScorer, split_at_an_initial
 from engine.tokenizer import VariorumTokenizer
 from tests.engine.rewording.test_edits import Synonyms
 
@@ -69,6 +69,13 @@ def test_the_draw_is_seeded_and_gives_at_most_n_distinct_rewrites(parse: Parse) 
     assert len({tuple(s.text for s in reword.rewrites(SOURCE, 3, seed=k)) for k in range(6)}) > 1
     assert reword.rewrites("Hello.", 3, seed=0) == []  # nothing to change: the caller keeps the sentence
     assert reword.rewrites(SOURCE + " It ate" * 40, 3, seed=0) == []  # too long for the model to score whole
+
+
+def test_a_piece_of_a_sentence_cut_at_a_name_initial_is_kept_as_written(parse: Parse) -> None:
+    cut = ["It was won by U.S.", "It was bought by Stephen P .", "S. Marine pilots saw it.", "S . Pilots saw it ."]
+    assert all(split_at_an_initial(piece) for piece in cut)
+    assert not any(split_at_an_initial(s) for s in ("So did I.", "A dog ran.", "It was plan A.", SOURCE))
+    assert rewording(parse, {}).rewrites("The dog ate the cake by Stephen P.", 3, seed=0) == []
 
 
 def test_a_low_temperature_picks_the_most_fluent(parse: Parse) -> None:

@@ -66,6 +66,15 @@ def test_a_stop_between_sentences_keeps_the_rest_as_written(tiny_bundle: Path, p
         assert variant.text.endswith("Hello!\n\nHe didn't buy the big car.")  # sentences 2 and 3 not reached
 
 
+def test_the_piece_after_a_name_initial_is_kept_as_written(tiny_bundle: Path, parse: Callable[[str], Any]) -> None:
+    bundle = load_bundle(tiny_bundle)
+    passage = "The medal was won by U.S. Marine pilots because they were very brave."
+    stream = RewordStream(bundle.model, bundle.tokenizer, passage, 3, DecodeConfig(seed=1))
+    assert len(stream.spans) == 2  # the sentence splitter cuts after "U.S."
+    list(stream)
+    assert all(variant.text == passage for variant in stream.variants)  # neither piece is a sentence to reword
+
+
 def test_bad_requests_are_refused_clearly(tiny_bundle: Path, parse: Callable[[str], Any]) -> None:
     model = Engine().load(tiny_bundle, device="cpu", runtime="torch")
     with pytest.raises(ValueError, match="give the passage to paraphrase"):

@@ -21,12 +21,16 @@ INDEX_NOUN = [
     "fund n 1 1 @ 1 0 00000200  ",
     "workshop n 1 1 @ 1 0 00000300  ",
     "memory n 1 1 @ 1 0 00000400  ",
+    "clerk n 1 1 @ 1 0 00000600  ",
+    "keeper n 2 1 @ 2 0 00000700 00000600  ",  # first a container, then a person
 ]
 DATA_NOUN = [
     "00000100 06 n 02 store 0 shop 0 000 | a mercantile establishment  ",
     "00000200 21 n 03 store 1 stock 0 fund 0 000 | a supply  ",
     "00000300 06 n 02 shop 1 workshop 0 000 | a workplace  ",
     "00000400 06 n 02 memory 0 store 2 000 | a computer's memory  ",
+    "00000600 18 n 02 clerk 0 keeper 0 000 | a person who keeps records  ",
+    "00000700 06 n 01 keeper 1 000 | a container  ",
 ]
 # SemCor tag counts: store means a shop 8 times in 10; shop means a store 5 times in 8; stock and fund untagged
 INDEX_SENSE = [
@@ -98,3 +102,10 @@ def test_a_word_tagged_too_rarely_to_tell_gives_synonyms_only_with_one_sense(
     assert wordnet.share("store", "NOUN", 100) is None
     assert wordnet.synonyms("store", "NOUN") == []  # three senses, none to trust
     assert wordnet.synonyms("stock", "NOUN") == ["fund"]  # one sense; store's first sense is a shop
+
+
+def test_a_noun_names_a_person_when_its_first_sense_is_in_the_person_file(folder: Path) -> None:
+    wordnet = WordNet(folder)
+    assert wordnet.names_a_person("clerk") and wordnet.names_a_person("Clerk")
+    assert not wordnet.names_a_person("keeper")  # a person only in its second sense
+    assert not wordnet.names_a_person("store") and not wordnet.names_a_person("nobody")

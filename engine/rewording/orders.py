@@ -16,9 +16,11 @@ Each gives word orders for a `Rewrite` (engine/rewording/edits.py), found on spa
   its verb, or comes back to the end ("washes his hands thoroughly" ↔ "thoroughly washes his
   hands"; "was walking slowly" → "was slowly walking"); adverbs whose place changes what they bear on
   ("only", "just", "really") or that comment on the whole sentence ("luckily") stay (`FIXED_ADVERBS`);
-- **time frontings** (`time_frontings`): a time phrase that ends the main clause opens the sentence
-  instead, with a comma ("We played soccer after school." → "After school, we played soccer."), when
-  the clause's verb is not "be" ("Most were in their twenties." stays):
+- **time frontings** (`time_frontings`): a time phrase after the main verb opens the sentence
+  instead, with a comma ("We played soccer after school." → "After school, we played soccer.";
+  "He came over in the evening to get help." → "In the evening, he came over to get help."), when
+  the clause's verb is not "be" ("Most were in their twenties." stays), no comma follows it and no
+  verb joined after it ("sold bread every day and was successful": in front it would bear on both):
   a phrase with a date or time in it ("in 1998", "last week", "on Saturday", "in the morning"), one opened by
   "after" / "before" / "during", or a time adverb (`TIME_ADVERBS`). The reverse move, of a fronted
   phrase to the end, is a clause move (edits.py).
@@ -170,7 +172,7 @@ def _to_double_object(verb: Any, wordnet: WordNet) -> list[Order]:
 
 
 def time_frontings(doc: Any) -> list[Order]:
-    """A time phrase that ends the main clause, moved to open the sentence (see the module docstring)."""
+    """A time phrase after the main verb, moved to open the sentence (see the module docstring)."""
     words = [token.i for token in doc]
     end = len(words)
     while end > 0 and doc[end - 1].is_punct:
@@ -178,14 +180,16 @@ def time_frontings(doc: Any) -> list[Order]:
     orders: list[Order] = []
     for token in doc:
         start, stop = token.left_edge.i, token.right_edge.i + 1
-        if (stop != end or start < 2 or token.head.dep_ != "ROOT" or token.head.pos_ != "VERB" or token.head == token
+        if (stop > end or start < 2 or token.head.dep_ != "ROOT" or token.head.pos_ != "VERB" or token.head == token
+                or token.i < token.head.i or (stop < end and doc[stop].is_punct)
+                or any(child.dep_ == "conj" and child.i > token.i for child in token.head.children)
                 or not time_phrase(token)):  # "were in their twenties": the phrase is what "be" says, not when
             continue
         before = doc[start - 1]
         if before.dep_ == "pcomp" or (before.pos_ == "ADV" and before.head.pos_ == "ADP"):
             continue  # "by early on September 12": the phrase finishes the one before it
         main_stop = start - 1 if before.text == "," else start
-        orders.append((*words[start:stop], ",", *words[:main_stop], *words[end:]))
+        orders.append((*words[start:stop], ",", *words[:main_stop], *words[stop:]))
     return orders
 
 

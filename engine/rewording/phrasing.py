@@ -15,6 +15,8 @@
   "the man that lived next door" (not after a comma, where the clause is a remark, nor a preposition);
 - **a reduced relative clause**: "who" / "which" / "that" and its "be" go before the clause's participle
   ("a group which is based in Paris" → "a group based in Paris");
+- **"get" + adjective → "become"**: "He got angry." → "He became angry." (only an adjective right
+  after it, and no object: "got him angry" stays);
 - **"that" after a verb of saying or thinking** may go: "She said that the cake was ready." →
   "She said the cake was ready." (a "that" marking a clause complement, dep `mark` under `ccomp`),
   and may come where it is missing after such a verb (`THAT_VERBS`) whose clause opens with its
@@ -47,6 +49,9 @@ PHRASES: dict[tuple[str, ...], tuple[str, ...]] = {
     ("a", "large", "number", "of"): ("many",), ("a", "number", "of"): ("several",),
     ("as", "a", "result", "of"): ("because of",), ("whether", "or", "not"): ("whether",),
     ("all", "of", "a", "sudden"): ("suddenly",), ("suddenly",): ("all of a sudden",), ("really",): ("very",),
+    ("at", "last"): ("finally",), ("for", "a", "while"): ("for some time",), ("right", "away"): ("immediately",),
+    ("a", "little"): ("a bit",),
+    **{("every", time): (f"each {time}",) for time in ("day", "morning", "night", "week", "time")},
     **{("the", "next", time): (f"the following {time}",) for time in ("day", "morning", "evening", "week")},
     **{("the", "following", time): (f"the next {time}",) for time in ("day", "morning", "evening", "week")},
 }
@@ -88,6 +93,8 @@ def phrasing_edits(doc: Any) -> list[WordEdit]:
             edits.append(WordEdit(first.i, f"that {first.text}"))
         if token.dep_ == "xcomp" and token.head.lemma_ in EITHER_FORM and token.head.i < token.i:
             edits += _verb_form(token)
+        if token.lemma_ == "get" and token.pos_ == "VERB":
+            edits += _become(token)
     return edits
 
 
@@ -103,6 +110,19 @@ def _verb_form(verb: Any) -> list[WordEdit]:
         gerund = getInflection(verb.lemma_, tag="VBG")
         return [WordEdit(to.i, gerund[0], verb.i + 1)] if gerund else []
     return []
+
+
+def _become(verb: Any) -> list[WordEdit]:
+    """"got angry" → "became angry": "get" before an adjective that says what its subject turned into (not
+    "got married", a participle, nor "got him angry", with an object)."""
+    complements = [child for child in verb.children if child.dep_ == "acomp"]
+    if (len(complements) != 1 or complements[0].tag_ != "JJ" or complements[0].i != verb.i + 1
+            or any(child.dep_ in ("dobj", "dative", "auxpass", "nsubjpass") for child in verb.children)):
+        return []
+    from lemminflect import getInflection
+
+    form = getInflection("become", tag=verb.tag_)
+    return [WordEdit(verb.i, _cased(form[0], verb.text))] if form else []
 
 
 def _phrase_swaps(doc: Any) -> list[WordEdit]:
@@ -123,12 +143,16 @@ def _phrase_swaps(doc: Any) -> list[WordEdit]:
 
 
 def _prevented(doc: Any, start: int, phrase: tuple[str, ...]) -> bool:
-    """"though" swaps only as a conjunction ("…, though." is an adverb), "really" only right before the
-    adjective or adverb it strengthens, "due to" only before a noun phrase ("due to arrive" is "expected to")."""
+    """"though" swaps only as a conjunction ("…, though." is an adverb), "really" and "a little" only right
+    before the adjective or adverb they grade, "due to" only before a noun phrase ("due to arrive" is
+    "expected to")."""
     if phrase == ("though",):
         return bool(doc[start].dep_ != "mark")
     if phrase == ("really",):  # "really happy" is "very happy"; "did you really go" is not "very go"
         return bool(doc[start].head.pos_ not in ("ADJ", "ADV") or doc[start].head.i != start + 1)
+    if phrase == ("a", "little"):  # "a little sad" is "a bit sad"; "a little water" is not "a bit water"
+        after = doc[start + 2] if start + 2 < len(doc) else None
+        return after is not None and after.pos_ not in ("ADJ", "ADV")
     if phrase == ("due", "to"):
         after = doc[start + 2] if start + 2 < len(doc) else None
         return after is None or after.pos_ in ("VERB", "AUX") or after.is_punct
@@ -136,12 +160,13 @@ def _prevented(doc: Any, start: int, phrase: tuple[str, ...]) -> bool:
 
 
 def _bare_clause(clause: Any) -> bool:
-    """A finite clause complement right after its verb (or the verb's object: "told him it was"), opened by
+    """A finite clause complement right after its verb (or the verb's object or particle: "told him it was",
+    "found out she had"), opened by
     its subject, with no "that" / "if" / "how" ("saw it snow" is not one: its verb is bare)."""
     first, verb = clause.left_edge, clause.head
     between = clause.doc[verb.i + 1:first.i]
     finite = clause.tag_ in FINITE_TAGS or any(c.dep_ == "aux" and c.tag_ in FINITE_TAGS for c in clause.children)
-    return (finite and first.i > verb.i and all(t.dep_ in ("dobj", "dative") and t.head == verb for t in between)
+    return (finite and first.i > verb.i and all(t.dep_ in ("dobj", "dative", "prt") and t.head == verb for t in between)
             and first.dep_ in ("nsubj", "nsubjpass", "det")
             and not any(child.dep_ == "mark" for child in clause.children))
 

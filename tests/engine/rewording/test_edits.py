@@ -134,7 +134,13 @@ def test_phrases_contractions_verb_forms_and_that(parse: Parse) -> None:
         "The book, which he wrote, sold well.": [],  # after a comma the clause is a remark: no "that"
         "The house in which she lived burned.": [],  # nor after a preposition
         "People who are waiting outside got wet.": ["People that are waiting outside got wet.",
-                                                    "People waiting outside got wet."],
+                                                    "People waiting outside got wet.",
+                                                    "People who are waiting outside became wet."],
+        "She got married.": [],  # "get" + a participle is no change of state into an adjective
+        "It got him angry.": [],
+        "He found out she moved away.": ["He found out that she moved away."],  # after a particle too
+        "She was a little sad.": ["She was a bit sad."],
+        "She drank a little water.": [],  # "a little" of an amount stays
         "The man who was killed was old.": ["The man that was killed was old."],  # "the man killed was" misleads
         "The game was cancelled due to rain.": ["The game was cancelled because of rain."],
         "The train is due to arrive soon.": [],  # "due to" before a verb means "expected to"

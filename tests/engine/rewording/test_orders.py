@@ -54,6 +54,8 @@ def test_a_final_time_phrase_opens_the_sentence(parse: Parse) -> None:
         "He served as the minister between 1945 and 1946.": [],  # a date inside is not a time phrase
         "Yesterday, I went home.": [],  # already in front
         "Tom went to bed early.": [],  # "early" is no time phrase of its own
+        "Chuck came over in the evening to get help.": ["In the evening, Chuck came over to get help."],
+        "She sold bread every day and was successful.": [],  # in front it would bear on both verbs
     }
     for sentence, expected in cases.items():
         assert written(parse, sentence, time_frontings) == expected, sentence

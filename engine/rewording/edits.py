@@ -191,9 +191,15 @@ def _plain_synonym(synonym: str, lemma: str) -> bool:
 
 def _in_compound(token: Any) -> bool:
     """A noun or verb that modifies a noun, or a noun so modified ("country band", "crying face", "trash
-    can"): such pairs are often set phrases, where a synonym of one word breaks them ("nation band")."""
+    can"), an adjective of a noun that modifies another ("high school student", "small value inductors")
+    or one a noun modifies ("college aged daughter"): such words are often set phrases, where a synonym
+    of one word breaks them ("nation band", "college elderly daughter")."""
     modifies = token.dep_ in ("compound", "amod") and token.pos_ in ("NOUN", "VERB")
-    return modifies or any(child.dep_ == "compound" for child in token.children)
+    of_a_modifier = token.pos_ == "ADJ" and token.dep_ == "amod" and (
+        token.head.dep_ == "compound" or any(c.dep_ == "compound" and c.i > token.i for c in token.head.children))
+    modified = any(child.dep_ == "compound" or (child.dep_ == "npadvmod" and child.pos_ == "NOUN" and child.i < token.i)
+                   for child in token.children)
+    return modifies or of_a_modifier or modified
 
 
 def passive_verb(token: Any) -> bool:

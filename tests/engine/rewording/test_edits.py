@@ -54,6 +54,9 @@ def test_words_of_a_compound_keep_their_words(parse: Parse) -> None:
     changed = {doc[e.index].text for e in word_edits(doc, Synonyms({w: ["thing"] for w in ("country", "band",
                                                                                            "trash", "can")}))}
     assert changed == set()
+    adjectives = Synonyms({"small": ["little"], "high": ["tall"], "aged": ["elderly"], "big": ["large"]})
+    doc = parse("Small value parts went to his college aged son, a high school student with a big car.")
+    assert [doc[e.covered[-1]].text for e in word_edits(doc, adjectives)] == ["big"]  # "a big" → "a large"
 
 
 def test_names_stop_words_passives_and_light_verbs_keep_their_words(parse: Parse) -> None:

@@ -169,7 +169,7 @@ def _alternatives(token: Any, wordnet: WordNet) -> list[str]:
         return []
     floor = max(MIN_ZIPF, own - MAX_RARER)
     found = []
-    for synonym in wordnet.synonyms(token.lemma_.lower(), token.pos_):
+    for synonym in wordnet.synonyms(token.lemma_.lower(), token.pos_, attributive=token.dep_ == "amod"):
         if not _plain_synonym(synonym, token.lemma_.lower()):
             continue
         inflected = _inflected(synonym, token.tag_)

@@ -70,6 +70,7 @@ class WordNet:
             _index(self.folder, suffix)
             _synsets(self.folder, suffix)
         _lex_files(self.folder, "noun")
+        _adjective_markers(self.folder)
         _sense_counts(self.folder)
 
     def names_a_person(self, noun: str) -> bool:
@@ -91,9 +92,12 @@ class WordNet:
         total = sum(counts.values())
         return counts.get(offset, 0) / total if total >= MIN_TAGS else None
 
-    def synonyms(self, lemma: str, pos: str) -> list[str]:
+    def synonyms(self, lemma: str, pos: str, attributive: bool | None = None) -> list[str]:
         """The other words of `lemma`'s first sense where it is what both usually mean (module docstring),
-        in WordNet's order; multi-word ones with spaces ("pass away")."""
+        in WordNet's order; multi-word ones with spaces ("pass away"). For an adjective used before its noun
+        (`attributive` True) or elsewhere (False), words WordNet marks for the other place are left out:
+        "lone(a)" goes only before a noun ("Lonely for a friend" is not "Lone for a friend"), "ill(p)" never
+        does ("a sick child" is not "an ill child")."""
         senses = self.senses(lemma, pos)
         if not senses:
             return []
@@ -106,7 +110,8 @@ class WordNet:
             if word.lower() == lemma.lower() or word in found:
                 continue
             share = self.share(word, pos, first)
-            if (share >= DOMINANT) if share is not None else self.senses(word, pos)[:1] == [first]:
+            if ((share >= DOMINANT) if share is not None else self.senses(word, pos)[:1] == [first]) and (
+                    attributive is None or pos != "ADJ" or _fits_position(self.folder, first, word, attributive)):
                 found.append(word)
         return found
 
@@ -129,6 +134,26 @@ def _synsets(folder: Path, suffix: str) -> dict[int, list[str]]:
     """synset offset → its words (underscores as spaces, adjective markers like "(a)" dropped)."""
     return {int(fields[0]): [fields[4 + 2 * k].split("(")[0].replace("_", " ") for k in range(int(fields[3], 16))]
             for fields in _records(folder / f"data.{suffix}")}
+
+
+def _fits_position(folder: Path, offset: int, word: str, attributive: bool) -> bool:
+    """False when WordNet marks `word` in adjective synset `offset` for the other place: "(a)" before a noun
+    only, "(p)" after a verb only, "(ip)" right after its noun only (never where the writer's word stood)."""
+    marker = _adjective_markers(folder).get((offset, word))
+    return marker is None or ((marker == "a") == attributive and marker != "ip")
+
+
+@cache
+def _adjective_markers(folder: Path) -> dict[tuple[int, str], str]:
+    """(adjective synset offset, word) → its syntactic marker in `data.adj` ("a", "p" or "ip"), for the
+    words that have one."""
+    markers: dict[tuple[int, str], str] = {}
+    for fields in _records(folder / "data.adj"):
+        for k in range(int(fields[3], 16)):
+            word, _, marker = fields[4 + 2 * k].partition("(")
+            if marker:
+                markers[(int(fields[0]), word.replace("_", " "))] = marker.rstrip(")")
+    return markers
 
 
 @cache

@@ -26,7 +26,7 @@ class Synonyms(WordNet):
     def __init__(self, table: dict[str, list[str]]) -> None:
         self.table = table
 
-    def synonyms(self, lemma: str, pos: str) -> list[str]:
+    def synonyms(self, lemma: str, pos: str, attributive: bool | None = None) -> list[str]:
         return self.table.get(lemma, [])
 
 

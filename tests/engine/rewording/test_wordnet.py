@@ -109,3 +109,11 @@ def test_a_noun_names_a_person_when_its_first_sense_is_in_the_person_file(folder
     assert wordnet.names_a_person("clerk") and wordnet.names_a_person("Clerk")
     assert not wordnet.names_a_person("keeper")  # a person only in its second sense
     assert not wordnet.names_a_person("store") and not wordnet.names_a_person("nobody")
+
+
+def test_an_adjective_marked_for_one_place_is_offered_only_there(folder: Path) -> None:
+    wordnet = WordNet(folder)
+    assert wordnet.synonyms("sick", "ADJ") == ["ill"]  # place unknown: every word
+    assert wordnet.synonyms("sick", "ADJ", attributive=False) == ["ill"]  # "he was sick" → "he was ill"
+    assert wordnet.synonyms("sick", "ADJ", attributive=True) == []  # "a sick child" is not "an ill child"
+    assert wordnet.synonyms("store", "NOUN", attributive=True) == ["shop"]  # only adjectives have places

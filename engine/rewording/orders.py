@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.rewording.edits import passive_verb
+from engine.rewording.edits import passive_verb, sentence_root, words_end
 from engine.rewording.wordnet import WordNet
 
 MAX_SHIFTED_WORDS = 4  # a longer object between a verb and its particle reads badly ("picked the … up")
@@ -74,13 +74,11 @@ def word_order_changes(doc: Any, wordnet: WordNet) -> list[Order]:
 def adverb_moves(doc: Any) -> list[Order]:
     """A manner adverb that ends the main clause moves before its verb, or one right before the verb moves to the
     end ("washes his hands thoroughly" ↔ "thoroughly washes his hands"; see the module docstring)."""
-    verb = next((token for token in doc if token.dep_ == "ROOT"), None)
+    verb = sentence_root(doc)
     if verb is None or verb.pos_ != "VERB":
         return []
     words = [token.i for token in doc]
-    end = len(words)
-    while end > 0 and doc[end - 1].is_punct:
-        end -= 1
+    end = words_end(doc)
     simple = (all(child.dep_ in MOVABLE_AFTER_VERB for child in verb.rights) and end - verb.i - 1 <= MAX_VERB_PHRASE
               and verb.right_edge.i + 1 >= end)
     orders: list[Order] = []
@@ -142,7 +140,7 @@ def _to_prepositional(verb: Any, wordnet: WordNet, preposition: str) -> list[Ord
             or len(thing_words) > MAX_THING_WORDS or any(word.pos_ in ("VERB", "AUX") for word in thing_words)
             or thing.pos_ not in ("NOUN", "PROPN") or thing.ent_type_ in TIME_ENTITIES
             or recipient.left_edge.i != verb.i + 1 or thing.left_edge.i != recipient.right_edge.i + 1
-            or not names_a_person(recipient, wordnet)):
+            or not refers_to_person(recipient, wordnet)):
         return []
     words = [token.i for token in doc]
     recipient_span = words[recipient.left_edge.i:recipient.right_edge.i + 1]
@@ -162,7 +160,7 @@ def _to_double_object(verb: Any, wordnet: WordNet) -> list[Order]:
     if to_index >= len(doc) or doc[to_index].lower_ != "to" or doc[to_index].head != verb:
         return []
     recipients = [child for child in doc[to_index].children if child.dep_ == "pobj"]
-    if len(recipients) != 1 or not names_a_person(recipients[0], wordnet):
+    if len(recipients) != 1 or not refers_to_person(recipients[0], wordnet):
         return []
     start, stop = recipients[0].left_edge.i, recipients[0].right_edge.i + 1
     if start != to_index + 1 or stop - start > MAX_RECIPIENT_WORDS:
@@ -174,9 +172,7 @@ def _to_double_object(verb: Any, wordnet: WordNet) -> list[Order]:
 def time_frontings(doc: Any) -> list[Order]:
     """A time phrase after the main verb, moved to open the sentence (see the module docstring)."""
     words = [token.i for token in doc]
-    end = len(words)
-    while end > 0 and doc[end - 1].is_punct:
-        end -= 1
+    end = words_end(doc)
     orders: list[Order] = []
     for token in doc:
         start, stop = token.left_edge.i, token.right_edge.i + 1
@@ -213,7 +209,7 @@ def _time_word(word: Any) -> bool:
     return bool(word.ent_type_ in TIME_ENTITIES or word.lemma_.lower() in TIME_NOUNS)
 
 
-def names_a_person(noun: Any, wordnet: WordNet) -> bool:
+def refers_to_person(noun: Any, wordnet: WordNet) -> bool:
     """A recipient: a personal pronoun, a person's name, or a noun whose first sense is a person."""
     if noun.pos_ == "PRON":
         return noun.lower_ in PERSONAL_PRONOUNS

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.rewording.edits import WordEdit
+from engine.rewording.edits import WordEdit, with_case
 
 CONTRACTIBLE = frozenset({"is", "are", "was", "were", "do", "does", "did", "has", "have", "had", "could", "would",
                           "should"})
@@ -128,7 +128,7 @@ def _become(verb: Any) -> list[WordEdit]:
     from lemminflect import getInflection
 
     form = getInflection("become", tag=verb.tag_)
-    return [WordEdit(verb.i, _cased(form[0], verb.text))] if form else []
+    return [WordEdit(verb.i, with_case(form[0], verb.text))] if form else []
 
 
 def _phrase_swaps(doc: Any) -> list[WordEdit]:
@@ -141,7 +141,7 @@ def _phrase_swaps(doc: Any) -> list[WordEdit]:
             phrase = tuple(words[start:start + length])
             if phrase in PHRASES and not _prevented(doc, start, phrase):
                 original = doc[start].text
-                edits += [WordEdit(start, _cased(text, original), start + length) for text in PHRASES[phrase]]
+                edits += [WordEdit(start, with_case(text, original), start + length) for text in PHRASES[phrase]]
                 start += length - 1
                 break
         start += 1
@@ -201,11 +201,11 @@ def _negation(verb: Any, negation: Any) -> list[WordEdit]:
     stem = verb.lower_
     if negation.lower_ == "n't" and not verb.whitespace_:  # "did n't" → "did not"
         full = SPECIAL_NOT.get(stem, f"{verb.text} not")
-        return [WordEdit(verb.i, _cased(full, verb.text), negation.i + 1)]
+        return [WordEdit(verb.i, with_case(full, verb.text), negation.i + 1)]
     if negation.lower_ == "not" and verb.whitespace_:  # "did not" → "didn't"
         short = CONTRACTED_NOT.get(stem, f"{verb.text}n't" if stem in CONTRACTIBLE else "")
         if short:
-            return [WordEdit(verb.i, _cased(short, verb.text), negation.i + 1)]
+            return [WordEdit(verb.i, with_case(short, verb.text), negation.i + 1)]
     return []
 
 
@@ -215,6 +215,3 @@ def _contractible(auxiliary: Any) -> bool:
     following = auxiliary.nbor(1) if auxiliary.i + 1 < len(auxiliary.doc) else None
     return following is not None and not following.is_punct and following.lower_ != "not"
 
-
-def _cased(text: str, original: str) -> str:
-    return text[:1].upper() + text[1:] if original[:1].isupper() else text

@@ -32,7 +32,7 @@ from engine.rewording.wordnet import WordNet
 
 SUBJECT_CASE = {"him": "he", "her": "she", "them": "they", "me": "I", "us": "we", "you": "you", "it": "it"}
 OBJECT_CASE = {"he": "him", "she": "her", "they": "them", "i": "me", "we": "us", "you": "you", "it": "it"}
-PLURAL_AGENTS = frozenset({"they", "we", "you", "i"})
+PLURAL_AGENTS = frozenset({"they", "them", "we", "us", "you", "i", "me"})  # "I" agrees as "they" does
 MAX_AGENT_WORDS = 10  # a longer agent at the front ("the governors descending from … in 1608") reads badly
 NUMBER_ENTITIES = frozenset({"DATE", "TIME", "CARDINAL", "MONEY", "PERCENT", "QUANTITY", "ORDINAL"})
 ACTIVE_TAGS = {"VBD": "VBD", "VBZ": "VBZ", "VBP": "VBZ"}  # be's tag → the active verb's (before agreement)
@@ -53,11 +53,9 @@ def active_voice(doc: Any) -> list[Order]:
     words = [token.i for token in doc]
     by = agent.head
     adverbs = words[be.i + 1:verb.i]
-    agent_words = _cased_words(doc, range(agent.left_edge.i, agent_stop), SUBJECT_CASE, first=True)
-    subject_words = _cased_words(doc, range(subject.left_edge.i, subject.right_edge.i + 1), OBJECT_CASE)
     fronted = words[:subject.left_edge.i]  # "In 1964, " or nothing
-    if fronted:
-        agent_words = _cased_words(doc, range(agent.left_edge.i, agent_stop), SUBJECT_CASE)
+    agent_words = _cased_words(doc, range(agent.left_edge.i, agent_stop), SUBJECT_CASE, first=not fronted)
+    subject_words = _cased_words(doc, range(subject.left_edge.i, subject.right_edge.i + 1), OBJECT_CASE)
     return [(*fronted, *agent_words, *adverbs, f" {form}", *subject_words, *words[verb.i + 1:by.i],
              *words[agent_stop:])]
 
@@ -109,7 +107,7 @@ def _active_form(verb: Any, be: Any, agent: Any) -> str | None:
     from lemminflect import getInflection
 
     tag = ACTIVE_TAGS[be.tag_]
-    plural = (agent.tag_ in ("NNS", "NNPS") or agent.lower_ in PLURAL_AGENTS | {"them", "us", "me"}
+    plural = (agent.tag_ in ("NNS", "NNPS") or agent.lower_ in PLURAL_AGENTS
               or any(child.dep_ == "conj" for child in agent.children))
     if tag == "VBZ" and plural:
         tag = "VBP"

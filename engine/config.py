@@ -29,6 +29,9 @@ PRECISIONS = ("auto", "float32", "bf16")
 # destroys a model (and near 1e38 overflows float32 inside the optimizer).
 MAX_LEARNING_RATE = 10.0
 
+# Backbones (engine/backbones): a language model's decoder (gpt2, llama) or PermGen's encoder-decoder (bart).
+BACKBONES = ("gpt2", "llama", "bart")
+
 # What a fine-tune may train (engine/training/trainable.py).
 TRAINABLE_PATTERN = r"all|head|lora|last-[1-9][0-9]*"
 
@@ -121,7 +124,12 @@ class ModelConfig:
     n_embd: int = 256
     block_size: int = 256  # maximum context length (GPT-2 `n_positions`)
     dropout: float = 0.1
-    backbone: str = "gpt2"
+    backbone: str = "gpt2"  # or "llama" (engine/backbones/llama.py), which reads the four fields below
+    # Llama: key/value heads (0 = n_head), SwiGLU width (0 = 4·n_embd), RoPE base, RMSNorm epsilon.
+    n_kv_head: int = 0
+    mlp_width: int = 0
+    rope_theta: float = 10000.0
+    norm_eps: float = 1e-5
     head: str = "softmax"
     tie_embeddings: bool = True
     # F² head (head="f2"): frequency classes fitted from the tokenizer's training counts.
@@ -141,6 +149,9 @@ class ModelConfig:
                 raise ConfigError(f"{name} must be in [1, {limit}], got {getattr(self, name)}")
         if self.n_embd % self.n_head:
             raise ConfigError(f"n_embd ({self.n_embd}) must be divisible by n_head ({self.n_head})")
+        if self.backbone not in BACKBONES:
+            raise ConfigError(f"unknown backbone {self.backbone!r}; available: {list(BACKBONES)}")
+        self._check_llama_fields()
         if not 0.0 <= self.dropout < 1.0:
             raise ConfigError(f"dropout must be in [0, 1), got {self.dropout}")
         method = self.f2_class_method
@@ -154,6 +165,29 @@ class ModelConfig:
             raise ConfigError(f"head {self.head!r} already sets the termination; got termination={self.termination!r}")
         if not 0.0 < self.termination_eps < 1.0:
             raise ConfigError(f"termination_eps must be in (0, 1), got {self.termination_eps}")
+
+    def _check_llama_fields(self) -> None:
+        if not 0 <= self.n_kv_head <= self.n_head or (self.n_kv_head and self.n_head % self.n_kv_head):
+            raise ConfigError(f"n_kv_head must divide n_head ({self.n_head}) (0 = n_head), got {self.n_kv_head}")
+        if not 0 <= self.mlp_width <= 8 * MODEL_SIZE_LIMITS["n_embd"]:
+            raise ConfigError(f"mlp_width must be in [0, {8 * MODEL_SIZE_LIMITS['n_embd']}], got {self.mlp_width}")
+        if not (math.isfinite(self.rope_theta) and self.rope_theta > 1.0):
+            raise ConfigError(f"rope_theta must be a finite number > 1, got {self.rope_theta}")
+        if not 0.0 < self.norm_eps < 1.0:
+            raise ConfigError(f"norm_eps must be in (0, 1), got {self.norm_eps}")
+        if self.backbone == "llama" and (self.n_embd // self.n_head) % 2:
+            raise ConfigError("rotary positions need an even head width; "
+                              f"n_embd / n_head = {self.n_embd // self.n_head}")
+
+    @property
+    def kv_heads(self) -> int:
+        """Key/value heads (grouped-query attention): n_kv_head, or n_head when it is 0."""
+        return self.n_kv_head or self.n_head
+
+    @property
+    def mlp_hidden(self) -> int:
+        """The MLP's inner width: mlp_width, or GPT-2's 4·n_embd when it is 0."""
+        return self.mlp_width or 4 * self.n_embd
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -6,12 +6,11 @@ from typing import Any
 
 import torch
 from torch import nn
-from transformers.cache_utils import Cache
 
-from engine.backbones import GPT2Backbone
+from engine.backbones import Backbone, build_backbone
 from engine.backbones.kv_cache import KVCache
 from engine.bundled_model import BundledModel
-from engine.config import ConfigError, ModelConfig
+from engine.config import ModelConfig
 from engine.heads import OutputHead, build_head
 from engine.heads.termination import document_steps
 from engine.tokenizer import EOS, SPECIAL_TOKENS
@@ -25,30 +24,22 @@ class LanguageModel(BundledModel):
 
     kind = "lm"
 
-    def __init__(self, config: ModelConfig, backbone: GPT2Backbone | None = None) -> None:
+    def __init__(self, config: ModelConfig, backbone: Backbone | None = None) -> None:
         super().__init__()
-        if config.backbone != "gpt2":
-            raise ConfigError(f"unknown backbone {config.backbone!r}; available: ['gpt2']")
         self.config = config
-        self.backbone = backbone if backbone is not None else GPT2Backbone(config)
+        self.backbone = backbone if backbone is not None else build_backbone(config)
         self.head: OutputHead = build_head(config, self.backbone.token_embedding)
 
     def bundle_sections(self) -> dict[str, Any]:
         return {"model": self.config.to_dict()}
 
     def block_stack(self) -> tuple[list[nn.Module], list[nn.Module]]:
-        transformer = self.backbone.transformer
-        return list(transformer.h), [transformer.ln_f]
+        return self.backbone.block_stack()
 
-    def hidden_states(
-        self,
-        input_ids: torch.Tensor,  # [B, T]
-        past: Cache | None = None,
-        position_ids: torch.Tensor | None = None,
-        use_cache: bool = False,
-    ) -> tuple[torch.Tensor, Cache | None]:
-        hidden, cache = self.backbone(input_ids, past=past, position_ids=position_ids, use_cache=use_cache)
-        return hidden, cache
+    def hidden_states(self, input_ids: torch.Tensor) -> torch.Tensor:
+        """Hidden states [B, T, D] of every position of ids [B, T], attending causally (training, scoring)."""
+        hidden: torch.Tensor = self.backbone(input_ids)
+        return hidden
 
     def new_cache(self, rows: int, positions: int | None = None) -> KVCache:
         """An empty preallocated KV cache for `rows` decoding rows and `positions` positions (default: one block)."""
@@ -65,7 +56,7 @@ class LanguageModel(BundledModel):
 
         `target_groups` [B, T] (POSG): the observed group of each target, its POS tag;
         when given, the loss is the head's −log p(group) − log p(x | group)."""
-        hidden, _ = self.hidden_states(input_ids)  # [B, T, D]
+        hidden = self.hidden_states(input_ids)  # [B, T, D]
         nll = self.token_nll(hidden, targets, target_groups)  # [B, T]
         mask = targets != IGNORE_INDEX
         return (nll * mask).sum() / mask.sum().clamp(min=1)
@@ -91,7 +82,7 @@ class LanguageModel(BundledModel):
     @torch.no_grad()
     def next_log_probs(self, input_ids: torch.Tensor) -> torch.Tensor:
         """Marginal log p(x) after each position: ids [B, T] → [B, T, V] (no cache)."""
-        hidden, _ = self.hidden_states(input_ids)
+        hidden = self.hidden_states(input_ids)
         batch, length, dim = hidden.shape
         # Position i predicts target i + 1 = input i + 1, so steps come from the inputs shifted by one.
         steps = document_steps(torch.cat([input_ids[:, 1:], input_ids[:, -1:]], dim=1), EOS_ID).reshape(-1)

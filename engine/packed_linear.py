@@ -76,3 +76,11 @@ class PackedLinear(nn.Linear):
         if not packs(self.weight, hidden):
             return F.linear(hidden, self.weight, self.bias)
         return _packed_product(hidden, packed_weight(self.weight), self.bias)
+
+
+def linear(hidden: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    """hidden [M, D] · weight [V, D]ᵀ → [M, V] (nn.Linear's layout, no bias): on the prepacked weight for
+    M ≥ 2 rows, as `project` does for GPT-2's [D, V] layout."""
+    if hidden.shape[0] < 2 or not packs(weight, hidden):
+        return F.linear(hidden, weight)
+    return _packed_product(hidden, packed_weight(weight), None)

@@ -18,7 +18,6 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 from transformers import GPT2Config, GPT2Model
-from transformers.cache_utils import Cache
 from transformers.models.gpt2.modeling_gpt2 import GPT2Block
 
 from engine import packed_linear
@@ -92,17 +91,14 @@ class GPT2Backbone(nn.Module):
         assert isinstance(wte, nn.Embedding)
         return wte
 
-    def forward(
-        self,
-        input_ids: torch.Tensor,  # [B, T]
-        past: Cache | None = None,
-        position_ids: torch.Tensor | None = None,  # [B, T]
-        use_cache: bool = False,
-    ) -> tuple[torch.Tensor, Cache | None]:
-        out = self.transformer(
-            input_ids=input_ids, past_key_values=past, position_ids=position_ids, use_cache=use_cache
-        )
-        return out.last_hidden_state, out.past_key_values  # [B, T, D]
+    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:  # [B, T] → [B, T, D]
+        """Hidden states of every position, through transformers' module (training and scoring)."""
+        hidden: torch.Tensor = self.transformer(input_ids=input_ids, use_cache=False).last_hidden_state
+        return hidden
+
+    def block_stack(self) -> tuple[list[nn.Module], list[nn.Module]]:
+        """The blocks, input side first, and the final layer norm after them."""
+        return list(self.transformer.h), [self.transformer.ln_f]
 
     def new_cache(self, rows: int, positions: int | None = None) -> KVCache:
         """An empty preallocated cache for `rows` rows and `positions` positions (at most, and by default,

@@ -19,12 +19,9 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Any
 
 import torch
-
-if TYPE_CHECKING:
-    from engine.backbones.gpt2 import BlockWeights
 
 
 class CacheTooLargeError(ValueError):
@@ -59,7 +56,7 @@ class KVCache:
     keys: torch.Tensor
     values: torch.Tensor
     length: int = 0
-    weights: list[BlockWeights] = field(default_factory=list)  # the blocks' parameters, looked up once per decode
+    weights: list[Any] = field(default_factory=list)  # the backbone's per-block tensors, looked up once per decode
 
     @classmethod
     def allocate(

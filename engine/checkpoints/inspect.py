@@ -31,7 +31,7 @@ from typing import Any
 
 from engine.config import ConfigError
 
-ARCHITECTURES = {"GPT2LMHeadModel": "gpt2", "BartForConditionalGeneration": "bart"}
+ARCHITECTURES = {"GPT2LMHeadModel": "gpt2", "BartForConditionalGeneration": "bart", "LlamaForCausalLM": "llama"}
 SINGLE_WEIGHTS = ("model.safetensors", "pytorch_model.bin")
 SHARD_INDEXES = ("model.safetensors.index.json", "pytorch_model.bin.index.json")
 MAX_JSON_BYTES = 64 * 1024 * 1024  # tokenizer.json of large vocabularies is a few MB; refuse absurd files
@@ -71,17 +71,24 @@ def _read_json(path: Path, what: str) -> Any:
         raise CheckpointError(f"{path}: not a readable {what} ({error})") from None
 
 
-def read_architecture(directory: Path) -> tuple[str, str, int]:
-    """(architecture, family, vocab_size) from config.json, or a CheckpointError naming what is wrong."""
+def read_config(directory: Path) -> dict[str, Any]:
+    """config.json of a checkpoint folder as a JSON object, or a CheckpointError naming what is wrong."""
     config = _read_json(directory / "config.json", "model config")
     if not isinstance(config, dict):
         raise CheckpointError(f"{directory / 'config.json'}: not a model config (a JSON object)")
+    return config
+
+
+def read_architecture(directory: Path) -> tuple[str, str, int]:
+    """(architecture, family, vocab_size) from config.json, or a CheckpointError naming what is wrong."""
+    config = read_config(directory)
     architectures = config.get("architectures") or []
     known = [a for a in architectures if a in ARCHITECTURES]
     if not known:
         found = ", ".join(map(str, architectures)) or f"model_type {config.get('model_type', 'unknown')!r}"
-        raise CheckpointError(f"{directory}: {found} is not supported; Variorum imports GPT-2 "
-                              "(GPT2LMHeadModel) and BART (BartForConditionalGeneration) checkpoints")
+        raise CheckpointError(f"{directory}: {found} is not supported; Variorum imports GPT-2 (GPT2LMHeadModel), "
+                              "Llama (LlamaForCausalLM, or a .gguf file) and BART (BartForConditionalGeneration) "
+                              "checkpoints")
     vocab_size = config.get("vocab_size")
     if not isinstance(vocab_size, int) or vocab_size <= 0:
         raise CheckpointError(f"{directory / 'config.json'}: no positive vocab_size")

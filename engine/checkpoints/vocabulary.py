@@ -13,7 +13,11 @@ numbering, an import renumbers the checkpoint's vocabulary once:
   k + 21 and an id below it k + 22 (for GPT-2, whose eos is last, every word id moves up by 22);
 - the merges and the byte-level pre-tokenizer and decoder stay the checkpoint's, so a text is cut
   into exactly the same pieces as the checkpoint's own tokenizer cuts it (checked in the tests
-  against transformers' tokenizer).
+  against transformers' tokenizer). A Llama tokenizer keeps its own pre-tokenizer (SmolLM2 splits
+  every digit before the byte-level rules); GPT-2's and BART's are plain byte-level.
+
+A `.gguf` file carries its tokenizer inside; its reader gives it in `tokenizer.json`'s shape
+(engine/checkpoints/gguf_file.py), which `import_vocabulary` takes in place of the folder's file.
 
 `source_rows[i]` says which checkpoint row new id i takes (−1: a new row). `move_rows` applies it to
 an embedding table (the tied output layer follows), starting new rows at the mean m of the
@@ -26,6 +30,7 @@ which some fine-tunes add to round the table up, are dropped: no text produces t
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,8 +42,8 @@ from engine.files.small_reads import UnusableFileError, read_small_json, read_sm
 from engine.tokenizer import EOS, PAD, SPECIAL_TOKENS, VariorumTokenizer
 
 # The checkpoint tokens our eos and pad take, by family, in the order they are looked for.
-END_OF_TEXT = {"gpt2": ("<|endoftext|>",), "bart": ("</s>",)}
-PADDING = {"gpt2": (), "bart": ("<pad>",)}
+END_OF_TEXT = {"gpt2": ("<|endoftext|>",), "bart": ("</s>",), "llama": ("<|endoftext|>", "<|end_of_text|>", "</s>")}
+PADDING = {"gpt2": (), "bart": ("<pad>",), "llama": ()}
 
 
 @dataclass(frozen=True)
@@ -49,17 +54,20 @@ class ImportedVocabulary:
     source_rows: list[int]  # [new vocab]
 
 
-def _read_bpe(info: CheckpointInfo) -> tuple[dict[str, int], list[tuple[str, str]]]:
-    """The checkpoint's token → id map (added tokens included) and its merges, in order."""
+def _read_bpe(info: CheckpointInfo, spec: Any = None) -> tuple[dict[str, int], list[tuple[str, str]], Any]:
+    """The checkpoint's token → id map (added tokens included), its merges in order, and its pre-tokenizer's
+    spec (None: byte-level). `spec`: the tokenizer in tokenizer.json's shape, when not read from a file."""
+    pre_tokenizer = None
     try:
-        if info.tokenizer[0].name == "tokenizer.json":
-            spec: Any = read_small_json(info.tokenizer[0])
+        if spec is not None or info.tokenizer[0].name == "tokenizer.json":
+            spec = read_small_json(info.tokenizer[0]) if spec is None else spec
             model = spec.get("model") or {}
             if model.get("type") != "BPE":
                 raise CheckpointError(f"{info.tokenizer[0]}: a {model.get('type')} tokenizer, not byte-level BPE")
             vocab = dict(model["vocab"])
             vocab.update({t["content"]: t["id"] for t in spec.get("added_tokens") or []})
             merges = [tuple(m.split(" ", 1)) if isinstance(m, str) else tuple(m) for m in model.get("merges") or []]
+            pre_tokenizer = spec.get("pre_tokenizer") if info.family == "llama" else None
         else:
             vocab = dict(read_small_json(info.tokenizer[0]))
             lines = read_small_text(info.tokenizer[1]).splitlines()
@@ -68,16 +76,17 @@ def _read_bpe(info: CheckpointInfo) -> tuple[dict[str, int], list[tuple[str, str
         raise CheckpointError(f"{info.path}: its tokenizer cannot be read ({error})") from None
     if any(len(m) != 2 for m in merges):
         raise CheckpointError(f"{info.path}: its tokenizer's merges are not pairs of pieces")
-    return vocab, [(a, b) for a, b in merges]
+    return vocab, [(a, b) for a, b in merges], pre_tokenizer
 
 
 def _special_row(vocab: dict[str, int], names: tuple[str, ...]) -> int:
     return next((vocab[name] for name in names if name in vocab), -1)
 
 
-def import_vocabulary(info: CheckpointInfo) -> ImportedVocabulary:
-    """The checkpoint's tokenizer renumbered with our special tokens first (see the module docstring)."""
-    vocab, merges = _read_bpe(info)
+def import_vocabulary(info: CheckpointInfo, spec: Any = None) -> ImportedVocabulary:
+    """The checkpoint's tokenizer renumbered with our special tokens first (see the module docstring);
+    `spec`: its tokenizer in tokenizer.json's shape where it is not a file of the folder (a .gguf's)."""
+    vocab, merges, pre_tokenizer = _read_bpe(info, spec)
     eos_row = _special_row(vocab, END_OF_TEXT[info.family])
     if eos_row < 0:
         raise CheckpointError(f"{info.path}: its tokenizer has no end-of-text token "
@@ -93,11 +102,24 @@ def import_vocabulary(info: CheckpointInfo) -> ImportedVocabulary:
         source_rows.append(row)
         used_rows.add(row)
     tokenizer = Tokenizer(models.BPE(vocab=new_vocab, merges=merges))
-    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.pre_tokenizer = _pre_tokenizer(info, pre_tokenizer)
     tokenizer.decoder = decoders.ByteLevel()
     tokenizer.post_processor = processors.ByteLevel(trim_offsets=False)
     tokenizer.add_special_tokens(SPECIAL_TOKENS)
     return ImportedVocabulary(VariorumTokenizer(tokenizer), source_rows)
+
+
+def _pre_tokenizer(info: CheckpointInfo, spec: Any) -> pre_tokenizers.PreTokenizer:
+    """The checkpoint's own pre-tokenizer where it gives one (a Llama's), else GPT-2's byte-level rules."""
+    if not isinstance(spec, dict):
+        return pre_tokenizers.ByteLevel(add_prefix_space=False)
+    try:  # the tokenizers library reads a component only as part of a whole tokenizer
+        whole = Tokenizer.from_str(json.dumps({"version": "1.0", "model": {"type": "BPE", "vocab": {}, "merges": []},
+                                               "pre_tokenizer": spec}))
+    except Exception as error:  # the library raises its own bare Exception for a spec it cannot read
+        raise CheckpointError(f"{info.path}: its tokenizer's pre-tokenizer cannot be read ({error})") from None
+    found: pre_tokenizers.PreTokenizer | None = whole.pre_tokenizer
+    return pre_tokenizers.ByteLevel(add_prefix_space=False) if found is None else found
 
 
 def move_rows(table: torch.Tensor, source_rows: list[int]) -> torch.Tensor:

@@ -1,4 +1,4 @@
-"""The language-model family (kind "lm"): a GPT-2 backbone × an output head, continuing text.
+"""The language-model family (kind "lm"): a GPT-2 or Llama backbone × an output head, continuing text.
 
 What the registry (engine/families) needs to build, load, train, measure and export it; the model
 is engine/model.py, its loaded model engine/lm/loaded.py and its trainer engine/lm/train.py. Each member
@@ -38,7 +38,7 @@ class LanguageModelFamily:
     name = "language model"
     config_sections = ("model",)
     trainer = "train"
-    checkpoint_architectures = ("GPT2LMHeadModel",)
+    checkpoint_architectures = ("GPT2LMHeadModel", "LlamaForCausalLM")
 
     def tasks(self, config: Mapping[str, Any]) -> tuple[str, ...]:
         return lm_tasks()
@@ -98,6 +98,10 @@ class LanguageModelFamily:
         return HeldOutOnnx(perplexity, documents, int(blocks[:, 1:].numel()))
 
     def from_checkpoint(self, info: CheckpointInfo) -> tuple[LanguageModel, VariorumTokenizer]:
+        if info.family == "llama":
+            from engine.checkpoints.llama_import import import_llama
+
+            return import_llama(info)
         from engine.checkpoints.gpt2_import import import_gpt2
 
         return import_gpt2(info)

@@ -61,7 +61,7 @@ class Objective(ABC):
         """
         if extra:
             raise ConfigError(f"objective {self.name!r} does not take extra training inputs (e.g. POSG groups)")
-        hidden, _ = model.hidden_states(input_ids)  # [B, T, D]
+        hidden = model.hidden_states(input_ids)  # [B, T, D]
         per_token = self.token_losses(model, hidden, input_ids, targets)
         mask = targets != IGNORE_INDEX
         return per_token.sum() / mask.sum().clamp(min=1)

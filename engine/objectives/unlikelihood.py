@@ -125,7 +125,8 @@ def next_step(prefix: torch.Tensor) -> torch.Tensor:
 @torch.no_grad()
 def greedy_rollout(model: LanguageModel, prefix: torch.Tensor, length: int) -> torch.Tensor:
     """Greedy (argmax of the marginal) continuation [B, length] of prefix [B, P], KV-cached."""
-    hidden, past = model.hidden_states(prefix, use_cache=True)
+    cache = model.new_cache(prefix.shape[0], prefix.shape[1] + length)
+    hidden = model.decode(prefix, cache)  # [B, P, D]
     steps = next_step(prefix)  # [B]; restarts at 1 after a generated eos, as in training
     eos = SPECIAL_TOKENS.index(EOS)
     out = []
@@ -133,7 +134,7 @@ def greedy_rollout(model: LanguageModel, prefix: torch.Tensor, length: int) -> t
         token = model.head.log_probs(hidden[:, -1], steps).argmax(-1)  # [B]
         out.append(token)
         steps = torch.where(token == eos, torch.ones_like(steps), steps + 1)
-        hidden, past = model.hidden_states(token[:, None], past=past, use_cache=True)
+        hidden = model.decode(token[:, None], cache)  # [B, 1, D]
     return torch.stack(out, dim=1)
 
 
@@ -183,7 +184,7 @@ class SequenceUnlikelihood(Objective):
         with eval_mode(model):
             rollout = greedy_rollout(model, prefix, self.continuation)  # [B, C]
         sequence = torch.cat((prefix, rollout), dim=1)  # [B, P + C]
-        hidden, _ = model.hidden_states(sequence[:, :-1])
+        hidden = model.hidden_states(sequence[:, :-1])
         batch, _, dim = hidden.shape
         tail = hidden[:, prefix.shape[1] - 1 :]  # positions predicting the rollout, [B, C, D]
         steps = positions(sequence[:, 1:])[:, prefix.shape[1] - 1 :].reshape(-1)

@@ -94,7 +94,7 @@ class SentenceScorer:
             targets[row, :len(ids) + 1] = torch.tensor([*ids, eos], dtype=torch.long)
         device = next(self.model.parameters()).device
         with eval_mode(self.model):
-            hidden, _ = self.model.hidden_states(inputs.to(device))  # [B, T, D]
+            hidden = self.model.hidden_states(inputs.to(device))  # [B, T, D]
             nll = self.model.token_nll(hidden, targets.to(device)).float().cpu()  # [B, T]
         return [ScoredText(text, ids, (-nll[row, :len(ids) + 1]).tolist())
                 for row, (text, ids) in enumerate(zip(texts, encoded, strict=True))]

@@ -164,7 +164,7 @@ def test_version_2_needs_a_kind_and_permgen_needs_its_section(copy_of: Any) -> N
 def test_a_permgen_config_claiming_to_be_a_language_model_is_named(copy_of: Any) -> None:
     bundle = copy_of(OLD / "v1-permgen")
     _edit(bundle, kind="lm")
-    with pytest.raises(BundleError, match=r"invalid model config \(unknown backbone 'bart'"):
+    with pytest.raises(BundleError, match=r"invalid model config \(a language model's backbone is 'gpt2' or 'llama'"):
         load_model_bundle(bundle)
     _edit(bundle, kind="permgen", permgen={"encoder_layers": 1, "max_sentence_len": 8, "tasks": "story"})
     with pytest.raises(BundleError, match=r"invalid PermGen config .*unknown field\(s\) \['tasks'\]"):

@@ -1,4 +1,4 @@
-"""Tiny random GPT-2 and BART checkpoints written by transformers' `save_pretrained`, and a folder laid
+"""Tiny random GPT-2, Llama and BART checkpoints written by transformers' `save_pretrained`, and a folder laid
 out like the Hugging Face cache (snapshots linking into blobs): no download anywhere."""
 
 from __future__ import annotations
@@ -9,8 +9,16 @@ import shutil
 from pathlib import Path
 
 import pytest
+import torch
 from tokenizers import ByteLevelBPETokenizer
-from transformers import BartConfig, BartForConditionalGeneration, GPT2Config, GPT2LMHeadModel
+from transformers import (
+    BartConfig,
+    BartForConditionalGeneration,
+    GPT2Config,
+    GPT2LMHeadModel,
+    LlamaConfig,
+    LlamaForCausalLM,
+)
 
 TEXT = ["The cat sat on the mat.", "A dog ran home early.", "She went to the park and read a book."] * 20
 
@@ -51,6 +59,27 @@ def write_bart(folder: Path, **options: object) -> Path:
     return folder
 
 
+def write_llama(folder: Path, tied: bool = True, **options: object) -> Path:
+    """LlamaForCausalLM (2 × 32, 4 query / 2 key-value heads, RoPE base 500) with its tokenizer as tokenizer.json,
+    `<|endoftext|>` at id 0 as in SmolLM2, and the digit-splitting pre-tokenizer SmolLM2 uses; weights drawn wide
+    (std 0.3) so that greedy decoding never meets a near tie. `options` replace LlamaConfig settings."""
+    from tokenizers import pre_tokenizers
+
+    folder.mkdir(parents=True, exist_ok=True)
+    tokenizer = _tokenizer(["<|endoftext|>", "<|im_start|>", "<|im_end|>"])
+    tokenizer.pre_tokenizer = pre_tokenizers.Sequence(  # type: ignore[assignment]
+        [pre_tokenizers.Digits(individual_digits=True), pre_tokenizers.ByteLevel(add_prefix_space=False)])
+    tokenizer.save(str(folder / "tokenizer.json"))
+    settings: dict[str, object] = {
+        "vocab_size": tokenizer.get_vocab_size(), "hidden_size": 32, "intermediate_size": 48,
+        "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "max_position_embeddings": 64,
+        "rope_theta": 500.0, "rms_norm_eps": 1e-5, "tie_word_embeddings": tied, "initializer_range": 0.3,
+        "bos_token_id": 1, "eos_token_id": 2, "pad_token_id": 2}
+    torch.manual_seed(0)
+    LlamaForCausalLM(LlamaConfig(**{**settings, **options})).save_pretrained(folder)
+    return folder
+
+
 def add_to_cache(cache: Path, name: str, checkpoint: Path, commit: str = "0123abcd", main: bool = True) -> Path:
     """Lay `checkpoint`'s files out as the hub cache does: blobs by hash, snapshot links, refs/main."""
     model = cache / ("models--" + name.replace("/", "--"))
@@ -75,3 +104,8 @@ def gpt2_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def bart_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_bart(tmp_path_factory.mktemp("ckpt") / "tiny-bart")
+
+
+@pytest.fixture(scope="session")
+def llama_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_llama(tmp_path_factory.mktemp("ckpt") / "tiny-llama")

@@ -47,8 +47,8 @@ def test_a_picked_folder_is_a_bundle_a_checkpoint_or_refused(engine: Engine, gpt
     junk.mkdir()
     with pytest.raises(CheckpointError, match="holds no model"):
         engine.open_model_folder(junk)
-    (junk / "config.json").write_text(json.dumps({"architectures": ["LlamaForCausalLM"]}))
-    with pytest.raises(CheckpointError, match="LlamaForCausalLM is not supported"):
+    (junk / "config.json").write_text(json.dumps({"architectures": ["T5ForConditionalGeneration"]}))
+    with pytest.raises(CheckpointError, match="T5ForConditionalGeneration is not supported"):
         engine.open_model_folder(junk)
     (elsewhere / "model.safetensors").unlink()
     with pytest.raises(BundleError, match=r"is missing model\.safetensors"):

@@ -23,7 +23,7 @@ def test_the_imported_model_gives_the_checkpoints_logits(gpt2_folder: Path) -> N
     known = (source_rows >= 0).nonzero()[:, 0]  # new ids of the checkpoint's tokens
     ids = tokenizer.encode("The cat sat on the mat. A dog ran home.")
     with torch.no_grad():
-        hidden, _ = model.eval().hidden_states(torch.tensor([ids]))  # [1, T, D]
+        hidden = model.eval().hidden_states(torch.tensor([ids]))  # [1, T, D]
         ours = model.head.logits(hidden[0])  # [T, V_new]
         expected = theirs(source_rows[ids][None]).logits[0]  # [T, V_checkpoint]
     assert model.config.vocab_size == len(source_rows) == tokenizer.vocab_size

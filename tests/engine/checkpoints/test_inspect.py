@@ -28,9 +28,9 @@ def test_a_gpt2_and_a_bart_checkpoint_are_recognised(gpt2_folder: Path, bart_fol
 def test_an_unsupported_architecture_is_named(gpt2_folder: Path, tmp_path: Path) -> None:
     folder = _copy(gpt2_folder, tmp_path)
     config = json.loads((folder / "config.json").read_text())
-    config["architectures"] = ["LlamaForCausalLM"]
+    config["architectures"] = ["T5ForConditionalGeneration"]
     (folder / "config.json").write_text(json.dumps(config))
-    with pytest.raises(CheckpointError, match="LlamaForCausalLM is not supported; Variorum imports GPT-2"):
+    with pytest.raises(CheckpointError, match="T5ForConditionalGeneration is not supported; Variorum imports GPT-2"):
         inspect_checkpoint(folder)
 
 

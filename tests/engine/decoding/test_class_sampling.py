@@ -125,7 +125,7 @@ def test_class_top_1_takes_the_most_likely_class(tokenizer: VariorumTokenizer) -
     (variant,) = generate_variants(model, tokenizer, "Tom", 1, DecodeConfig(max_new_tokens=10, seed=4, class_top_k=1))
     context = [tokenizer.eos_id, *tokenizer.encode("Tom"), *variant.token_ids]
     with torch.no_grad():
-        hidden, _ = model.hidden_states(torch.tensor([context]))
+        hidden = model.hidden_states(torch.tensor([context]))
         best = model.head.group_log_probs(hidden[0]).argmax(-1)  # [T]
     start = len(context) - len(variant.token_ids) - 1
     assert variant.token_groups == best[start : start + len(variant.token_ids)].tolist()
@@ -136,7 +136,7 @@ def test_greedy_takes_the_best_class_then_the_best_token_in_it(tokenizer: Varior
     (variant,) = generate_variants(model, tokenizer, "Mara", 1, DecodeConfig(max_new_tokens=8, greedy=True))
     context = [tokenizer.eos_id, *tokenizer.encode("Mara"), *variant.token_ids]
     with torch.no_grad():
-        hidden, _ = model.hidden_states(torch.tensor([context]))
+        hidden = model.hidden_states(torch.tensor([context]))
         best_class = model.head.group_log_probs(hidden[0]).argmax(-1)  # [T]
         best_token = model.head.token_log_probs_in_group(hidden[0], best_class).argmax(-1)  # [T]
     start = len(context) - len(variant.token_ids) - 1

@@ -41,7 +41,7 @@ def test_draws_follow_the_distribution_and_never_pick_forbidden_ids() -> None:
 
 def test_cached_decoding_matches_the_full_forward(tiny_model: LanguageModel, tokenizer: VariorumTokenizer) -> None:
     ids = torch.tensor([[tokenizer.eos_id, *tokenizer.encode("The dog ran to the park and sat.")]] * 2)  # [2, T]
-    full, _ = tiny_model.hidden_states(ids)  # transformers' forward, [2, T, D]
+    full = tiny_model.hidden_states(ids)  # transformers' forward, [2, T, D]
     cache = tiny_model.new_cache(2)
     with torch.no_grad():
         prompt = tiny_model.decode(ids[:, :4], cache)
@@ -55,7 +55,7 @@ def test_decode_equals_transformers_forward_step_by_step(tiny_model: LanguageMod
     """The functional decode path (fused GELU, no module calls) reproduces transformers' forward."""
     ids = torch.randint(0, tiny_model.config.vocab_size, (3, 9), generator=torch.Generator().manual_seed(1))
     with torch.inference_mode():
-        full, _ = tiny_model.hidden_states(ids)  # [3, 9, D]
+        full = tiny_model.hidden_states(ids)  # [3, 9, D]
         cache = tiny_model.new_cache(3)
         prompt = tiny_model.decode(ids[:, :5], cache)
         steps = [tiny_model.decode(ids[:, t : t + 1], cache) for t in range(5, 9)]

@@ -50,7 +50,7 @@ def test_token_objective_is_nll_plus_alpha_ul(tiny_model: LanguageModel) -> None
     torch.manual_seed(0)
     ids = torch.randint(0, 320, (2, 8))
     inputs, targets = ids[:, :-1], ids[:, 1:]
-    hidden, _ = tiny_model.hidden_states(inputs)
+    hidden = tiny_model.hidden_states(inputs)
     with torch.no_grad():
         log_probs = torch.log_softmax(tiny_model.head.logits(hidden), -1)  # type: ignore[operator]
         ul = token_unlikelihood(log_probs, context_candidates(inputs, targets, 320))

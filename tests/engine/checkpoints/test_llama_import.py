@@ -1,0 +1,94 @@
+"""An imported Llama computes the checkpoint's own logits under the renumbered ids, and greedy decoding through
+the one decoding core writes what transformers' `generate()` writes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+from transformers import LlamaForCausalLM
+
+from engine.bundles.imported import import_checkpoint
+from engine.checkpoints.inspect import CheckpointError, inspect_checkpoint
+from engine.checkpoints.llama_import import import_llama
+from engine.checkpoints.vocabulary import import_vocabulary
+from engine.front_door import DecodeConfig, Engine, GenerationRequest
+from tests.engine.checkpoints.conftest import write_llama
+
+TEXT = "The cat sat on the mat in 1964. A dog ran home."
+PROMPTS = ("The cat", "She went to the park", "A dog ran")
+
+
+def _logits_match(folder: Path) -> None:
+    info = inspect_checkpoint(folder)
+    model, tokenizer = import_llama(info)
+    theirs = LlamaForCausalLM.from_pretrained(str(folder), local_files_only=True).eval()
+    source_rows = torch.tensor(import_vocabulary(info).source_rows)  # [V_new] checkpoint row of each new id
+    known = (source_rows >= 0).nonzero()[:, 0]
+    ids = tokenizer.encode(TEXT)
+    with torch.no_grad():
+        ours = model.head.logits(model.hidden_states(torch.tensor([ids]))[0])  # [T, V_new]
+        expected = theirs(source_rows[ids][None]).logits[0]  # [T, V_checkpoint]
+    assert model.config.vocab_size == len(source_rows) == tokenizer.vocab_size
+    assert (model.config.backbone, model.config.kv_heads, model.config.rope_theta) == ("llama", 2, 500.0)
+    assert torch.allclose(ours[:, known], expected[:, source_rows[known]], atol=1e-4)
+
+
+def test_the_imported_model_gives_the_checkpoints_logits(llama_folder: Path) -> None:
+    _logits_match(llama_folder)
+
+
+def test_an_untied_output_layer_is_imported_with_its_rows_moved(tmp_path: Path) -> None:
+    _logits_match(write_llama(tmp_path / "untied", tied=False))
+
+
+def test_the_tokenizer_cuts_text_as_the_checkpoints_own(llama_folder: Path) -> None:
+    from tokenizers import Tokenizer
+
+    theirs = Tokenizer.from_file(str(llama_folder / "tokenizer.json"))
+    vocabulary = import_vocabulary(inspect_checkpoint(llama_folder))
+    ours = vocabulary.tokenizer.encode(TEXT)
+    assert [vocabulary.source_rows[i] for i in ours] == theirs.encode(TEXT).ids
+    assert vocabulary.tokenizer.decode(ours) == TEXT
+    assert len([i for i in ours if "1964"[0] in vocabulary.tokenizer.decode([i])]) >= 1  # digits cut one by one
+
+
+def test_greedy_text_is_transformers_generate(llama_folder: Path, tmp_path: Path) -> None:
+    bundle = import_checkpoint(str(llama_folder), tmp_path / "tiny", {"HOME": "/nonexistent"})
+    loaded = Engine([bundle.parent]).load(bundle, device="cpu", runtime="torch")
+    theirs = LlamaForCausalLM.from_pretrained(str(llama_folder), local_files_only=True).eval()
+    vocabulary = import_vocabulary(inspect_checkpoint(llama_folder))
+    rows = torch.tensor(vocabulary.source_rows)
+    decode = DecodeConfig(greedy=True, max_new_tokens=12, real_words=False, no_doubled_words=False,
+                          end_at_sentence=False)
+    for prompt in PROMPTS:
+        stream = loaded.stream(GenerationRequest(prompt=prompt, n=1, decode=decode))
+        for _ in stream:
+            pass
+        ours = [vocabulary.source_rows[i] for i in stream.variants[0].token_ids if i != 0]  # checkpoint ids
+        context = torch.tensor([[0, *rows[vocabulary.tokenizer.encode(prompt)].tolist()]])  # [eos, *prompt]
+        with torch.no_grad():
+            generated = theirs.generate(context, max_new_tokens=12, do_sample=False, eos_token_id=0, pad_token_id=0)
+        new = generated[0, context.shape[1]:].tolist()
+        new = new[: new.index(0)] if 0 in new else new
+        assert ours == new, prompt
+
+
+@pytest.mark.parametrize(("option", "value", "message"), [
+    ("hidden_act", "gelu", "activation 'gelu'"),
+    ("attention_bias", True, "biases on the attention projections"),
+    ("rope_scaling", {"rope_type": "linear", "factor": 2.0}, "rope scaling 'linear'"),
+])
+def test_options_the_block_does_not_compute_are_refused(llama_folder: Path, tmp_path: Path, option: str,
+                                                         value: object, message: str) -> None:
+    folder = Path(shutil.copytree(llama_folder, tmp_path / option))
+    config = json.loads((folder / "config.json").read_text())
+    config[option] = value
+    if option == "rope_scaling":
+        config.pop("rope_parameters", None)
+    (folder / "config.json").write_text(json.dumps(config))
+    with pytest.raises(CheckpointError, match=message):
+        import_llama(inspect_checkpoint(folder))

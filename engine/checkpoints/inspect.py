@@ -168,8 +168,22 @@ def tokenizer_vocab_size(directory: Path) -> tuple[tuple[Path, ...], int]:
     raise CheckpointError(f"{directory}: no tokenizer (tokenizer.json, or vocab.json + merges.txt)")
 
 
+def inspect_gguf(path: Path, name: str | None = None) -> CheckpointInfo:
+    """A llama.cpp `.gguf` file as a checkpoint: the file is its weights and its tokenizer (metadata only is read)."""
+    from engine.checkpoints.gguf_file import read_gguf_summary
+
+    summary = read_gguf_summary(path)
+    return CheckpointInfo(path, name or path.stem, "LlamaForCausalLM", "llama", summary.vocab_size,
+                          summary.tokenizer_size, (path,), (path,))
+
+
 def inspect_checkpoint(directory: Path, name: str | None = None) -> CheckpointInfo:
-    """The importable checkpoint in `directory`, or a CheckpointError naming the first problem found."""
+    """The importable checkpoint in `directory` (a folder, or a `.gguf` file), or a CheckpointError naming the
+    first problem found."""
+    if directory.suffix == ".gguf" and not directory.is_dir():
+        if not directory.is_file():
+            raise CheckpointError(f"{directory}: no such file")
+        return inspect_gguf(directory, name)
     if not directory.is_dir():
         raise CheckpointError(f"{directory}: no such folder")
     architecture, family, vocab_size = read_architecture(directory)

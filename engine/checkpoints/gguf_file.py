@@ -1,0 +1,667 @@
+"""A llama.cpp GGUF file of a Llama-family model, read into float32 tensors, a config and a tokenizer.
+
+GGUF (llama.cpp's format) is one file: a header of typed key/value metadata (`general.*`, `llama.*`,
+`tokenizer.ggml.*`), a table of tensor infos (name, shape in ggml's reversed order, ggml type, offset)
+and the aligned tensor data, often quantized in blocks (Q4_1: 32 weights as 4-bit codes with a scale and
+a minimum). Variorum reads it into what the Hugging Face import of a `LlamaForCausalLM` folder produces:
+
+- `read_gguf_summary(path)` → `GgufSummary`: the header only, checked (architecture, tokenizer model,
+  tensor types, metadata, every tensor's name and shape against the metadata, the file long enough for
+  every tensor), no weight dequantized: fast enough to list many files;
+- `read_gguf(path)` → `GgufCheckpoint`: the same checks, then every tensor dequantized (`gguf.quants`) to
+  float32 under transformers' Llama names, a `LlamaConfig`-style dict and a `tokenizer.json`-style dict.
+
+The header is parsed here, not by `gguf.GGUFReader`: the reader builds a numpy array per token and per merge
+(about 4 s for a 49k-token vocabulary) and trusts every count in the file, so a damaged array length makes
+it loop for a very long time before failing; this parser checks each length against the bytes left before
+reading, and the tensor bytes are read one tensor at a time. Dequantizing is `gguf.quants.dequantize`'s.
+
+Only what Variorum's Llama backbone runs is accepted, one clear `CheckpointError` line otherwise:
+`general.architecture` "llama" (no experts, no attention or MLP biases, every head rotated in full), plain
+RoPE (no `llama.rope.scaling.type` other than "none", no `rope_freqs.weight` as Llama 3.1 files have),
+tensors of the types in `READ_TYPES`, one file (not a part of a split GGUF), and a byte-level BPE tokenizer
+(`tokenizer.ggml.model` "gpt2"; SentencePiece "llama" vocabularies are refused).
+
+The tokenizer's pre-tokenizer follows `tokenizer.ggml.pre`, llama.cpp's name for how text is split into
+words before BPE:
+
+- "smollm" (SmolLM, SmolLM2): llama.cpp splits every digit on its own before the GPT-2 regex, so
+  `Sequence[Digits(individual_digits=True), ByteLevel(use_regex=True)]`. (The `tokenizer.json` that
+  transformers writes for these files lacks the digit split, so its ids differ around digits.)
+- "llama-bpe", "llama3", "llama-v3", "smaug-bpe" (Llama 3's split): the Llama 3 regex (digits in groups of up
+  to three, case-insensitive contractions) as a `Split`, then `ByteLevel(use_regex=False)`, and merges
+  that do not apply to a word that is itself a token (`ignore_merges`), as in Llama 3's `tokenizer.json`.
+- "gpt2", "gpt-2", "default", missing, and every other value: `ByteLevel(use_regex=True)`, GPT-2's regex.
+  For the other values this is the nearest byte-level split, not necessarily llama.cpp's exact one.
+
+`find_gguf_files()` lists the `.gguf` files where writers' tools keep them:
+
+- the Hugging Face hub cache (`$HF_HUB_CACHE`, `$HF_HOME/hub`, `~/.cache/huggingface/hub`, as in
+  `engine/checkpoints/hf_cache.py`): files in `models--*/snapshots/*/` and their subfolders;
+- llama.cpp's download cache: `$LLAMA_CACHE`, else `~/.cache/llama.cpp`;
+- LM Studio's models: `~/.lmstudio/models` and `~/.cache/lm-studio/models` (`publisher/model/file.gguf`);
+- any folders passed in.
+
+Each folder is searched to a depth of `MAX_SEARCH_DEPTH` folders, at most `MAX_SEARCH_ENTRIES` entries and
+`MAX_FOUND_FILES` files in all; an unreadable folder is skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import mmap
+import os
+import struct
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from gguf.constants import GGML_QUANT_SIZES, GGUF_MAGIC, GGMLQuantizationType, GGUFValueType
+from gguf.quants import dequantize
+
+from engine.checkpoints.hf_cache import MODEL_PREFIX, cache_roots
+from engine.checkpoints.inspect import CheckpointError
+
+# The ggml types read: the float types and the "legacy" and k-quant block formats, all of which
+# `gguf.quants.dequantize` (0.19) handles in numpy at a few hundred MB/s. It also dequantizes the i-quants
+# (IQ*), ternary (TQ*) and FP4 (MXFP4, NVFP4) formats, but slowly or for other architectures; files
+# made with them are refused rather than taking minutes.
+READ_TYPES: tuple[GGMLQuantizationType, ...] = tuple(GGMLQuantizationType[name] for name in (
+    "F32", "F16", "BF16", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K"))
+
+MAX_GGUF_BYTES = 32 << 30  # a 7B model at 8 bits is 7.5 GB; far larger files are not for a desktop assistant
+MAX_PARAMETERS = 8_000_000_000  # 32 GB as float32: the most read_gguf will build
+MAX_METADATA_KEYS = 1 << 16  # llama.cpp files have about 40
+MAX_TENSORS = 1 << 16  # a 70B Llama has 723
+MAX_ARRAY_LENGTH = 1 << 24  # the largest vocabularies and merge lists are a few hundred thousand entries
+MAX_STRING_BYTES = 16 << 20  # one metadata string (a chat template is a few KB)
+MAX_NAME_BYTES = 1024  # a tensor name (ggml allows 64)
+MAX_ARRAY_NESTING = 2  # arrays of arrays are allowed by the format; none of the keys read here has them
+# Generous upper bounds on the shape, checked before anything is built from it
+SHAPE_LIMITS = {"hidden_size": 1 << 16, "num_hidden_layers": 1024, "num_attention_heads": 1024,
+                "intermediate_size": 1 << 20, "vocab_size": 1 << 21, "max_position_embeddings": 1 << 24}
+
+MAX_SEARCH_DEPTH = 4
+MAX_SEARCH_ENTRIES = 50_000
+MAX_FOUND_FILES = 1000
+
+GGUF_VERSIONS = (2, 3)  # version 1 counted in 32 bits; llama.cpp itself no longer reads it
+DEFAULT_ALIGNMENT = 32  # where tensor data starts, unless general.alignment says otherwise
+DEFAULT_ROPE_THETA = 10000.0  # llama.cpp's default when llama.rope.freq_base is absent
+
+# special token ids in the metadata → LlamaConfig's fields (llama.cpp spells out "padding")
+SPECIAL_TOKEN_KEYS = {"tokenizer.ggml.bos_token_id": "bos_token_id", "tokenizer.ggml.eos_token_id": "eos_token_id",
+                      "tokenizer.ggml.padding_token_id": "pad_token_id"}
+
+# token types of tokenizer.ggml.token_type (gguf.TokenType)
+NORMAL, CONTROL, USER_DEFINED = 1, 3, 4
+
+# GGUF tensor name inside blk.{i}. → transformers' name inside model.layers.{i}.
+LAYER_TENSORS = {
+    "attn_norm.weight": "input_layernorm.weight",
+    "attn_q.weight": "self_attn.q_proj.weight",
+    "attn_k.weight": "self_attn.k_proj.weight",
+    "attn_v.weight": "self_attn.v_proj.weight",
+    "attn_output.weight": "self_attn.o_proj.weight",
+    "ffn_norm.weight": "post_attention_layernorm.weight",
+    "ffn_gate.weight": "mlp.gate_proj.weight",
+    "ffn_up.weight": "mlp.up_proj.weight",
+    "ffn_down.weight": "mlp.down_proj.weight",
+}
+MODEL_TENSORS = {"token_embd.weight": "model.embed_tokens.weight", "output_norm.weight": "model.norm.weight",
+                 "output.weight": "lm_head.weight"}
+
+# Llama 3's pre-tokenizer regex, as in its tokenizer.json (llama.cpp's LLAMA3 pre-type uses the same)
+LLAMA3_REGEX = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+                r"|\s*[\r\n]+|\s+(?!\S)|\s+")
+LLAMA3_PRE = ("llama-bpe", "llama3", "llama-v3", "smaug-bpe")
+
+_SCALARS: dict[int, str] = {  # the fixed-size metadata value types → struct format (all little-endian)
+    GGUFValueType.UINT8: "<B", GGUFValueType.INT8: "<b", GGUFValueType.UINT16: "<H", GGUFValueType.INT16: "<h",
+    GGUFValueType.UINT32: "<I", GGUFValueType.INT32: "<i", GGUFValueType.FLOAT32: "<f", GGUFValueType.BOOL: "<?",
+    GGUFValueType.UINT64: "<Q", GGUFValueType.INT64: "<q", GGUFValueType.FLOAT64: "<d",
+}
+
+
+@dataclass(frozen=True)
+class GgufSummary:
+    """A checked GGUF file: what it is, from its header alone."""
+
+    path: Path
+    name: str  # general.name, else the file's stem
+    architecture: str  # general.architecture: always "llama" here
+    vocab_size: int  # rows of the embedding table
+    tokenizer_size: int  # tokens in tokenizer.ggml.tokens (≤ vocab_size)
+    quantization: tuple[str, ...]  # the ggml types of its tensors, sorted: ("F32", "Q4_1", "Q8_0")
+    license: str  # general.license, or ""
+    organization: str  # general.organization, or ""
+
+
+@dataclass
+class GgufCheckpoint:
+    """A GGUF file read in full: a transformers `LlamaForCausalLM` could be built from config and tensors."""
+
+    summary: GgufSummary
+    config: dict[str, Any]  # LlamaConfig's fields
+    # float32, under transformers' Llama names: embed_tokens and lm_head [V, D], q_proj [H·hd, D],
+    # k_proj and v_proj [KV·hd, D], o_proj [D, H·hd], gate_proj and up_proj [I, D], down_proj [D, I], norms [D]
+    tensors: dict[str, torch.Tensor]
+    tokenizer: dict[str, Any]  # a tokenizer.json: `tokenizers.Tokenizer.from_str(json.dumps(tokenizer))`
+
+
+@dataclass(frozen=True)
+class _TensorInfo:
+    name: str
+    dims: tuple[int, ...]  # ggml order: dims[0] is the row length (columns)
+    ggml_type: GGMLQuantizationType
+    start: int  # absolute offset of its data in the file
+    nbytes: int
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """numpy / torch order: [rows, columns]."""
+        return tuple(reversed(self.dims))
+
+
+@dataclass(frozen=True)
+class _Header:
+    metadata: dict[str, Any]
+    tensors: dict[str, _TensorInfo]
+
+
+@dataclass(frozen=True)
+class _Checked:
+    """Everything read_gguf needs, checked against itself: the summary, the config and the tensor infos."""
+
+    summary: GgufSummary
+    config: dict[str, Any]
+    tensors: dict[str, _TensorInfo]  # by transformers name
+    metadata: dict[str, Any]
+
+
+class _Cursor:
+    """Reads the header's little-endian values in order, each one checked to end inside the file."""
+
+    def __init__(self, buffer: mmap.mmap, path: Path) -> None:
+        self.buffer, self.path, self.size, self.pos = buffer, path, len(buffer), 0
+
+    def short(self, what: str) -> CheckpointError:
+        return CheckpointError(f"{self.path}: damaged or cut short: {what} runs past the end of the file "
+                               f"({self.size:,} bytes)")
+
+    def take(self, count: int, what: str) -> int:
+        """The offset of the next `count` bytes, which the cursor moves past."""
+        if count < 0 or self.pos + count > self.size:
+            raise self.short(what)
+        start, self.pos = self.pos, self.pos + count
+        return start
+
+    def scalar(self, fmt: str, what: str) -> Any:
+        return struct.unpack_from(fmt, self.buffer, self.take(struct.calcsize(fmt), what))[0]
+
+    def string(self, what: str, limit: int = MAX_STRING_BYTES) -> str:
+        length = self.scalar("<Q", what)
+        if length > limit:
+            raise CheckpointError(f"{self.path}: damaged: {what} says it is {length:,} bytes long")
+        start = self.take(length, what)
+        try:
+            return self.buffer[start:start + length].decode("utf-8")
+        except UnicodeDecodeError:
+            raise CheckpointError(f"{self.path}: damaged: {what} is not UTF-8 text") from None
+
+    def value(self, value_type: int, what: str, depth: int = 0) -> Any:
+        """One metadata value: a scalar, a string, or a list of either."""
+        if value_type in _SCALARS:
+            return self.scalar(_SCALARS[value_type], what)
+        if value_type == GGUFValueType.STRING:
+            return self.string(what)
+        if value_type != GGUFValueType.ARRAY or depth >= MAX_ARRAY_NESTING:
+            raise CheckpointError(f"{self.path}: damaged: {what} has an unknown value type {value_type}")
+        item_type = self.scalar("<I", what)
+        length = self.scalar("<Q", what)
+        # every item takes at least one byte (a string eight): a length the file cannot hold is damage,
+        # found before the loop below would run that many times
+        smallest = struct.calcsize(_SCALARS[item_type]) if item_type in _SCALARS else 8
+        if length > MAX_ARRAY_LENGTH or length * smallest > self.size - self.pos:
+            raise CheckpointError(f"{self.path}: damaged or cut short: {what} says it has {length:,} items")
+        if item_type in _SCALARS:
+            start = self.take(length * smallest, what)
+            values: list[Any] = np.frombuffer(self.buffer[start:self.pos], dtype=_SCALARS[item_type]).tolist()
+            return values
+        return [self.value(item_type, what, depth + 1) for _ in range(length)]
+
+
+def _open_checked(path: Path) -> tuple[int, Any]:
+    """(size, open binary file) of a file that may be a GGUF file; CheckpointError otherwise."""
+    try:
+        size = path.stat().st_size
+        if not path.is_file():
+            raise CheckpointError(f"{path}: not a file")
+        if size > MAX_GGUF_BYTES:
+            raise CheckpointError(f"{path}: {size:,} bytes is larger than the {MAX_GGUF_BYTES >> 30} GiB "
+                                  "Variorum reads")
+        if size < 24:  # magic, version, two counts
+            raise CheckpointError(f"{path}: not a GGUF file ({size} bytes)")
+        return size, path.open("rb")
+    except FileNotFoundError:
+        raise CheckpointError(f"{path}: no such file") from None
+    except OSError as error:
+        raise CheckpointError(f"{path}: cannot be read ({error.strerror or error})") from None
+
+
+def _read_header(path: Path) -> _Header:
+    """The metadata and tensor infos of a GGUF file, every length and offset checked against the file."""
+    size, file = _open_checked(path)
+    with file, mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as buffer:
+        cursor = _Cursor(buffer, path)
+        if struct.unpack_from("<I", buffer, 0)[0] != GGUF_MAGIC:
+            raise CheckpointError(f"{path}: not a GGUF file (it does not start with 'GGUF')")
+        cursor.pos = 4
+        version = cursor.scalar("<I", "the version")
+        if version & 0xFFFF == 0:  # a big-endian file read little-endian (llama.cpp's own check)
+            raise CheckpointError(f"{path}: a big-endian GGUF file; Variorum reads little-endian ones")
+        if version not in GGUF_VERSIONS:
+            raise CheckpointError(f"{path}: GGUF version {version}; Variorum reads versions 2 and 3")
+        tensor_count = cursor.scalar("<Q", "the tensor count")
+        key_count = cursor.scalar("<Q", "the metadata count")
+        if tensor_count > MAX_TENSORS or key_count > MAX_METADATA_KEYS:
+            raise CheckpointError(f"{path}: damaged: it says it has {tensor_count:,} tensors and "
+                                  f"{key_count:,} metadata keys")
+        metadata: dict[str, Any] = {}
+        for index in range(key_count):
+            key = cursor.string(f"metadata key {index}", MAX_NAME_BYTES)
+            value_type = cursor.scalar("<I", key)
+            if key in metadata:
+                raise CheckpointError(f"{path}: damaged: metadata key {key} appears twice")
+            metadata[key] = cursor.value(value_type, key)
+        alignment = metadata.get("general.alignment", DEFAULT_ALIGNMENT)
+        if not isinstance(alignment, int) or alignment <= 0 or alignment & (alignment - 1):
+            raise CheckpointError(f"{path}: damaged: general.alignment {alignment!r} is not a power of two")
+        infos: list[tuple[str, tuple[int, ...], int, int]] = []
+        for index in range(tensor_count):
+            name = cursor.string(f"the name of tensor {index}", MAX_NAME_BYTES)
+            n_dims = cursor.scalar("<I", name)
+            if not 1 <= n_dims <= 4:  # ggml's GGML_MAX_DIMS
+                raise CheckpointError(f"{path}: damaged: tensor {name} has {n_dims} dimensions")
+            dims = tuple(cursor.scalar("<Q", name) for _ in range(n_dims))
+            infos.append((name, dims, cursor.scalar("<I", name), cursor.scalar("<Q", name)))
+        data_start = -(-cursor.pos // alignment) * alignment  # rounded up to the alignment
+    tensors: dict[str, _TensorInfo] = {}
+    for name, dims, type_id, offset in infos:
+        if name in tensors:
+            raise CheckpointError(f"{path}: damaged: tensor {name} appears twice")
+        try:
+            ggml_type = GGMLQuantizationType(type_id)
+        except ValueError:
+            raise CheckpointError(f"{path}: tensor {name} has an unknown ggml type {type_id} "
+                                  "(made by a newer llama.cpp?)") from None
+        elements = math.prod(dims)
+        if elements == 0 or elements > MAX_PARAMETERS:
+            raise CheckpointError(f"{path}: damaged: tensor {name} has shape {list(dims)}")
+        block, block_bytes = GGML_QUANT_SIZES[ggml_type]
+        if dims[0] % block:
+            raise CheckpointError(f"{path}: damaged: tensor {name}'s rows of {dims[0]} are not whole "
+                                  f"{ggml_type.name} blocks of {block}")
+        info = _TensorInfo(name, dims, ggml_type, data_start + offset, elements // block * block_bytes)
+        if info.start + info.nbytes > size:
+            raise CheckpointError(f"{path}: cut short: tensor {name} ends at byte {info.start + info.nbytes:,} "
+                                  f"of a {size:,}-byte file (download incomplete?)")
+        tensors[name] = info
+    return _Header(metadata, tensors)
+
+
+def _get(metadata: Mapping[str, Any], key: str, kind: type, path: Path, default: Any = None) -> Any:
+    """metadata[key] checked to be a `kind` (int: not bool; float: int too); `default` when absent."""
+    value = metadata.get(key, default)
+    if value is None:
+        raise CheckpointError(f"{path}: {key} is missing from its metadata")
+    ok = (isinstance(value, int) and not isinstance(value, bool) if kind is int else
+          isinstance(value, (int, float)) and not isinstance(value, bool) if kind is float else
+          isinstance(value, kind))
+    if not ok:
+        raise CheckpointError(f"{path}: {key} is {value!r}, not a {kind.__name__}")
+    return float(value) if kind is float else value
+
+
+def _positive(metadata: Mapping[str, Any], key: str, field: str | None, path: Path, default: int | None = None) -> int:
+    value: int = _get(metadata, key, int, path, default)
+    limit = SHAPE_LIMITS.get(field or "", 1 << 20)
+    if not 0 < value <= limit:
+        raise CheckpointError(f"{path}: {key} is {value:,}; Variorum reads 1 to {limit:,}")
+    return value
+
+
+def _check_architecture(path: Path, metadata: Mapping[str, Any]) -> None:
+    architecture = _get(metadata, "general.architecture", str, path)
+    if architecture != "llama":
+        raise CheckpointError(f"{path}: is a {architecture} model; Variorum imports llama-architecture GGUF files")
+    split_count = metadata.get("split.count", 1)
+    if split_count != 1:
+        raise CheckpointError(f"{path}: is one part of a GGUF split in {split_count}; join the parts first "
+                              "(llama-gguf-split --merge)")
+    if metadata.get("llama.expert_count", 0):
+        raise CheckpointError(f"{path}: is a mixture-of-experts model ({metadata['llama.expert_count']} "
+                              "experts); Variorum imports dense Llama models")
+    scaling = metadata.get("llama.rope.scaling.type", "none")
+    if scaling != "none" or metadata.get("llama.rope.scale_linear", 1.0) != 1.0:
+        what = scaling if scaling != "none" else "linear"
+        raise CheckpointError(f"{path}: uses {what} RoPE scaling; Variorum runs Llama with plain RoPE")
+    model = metadata.get("tokenizer.ggml.model")
+    if model == "llama":
+        raise CheckpointError(f"{path}: uses a SentencePiece tokenizer; Variorum imports byte-level BPE GGUF models")
+    if model != "gpt2":
+        raise CheckpointError(f"{path}: uses a {model or 'missing'} tokenizer (tokenizer.ggml.model); Variorum "
+                              "imports byte-level BPE (gpt2) GGUF models")
+
+
+def _check_types(path: Path, tensors: Mapping[str, _TensorInfo]) -> tuple[str, ...]:
+    """The sorted distinct type names, all of them in READ_TYPES."""
+    types = {info.ggml_type for info in tensors.values()}
+    unread = sorted(t.name for t in types - set(READ_TYPES))
+    if unread:
+        raise CheckpointError(f"{path}: holds {', '.join(unread)} tensors; Variorum reads "
+                              f"{', '.join(t.name for t in READ_TYPES)}")
+    return tuple(sorted(t.name for t in types))
+
+
+def _shape(path: Path, metadata: Mapping[str, Any]) -> dict[str, Any]:
+    """The model's shape from the `llama.*` keys, under LlamaConfig's names, checked against itself."""
+    hidden = _positive(metadata, "llama.embedding_length", "hidden_size", path)
+    heads = _positive(metadata, "llama.attention.head_count", "num_attention_heads", path)
+    kv_heads = _positive(metadata, "llama.attention.head_count_kv", "num_attention_heads", path, heads)
+    eps = _get(metadata, "llama.attention.layer_norm_rms_epsilon", float, path)
+    theta = _get(metadata, "llama.rope.freq_base", float, path, DEFAULT_ROPE_THETA)
+    if heads % kv_heads:
+        raise CheckpointError(f"{path}: {heads} attention heads cannot share {kv_heads} key/value heads")
+    if "llama.attention.key_length" not in metadata and hidden % heads:
+        raise CheckpointError(f"{path}: {heads} attention heads do not divide the width {hidden}")
+    head_dim = _positive(metadata, "llama.attention.key_length", None, path, hidden // heads or 1)
+    value_dim = _positive(metadata, "llama.attention.value_length", None, path, head_dim)
+    rotated = _positive(metadata, "llama.rope.dimension_count", None, path, head_dim)
+    if value_dim != head_dim or rotated != head_dim or head_dim % 2:
+        raise CheckpointError(f"{path}: heads of {head_dim} (keys), {value_dim} (values), {rotated} rotated: "
+                              "Variorum's Llama rotates whole even-sized heads of one size")
+    if not (0 < eps < 1 and 0 < theta < 1e12):
+        raise CheckpointError(f"{path}: rms epsilon {eps} or RoPE base {theta} is out of range")
+    return {
+        "hidden_size": hidden,
+        "intermediate_size": _positive(metadata, "llama.feed_forward_length", "intermediate_size", path),
+        "num_hidden_layers": _positive(metadata, "llama.block_count", "num_hidden_layers", path),
+        "num_attention_heads": heads, "num_key_value_heads": kv_heads, "head_dim": head_dim,
+        "rms_norm_eps": eps, "rope_theta": theta,
+        "max_position_embeddings": _positive(metadata, "llama.context_length", "max_position_embeddings", path),
+    }
+
+
+def _vocabulary(path: Path, metadata: Mapping[str, Any], found: Mapping[str, _TensorInfo]) -> tuple[int, int]:
+    """(rows of the embedding table, tokens of the tokenizer), the second no larger than the first."""
+    if "token_embd.weight" not in found:
+        raise CheckpointError(f"{path}: has no token_embd.weight (the embedding table)")
+    vocab = found["token_embd.weight"].shape[0]
+    if not 0 < vocab <= SHAPE_LIMITS["vocab_size"]:
+        raise CheckpointError(f"{path}: an embedding of {vocab:,} rows; Variorum reads up to "
+                              f"{SHAPE_LIMITS['vocab_size']:,}")
+    if metadata.get("llama.vocab_size", vocab) != vocab:
+        raise CheckpointError(f"{path}: llama.vocab_size is {metadata['llama.vocab_size']} but the embedding "
+                              f"has {vocab:,} rows")
+    tokens = metadata.get("tokenizer.ggml.tokens")
+    if not isinstance(tokens, list) or not tokens:
+        raise CheckpointError(f"{path}: no tokenizer.ggml.tokens (the vocabulary)")
+    if len(tokens) > vocab:
+        raise CheckpointError(f"{path}: the tokenizer has {len(tokens):,} tokens but the embedding only "
+                              f"{vocab:,} rows")
+    return vocab, len(tokens)
+
+
+def _layout(path: Path, found: Mapping[str, _TensorInfo], shape: Mapping[str, Any],
+            vocab: int) -> dict[str, _TensorInfo]:
+    """The file's tensors under transformers' names, each of the shape the metadata implies, none left over."""
+    if "rope_freqs.weight" in found:  # Llama 3.1's "llama3" RoPE scaling, stored as per-frequency factors
+        raise CheckpointError(f"{path}: uses scaled RoPE (rope_freqs.weight, as Llama 3.1 does); Variorum runs "
+                              "Llama with plain RoPE")
+    hidden, intermediate = shape["hidden_size"], shape["intermediate_size"]
+    q_rows = shape["num_attention_heads"] * shape["head_dim"]
+    kv_rows = shape["num_key_value_heads"] * shape["head_dim"]
+    shapes = {  # transformers name → (GGUF name, [rows, columns])
+        "model.embed_tokens.weight": ("token_embd.weight", (vocab, hidden)),
+        "model.norm.weight": ("output_norm.weight", (hidden,)),
+    }
+    layer_shapes = {"attn_norm.weight": (hidden,), "ffn_norm.weight": (hidden,),
+                    "attn_q.weight": (q_rows, hidden), "attn_k.weight": (kv_rows, hidden),
+                    "attn_v.weight": (kv_rows, hidden), "attn_output.weight": (hidden, q_rows),
+                    "ffn_gate.weight": (intermediate, hidden), "ffn_up.weight": (intermediate, hidden),
+                    "ffn_down.weight": (hidden, intermediate)}
+    for layer in range(shape["num_hidden_layers"]):
+        for gguf_name, hf_name in LAYER_TENSORS.items():
+            shapes[f"model.layers.{layer}.{hf_name}"] = (f"blk.{layer}.{gguf_name}", layer_shapes[gguf_name])
+    if "output.weight" in found:  # untied: its own output projection; tied files have none
+        shapes["lm_head.weight"] = ("output.weight", (vocab, hidden))
+    tensors: dict[str, _TensorInfo] = {}
+    for hf_name, (gguf_name, expected) in shapes.items():
+        info = found.get(gguf_name)
+        if info is None:
+            raise CheckpointError(f"{path}: has no {gguf_name} tensor")
+        if info.shape != expected:
+            raise CheckpointError(f"{path}: {gguf_name} is {list(info.shape)}, its metadata says {list(expected)}")
+        tensors[hf_name] = info
+    unused = sorted(set(found) - {gguf_name for gguf_name, _ in shapes.values()})
+    if unused:
+        more = f" and {len(unused) - 3} more" if len(unused) > 3 else ""
+        raise CheckpointError(f"{path}: holds tensors Variorum's Llama has no place for: "
+                              f"{', '.join(unused[:3])}{more}")
+    parameters = sum(math.prod(info.dims) for info in tensors.values())
+    if parameters > MAX_PARAMETERS:
+        raise CheckpointError(f"{path}: {parameters:,} parameters; Variorum reads up to {MAX_PARAMETERS:,}")
+    return tensors
+
+
+def _check(path: Path) -> _Checked:
+    """The header read and checked: everything but the tensor data and the tokenizer's build."""
+    header = _read_header(path)
+    metadata, found = header.metadata, header.tensors
+    _check_architecture(path, metadata)
+    quantization = _check_types(path, found)
+    shape = _shape(path, metadata)
+    vocab, token_count = _vocabulary(path, metadata, found)
+    tensors = _layout(path, found, shape, vocab)
+    config: dict[str, Any] = {
+        "architectures": ["LlamaForCausalLM"], "model_type": "llama", "vocab_size": vocab, **shape,
+        "tie_word_embeddings": "lm_head.weight" not in tensors, "hidden_act": "silu", "attention_bias": False,
+        "mlp_bias": False,
+    }
+    for key, field in SPECIAL_TOKEN_KEYS.items():
+        token_id = metadata.get(key)
+        if token_id is not None:
+            if not isinstance(token_id, int) or not 0 <= token_id < token_count:
+                raise CheckpointError(f"{path}: {key} {token_id!r} is not a token")
+            config[field] = token_id
+    name = metadata.get("general.name")
+    summary = GgufSummary(
+        path=path, name=name if isinstance(name, str) and name.strip() else path.stem, architecture="llama",
+        vocab_size=vocab, tokenizer_size=token_count, quantization=quantization,
+        license=_text(metadata.get("general.license")), organization=_text(metadata.get("general.organization")))
+    return _Checked(summary, config, tensors, metadata)
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def read_gguf_summary(path: Path) -> GgufSummary:
+    """What a GGUF file is, from its header (no tensor dequantized), or a CheckpointError saying why Variorum
+    cannot import it."""
+    return _check(Path(path)).summary
+
+
+def _unpermute(weight: np.ndarray, heads: int) -> np.ndarray:
+    """Undo llama.cpp's q/k row order (its converter's `permute`, reversed as transformers' GGUF loader does).
+
+    transformers' rotary embedding pairs dimension j of a head with dimension j + head_dim/2 (rotate_half);
+    ggml's pairs 2j with 2j+1. The converter therefore stored HF row (half h, index j) of each head at
+    row 2j + h. Viewed as [heads, head_dim/2, 2] that is [head, j, h]; swapping the last two axes gives
+    [head, h, j], HF's order again.
+    """
+    rows = weight.shape[0]  # [heads * head_dim, hidden]
+    return weight.reshape(heads, rows // heads // 2, 2, *weight.shape[1:]).swapaxes(2, 1).reshape(weight.shape)
+
+
+def _dequantize(file: Any, info: _TensorInfo) -> np.ndarray:
+    """One tensor's data as float32 in [rows, columns] order."""
+    data = bytearray(info.nbytes)  # writable, so torch can take the array without a copy
+    file.seek(info.start)
+    if file.readinto(data) != info.nbytes:
+        raise CheckpointError(f"{file.name}: cut short while reading {info.name}")
+    block, block_bytes = GGML_QUANT_SIZES[info.ggml_type]
+    raw = np.frombuffer(data, dtype=np.uint8).reshape(*info.shape[:-1], info.shape[-1] // block * block_bytes)
+    values = dequantize(raw, info.ggml_type)  # F32: a view of `data`; the others: a new float32 array
+    if values.dtype != np.float32 or values.shape != info.shape:
+        raise CheckpointError(f"{file.name}: {info.name} dequantizes to {values.dtype} {values.shape}")
+    return values
+
+
+def _tokenizer(path: Path, metadata: Mapping[str, Any]) -> dict[str, Any]:
+    """tokenizer.json for the byte-level BPE vocabulary of a GGUF file (module docstring: the pre-tokenizers)."""
+    tokens: list[Any] = metadata["tokenizer.ggml.tokens"]
+    types: Any = metadata.get("tokenizer.ggml.token_type", [NORMAL] * len(tokens))
+    merges: Any = metadata.get("tokenizer.ggml.merges")
+    if not isinstance(types, list) or len(types) != len(tokens):
+        raise CheckpointError(f"{path}: tokenizer.ggml.token_type does not have one type per token")
+    if not isinstance(merges, list) or not all(isinstance(m, str) for m in merges):
+        raise CheckpointError(f"{path}: no tokenizer.ggml.merges (the BPE merges)")
+    vocab: dict[str, int] = {}
+    for token_id, token in enumerate(tokens):
+        if not isinstance(token, str):
+            raise CheckpointError(f"{path}: tokenizer.ggml.tokens holds a {type(token).__name__}, not a string")
+        if token in vocab:
+            raise CheckpointError(f"{path}: token {token!r} appears twice (ids {vocab[token]} and {token_id})")
+        vocab[token] = token_id
+    pairs = []
+    for merge in merges:
+        space = merge.find(" ", 1)  # llama.cpp's split: a first part that is a space stays whole
+        if space < 0:
+            raise CheckpointError(f"{path}: damaged merge {merge!r} (not two tokens)")
+        pairs.append([merge[:space], merge[space + 1:]])
+    added = [{"id": i, "content": token, "single_word": False, "lstrip": False, "rstrip": False,
+              "normalized": False, "special": kind == CONTROL}
+             for i, (token, kind) in enumerate(zip(tokens, types, strict=True)) if kind in (CONTROL, USER_DEFINED)]
+    pre = metadata.get("tokenizer.ggml.pre", "default")
+    byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}
+    if pre == "smollm":
+        pre_tokenizer: dict[str, Any] = {"type": "Sequence", "pretokenizers": [
+            {"type": "Digits", "individual_digits": True}, byte_level]}
+    elif pre in LLAMA3_PRE:
+        pre_tokenizer = {"type": "Sequence", "pretokenizers": [
+            {"type": "Split", "pattern": {"Regex": LLAMA3_REGEX}, "behavior": "Isolated", "invert": False},
+            {**byte_level, "use_regex": False}]}
+    else:
+        pre_tokenizer = byte_level
+    return {
+        "version": "1.0", "truncation": None, "padding": None, "added_tokens": added, "normalizer": None,
+        "pre_tokenizer": pre_tokenizer, "post_processor": _post_processor(metadata, tokens),
+        "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
+        "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+                  "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False,
+                  "ignore_merges": pre in LLAMA3_PRE, "vocab": vocab, "merges": pairs},
+    }
+
+
+def _post_processor(metadata: Mapping[str, Any], tokens: Sequence[str]) -> dict[str, Any] | None:
+    """BOS / EOS around each text when the file says llama.cpp adds them (`tokenizer.ggml.add_bos_token`)."""
+    ends: dict[str, list[dict[str, Any]]] = {"bos": [], "eos": []}
+    specials: dict[str, Any] = {}
+    for which in ends:
+        token_id = metadata.get(f"tokenizer.ggml.{which}_token_id")
+        if metadata.get(f"tokenizer.ggml.add_{which}_token") is True and isinstance(token_id, int):
+            token = tokens[token_id]
+            ends[which] = [{"SpecialToken": {"id": token, "type_id": 0}}]
+            specials[token] = {"id": token, "ids": [token_id], "tokens": [token]}
+    if not specials:
+        return None
+    a, b = [{"Sequence": {"id": "A", "type_id": 0}}], [{"Sequence": {"id": "B", "type_id": 1}}]
+    return {"type": "TemplateProcessing", "single": ends["bos"] + a + ends["eos"],
+            "pair": ends["bos"] + a + ends["eos"] + ends["bos"] + b + ends["eos"], "special_tokens": specials}
+
+
+def read_gguf(path: Path) -> GgufCheckpoint:
+    """A GGUF file of a Llama model read in full: config, float32 tensors under transformers' names, tokenizer.
+
+    Raises CheckpointError (one line naming the file) when it is not one Variorum can import.
+    """
+    path = Path(path)
+    checked = _check(path)
+    tokenizer = _tokenizer(path, checked.metadata)
+    try:  # a vocabulary and merges that do not fit together are refused here, not when the model first runs
+        from tokenizers import Tokenizer
+        Tokenizer.from_str(json.dumps(tokenizer))
+    except Exception as error:  # tokenizers raises its own Exception subclass with the reason
+        raise CheckpointError(f"{path}: its tokenizer does not load ({error})") from None
+    config = checked.config
+    tensors: dict[str, torch.Tensor] = {}
+    try:
+        with path.open("rb") as file:
+            for hf_name, info in checked.tensors.items():
+                values = _dequantize(file, info)
+                if hf_name.endswith("q_proj.weight"):
+                    values = _unpermute(values, config["num_attention_heads"])
+                elif hf_name.endswith("k_proj.weight"):
+                    values = _unpermute(values, config["num_key_value_heads"])
+                tensors[hf_name] = torch.from_numpy(values)
+    except OSError as error:
+        raise CheckpointError(f"{path}: cannot be read ({error.strerror or error})") from None
+    return GgufCheckpoint(checked.summary, config, tensors, tokenizer)
+
+
+def _search(folder: Path, found: dict[Path, Path], budget: list[int]) -> None:
+    """Add the .gguf files in `folder` and its subfolders (to MAX_SEARCH_DEPTH) to `found`, by resolved path
+    (of several paths to one file, the first in sort order).
+
+    `budget` is [entries left]; symlinked folders are not entered (a link loop would never end).
+    """
+    stack = [(folder, 0)]
+    while stack and budget[0] > 0 and len(found) < MAX_FOUND_FILES:
+        current, depth = stack.pop()
+        try:
+            with os.scandir(current) as entries:
+                for entry in entries:
+                    budget[0] -= 1
+                    if budget[0] <= 0 or len(found) >= MAX_FOUND_FILES:
+                        return
+                    if entry.is_dir(follow_symlinks=False):
+                        if depth < MAX_SEARCH_DEPTH:
+                            stack.append((Path(entry.path), depth + 1))
+                    elif entry.name.lower().endswith(".gguf") and entry.is_file():  # a link into blobs/ too
+                        path = Path(entry.path)
+                        key = path.resolve()
+                        if key not in found or path < found[key]:  # the same choice whatever the order
+                            found[key] = path
+        except OSError:  # unreadable or vanished: skipped
+            continue
+
+
+def gguf_folders(environ: Mapping[str, str] | None = None) -> list[Path]:
+    """The folders find_gguf_files searches besides the hub cache's snapshots (missing ones included)."""
+    env = os.environ if environ is None else environ
+    home = Path(env["HOME"]) if env.get("HOME") else Path.home()
+    llama_cache = Path(env["LLAMA_CACHE"]).expanduser() if env.get("LLAMA_CACHE") else home / ".cache/llama.cpp"
+    return [llama_cache, home / ".lmstudio/models", home / ".cache/lm-studio/models"]
+
+
+def find_gguf_files(environ: Mapping[str, str] | None = None, folders: Sequence[Path] = ()) -> list[Path]:
+    """The .gguf files in the Hugging Face cache, llama.cpp's cache, LM Studio's folders and `folders`
+    (module docstring), sorted, each file once however many links lead to it."""
+    found: dict[Path, Path] = {}
+    budget = [MAX_SEARCH_ENTRIES]
+    snapshots: list[Path] = []
+    for root in cache_roots(environ):
+        try:
+            snapshots += sorted(root.glob(f"{MODEL_PREFIX}*/snapshots/*"))
+        except OSError:
+            continue
+    for folder in [*snapshots, *gguf_folders(environ), *(Path(f).expanduser() for f in folders)]:
+        if folder.is_dir():
+            _search(folder, found, budget)
+    return sorted(found.values())

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.about import AboutDialog
 from app.controls.panel import ControlsPanel
 from app.editor.document import DocumentEditor
 from app.editor.find_bar import FindBar
@@ -148,7 +149,7 @@ class MainWindow(FilesMixin, ModelsMixin):
 
     def _build_menus(self) -> None:
         bar = self.menuBar()
-        self.menus = {name: bar.addMenu(name) for name in ("&File", "&Edit", "&Generate", "&View")}
+        self.menus = {name: bar.addMenu(name) for name in ("&File", "&Edit", "&Generate", "&View", "&Help")}
         self._action("&File", "New", self.new_document, QKeySequence.StandardKey.New)
         self._action("&File", "Open…", self.open_dialog, QKeySequence.StandardKey.Open)
         self.recent_menu = self.menus["&File"].addMenu("Open Recent")
@@ -171,7 +172,13 @@ class MainWindow(FilesMixin, ModelsMixin):
         self.dark_action.setCheckable(True)
         self._action("&View", "Larger text", lambda: self.set_font_size(self.settings.font_size + 1), "Ctrl+=")
         self._action("&View", "Smaller text", lambda: self.set_font_size(self.settings.font_size - 1), "Ctrl+-")
+        self._action("&Help", "About Variorum", self.show_about)
         self._refresh_recent()
+
+    def show_about(self) -> None:
+        """Help → About: what Variorum runs on, the pretrained base included when it is installed."""
+        self.about = AboutDialog(self.engine.models_dir, self)
+        self.about.open()
 
     def _shortcut(self, keys: str, slot: object) -> QAction:
         action = QAction(self)

@@ -37,6 +37,7 @@ FORWARDED: dict[str, tuple[str, str]] = {
     "export-onnx": ("engine.onnx.export", "write a bundle's decoder (and encoder) as ONNX for --runtime onnx"),
     "bundle-words": ("engine.bundles.words", "write a bundle's training words (words.txt) for real words only"),
     "import": ("engine.cli.import_command", "a pretrained GPT-2 checkpoint on this machine as a bundle (offline)"),
+    "get-base": ("engine.cli.get_base", "fetch the pretrained base model (SmolLM2-135M-Instruct) once, as a bundle"),
 }
 
 

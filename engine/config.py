@@ -13,6 +13,7 @@ import re
 import types
 import typing
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -241,6 +242,10 @@ class TrainConfig:
     # What a fine-tune trains (engine/training/trainable.py): "all", "head", "last-N" (the last N blocks
     # and the head) or "lora" (low-rank adapters of rank lora_rank on every block's projections, and the head)
     trainable: str = "all"
+    # With trainable last-N on a Llama: compute the frozen blocks' output for the training text once and train
+    # the last blocks on it (engine/training/frozen_prefix.py); not compiled (it looks sequences up by content)
+    cache_frozen_blocks: bool = False
+    frozen_cache_dir: str = ""  # where those states are kept; "" = <out_dir>/frozen-prefix (runs may share one)
     seq_len: int = 0  # tokens per training sequence of a language model; 0 = its block_size (all positions)
     lora_rank: int = 8
     lora_alpha: int = 16  # the adapters' update is scaled by lora_alpha / lora_rank (LoRA's α)
@@ -250,6 +255,8 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         check_field_types(self)
+        if self.init_from.startswith("~"):  # a recipe names the user models folder as ~/.local/share/…
+            self.init_from = str(Path(self.init_from).expanduser())
         for name, value in dataclasses.asdict(self).items():
             if isinstance(value, float) and not math.isfinite(value):  # e.g. --lr inf trains to NaN weights
                 raise ConfigError(f"{name} must be a finite number, got {value}")
@@ -272,6 +279,9 @@ class TrainConfig:
             raise ConfigError(f"bundle_dtype must be one of {list(BUNDLE_DTYPES)}, got {self.bundle_dtype!r}")
         if not re.fullmatch(TRAINABLE_PATTERN, self.trainable):
             raise ConfigError(f"trainable must be all, head, lora or last-N (N >= 1 blocks), got {self.trainable!r}")
+        if self.cache_frozen_blocks and (self.compile or not self.trainable.startswith("last-")):
+            raise ConfigError("cache_frozen_blocks needs trainable last-N and no compile (it looks sequences up "
+                              "by their ids)")
         if self.seq_len < 0:
             raise ConfigError(f"seq_len must be >= 0 (0 = the model's block_size), got {self.seq_len}")
         if self.length_pool < 0:

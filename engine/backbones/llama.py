@@ -28,7 +28,7 @@ block maths; `decode` with `position` is the fixed-shape step a CUDA graph recor
 
 from __future__ import annotations
 
-from typing import NamedTuple, cast
+from typing import NamedTuple, Protocol, cast
 
 import torch
 import torch.nn.functional as F
@@ -85,11 +85,22 @@ class BlockWeights(NamedTuple):
                    block.gate_up.weight, block.down.weight)
 
 
+class PrefixStates(Protocol):
+    """Hidden states after the first `first_block` blocks, known in advance for some sequences (a fine-tune of
+    the last blocks computes its frozen blocks' output once: engine/training/frozen_prefix.py)."""
+
+    first_block: int
+
+    def states(self, input_ids: torch.Tensor) -> torch.Tensor | None:
+        """[B, T, D] for ids [B, T] when every row is known, else None."""
+
+
 class LlamaBackbone(nn.Module):
     """Token ids [B, T] → hidden states [B, T, n_embd] after the final RMSNorm; see the module docstring."""
 
     cos: torch.Tensor  # buffers, declared for the type checker
     sin: torch.Tensor
+    frozen_prefix: PrefixStates | None = None
 
     def __init__(self, config: ModelConfig) -> None:
         super().__init__()
@@ -115,16 +126,26 @@ class LlamaBackbone(nn.Module):
         return list(self.blocks), [self.norm]
 
     def forward(self, input_ids: torch.Tensor) -> torch.Tensor:  # [B, T] → [B, T, D]
-        """Hidden states of every position, attending causally (training and scoring)."""
-        length = input_ids.shape[1]
-        keys_at = torch.arange(length, device=input_ids.device)
+        """Hidden states of every position, attending causally (training and scoring); the first blocks' output
+        is taken from `frozen_prefix` where it knows the rows."""
+        prefix = self.frozen_prefix
+        known = prefix.states(input_ids) if prefix is not None else None
+        if prefix is None or known is None:
+            x = self.run_blocks(self.embed(input_ids), 0, len(self.blocks))
+        else:
+            x = self.run_blocks(known.to(self.embed.weight.device), prefix.first_block, len(self.blocks))
+        return F.rms_norm(x, (x.shape[-1],), self.norm.weight, self.config.norm_eps)
+
+    def run_blocks(self, x: torch.Tensor, first: int, end: int) -> torch.Tensor:
+        """The residual stream x [B, T, D] at block `first` through blocks first … end − 1, attending causally."""
+        length = x.shape[1]
+        keys_at = torch.arange(length, device=x.device)
         mask = keys_at[None, :] <= keys_at[:, None]  # [T, T]
         cos, sin = self.cos[:length], self.sin[:length]
-        x = self.embed(input_ids)
-        for block in self.block_list():
+        for block in self.block_list()[first:end]:
             x = x + self._dropout(self._attend(BlockWeights.of(block), x, cos, sin, mask, None, 0, None))
             x = x + self._dropout(self._mlp(BlockWeights.of(block), x))
-        return F.rms_norm(x, (x.shape[-1],), self.norm.weight, self.config.norm_eps)
+        return x
 
     def _dropout(self, x: torch.Tensor) -> torch.Tensor:
         return F.dropout(x, self.config.dropout, self.training) if self.config.dropout else x

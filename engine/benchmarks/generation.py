@@ -59,11 +59,20 @@ class _Generates(Protocol):
 
 
 def hf_twin(bundle: Bundle) -> GPT2LMHeadModel:
-    """A transformers LM with the bundle's softmax-head model weights (tied output layer)."""
+    """A transformers LM with the bundle's backbone weights and an output layer tied to its embedding. For a
+    softmax-head bundle that is the same distribution; for another head (a Llama base under an F² / NMST head)
+    it is the base's own softmax, so the ratio prices our head and decoder against transformers' plain one."""
+    if bundle.model.config.backbone == "llama":
+        from engine.checkpoints.llama_import import hf_llama_twin
+
+        if bundle.model.head.name != "softmax":
+            print(f"note: transformers runs the base's own softmax; ours runs the bundle's {bundle.model.head.name} "
+                  "head on the same backbone weights")
+        return cast(GPT2LMHeadModel, hf_llama_twin(bundle.model))
     if bundle.model.head.name != "softmax":
         raise SystemExit(f"this benchmark needs a softmax-head bundle, got {bundle.model.head.name!r}")
     twin = GPT2LMHeadModel(hf_config(bundle.model.config))
-    twin.transformer.load_state_dict(bundle.model.backbone.transformer.state_dict())
+    twin.transformer.load_state_dict(cast(nn.Module, bundle.model.backbone.transformer).state_dict())
     twin.tie_weights()
     twin.train(False)
     return twin

@@ -95,6 +95,40 @@ def our_state(hf_state: Mapping[str, torch.Tensor], config: ModelConfig, rows: l
     return state
 
 
+def hf_llama_twin(model: LanguageModel) -> Any:
+    """transformers' `LlamaForCausalLM` holding `model`'s backbone weights (fused matrices split back) and an
+    output layer tied to its embedding: the base's own softmax, whatever head `model` has (benchmarks)."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    config = model.config
+    head_dim = config.n_embd // config.n_head
+    settings: dict[str, Any] = {  # rope_theta as a keyword: transformers 5 moves it into rope_parameters itself
+        "vocab_size": config.vocab_size, "hidden_size": config.n_embd, "intermediate_size": config.mlp_hidden,
+        "num_hidden_layers": config.n_layer, "num_attention_heads": config.n_head,
+        "num_key_value_heads": config.kv_heads, "max_position_embeddings": config.block_size,
+        "rope_theta": config.rope_theta, "rms_norm_eps": config.norm_eps, "tie_word_embeddings": True,
+        "bos_token_id": 0, "eos_token_id": 0, "pad_token_id": 0}
+    twin = LlamaForCausalLM(LlamaConfig(**settings))
+    ours = model.state_dict()
+    state = {"model.embed_tokens.weight": ours["backbone.embed.weight"],
+             "model.norm.weight": ours["backbone.norm.weight"]}
+    sizes = [config.n_head * head_dim, config.kv_heads * head_dim, config.kv_heads * head_dim]
+    for i in range(config.n_layer):
+        theirs, mine = f"model.layers.{i}", f"backbone.blocks.{i}"
+        q, k, v = ours[f"{mine}.qkv.weight"].split(sizes)
+        gate, up = ours[f"{mine}.gate_up.weight"].chunk(2)
+        state |= {f"{theirs}.input_layernorm.weight": ours[f"{mine}.attn_norm.weight"],
+                  f"{theirs}.self_attn.q_proj.weight": q, f"{theirs}.self_attn.k_proj.weight": k,
+                  f"{theirs}.self_attn.v_proj.weight": v,
+                  f"{theirs}.self_attn.o_proj.weight": ours[f"{mine}.attn_out.weight"],
+                  f"{theirs}.post_attention_layernorm.weight": ours[f"{mine}.mlp_norm.weight"],
+                  f"{theirs}.mlp.gate_proj.weight": gate, f"{theirs}.mlp.up_proj.weight": up,
+                  f"{theirs}.mlp.down_proj.weight": ours[f"{mine}.down.weight"]}
+    twin.load_state_dict(state, strict=False)
+    twin.tie_weights()
+    return twin.eval()
+
+
 def _read(info: CheckpointInfo) -> tuple[dict[str, Any], dict[str, torch.Tensor], dict[str, Any] | None]:
     """(config dict, transformers-named float tensors, tokenizer.json-shaped spec or None = read the folder's)."""
     if info.path.suffix == ".gguf":

@@ -93,7 +93,8 @@ def evaluate_into_card(recipe: dict[str, Any], bundle: Path, device: str) -> int
     from engine.evaluation.run import main as eval_main
 
     baseline = recipe.get("baseline")
-    bundles = [str(bundle)] + ([str(baseline)] if baseline and Path(baseline).is_dir() else [])
+    baseline = str(Path(baseline).expanduser()) if baseline else None  # a user models folder is named with ~
+    bundles = [str(bundle)] + ([baseline] if baseline and Path(baseline).is_dir() else [])
     eval_argv = ["--bundles", *bundles, *recipe.get("eval", []), "--device", device,
                  "--out", str(bundle.parent / "eval")]
     code, _ = _captured(eval_main, eval_argv)

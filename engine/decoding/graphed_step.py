@@ -4,7 +4,7 @@ On a GPU a step of a model this small is some forty tiny kernels, and launching 
 costs more than running them. `GraphedStepRunner` records the step once per request (per cache)
 with `torch.cuda.graph` and then replays it: one launch per token. A graph replays fixed shapes
 at fixed addresses, so the recorded step is the backbone's fixed-shape form
-(`GPT2Backbone.decode(..., position=)`): the new keys/values are written at a position held in a
+(`decode(..., position=)` of the GPT-2 and Llama backbones): the new keys/values are written at a position held in a
 device tensor, attention reads the cache's whole capacity under a mask, the token ids come in
 through one preallocated tensor, and rows are reordered in place. The prompt and the sliding
 window's re-encodes (several tokens at once) run eagerly on the same cache.
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import torch
 
-from engine.backbones.gpt2 import GPT2Backbone
+from engine.backbones import Backbone
 from engine.backbones.kv_cache import KVCache
 
 # The load-time check's limit on max |Δ hidden| against float32, as a fraction of max |hidden|: bf16 keeps
@@ -57,7 +57,7 @@ class GraphedCache(KVCache):
 class GraphedStepRunner:
     """A backbone runner (engine/decoding/backbone_runner.py) over a `dtype` copy of `backbone`."""
 
-    def __init__(self, backbone: GPT2Backbone, dtype: torch.dtype = torch.bfloat16) -> None:
+    def __init__(self, backbone: Backbone, dtype: torch.dtype = torch.bfloat16) -> None:
         self.backbone = copy.deepcopy(backbone).to(dtype).eval().requires_grad_(False)
         self.dtype = dtype
         self.device = backbone.token_embedding.weight.device
@@ -110,7 +110,7 @@ class GraphedStepRunner:
         cache.graph = graph
 
     @torch.inference_mode()
-    def check(self, reference: GPT2Backbone) -> float:
+    def check(self, reference: Backbone) -> float:
         """The largest gap between a short decode (a two-token prompt, then three recorded steps) and the
         float32 eager `reference`, as a fraction of the hidden states' scale; ValueError above `CHECK_TOLERANCE`."""
         ids = torch.arange(5, device=self.device)[None, :] % reference.config.vocab_size  # [1, 5]
@@ -128,7 +128,7 @@ class GraphedStepRunner:
         return gap
 
 
-def graphed_runtime(backbone: GPT2Backbone) -> tuple[GraphedStepRunner | None, str]:
+def graphed_runtime(backbone: Backbone) -> tuple[GraphedStepRunner | None, str]:
     """(the bf16 graphed runner, '') for a backbone on CUDA that passes `check`; else (None, why not)."""
     try:
         runner = GraphedStepRunner(backbone)

@@ -36,6 +36,7 @@ from engine.pos.training import PosTrainingData, prepare_pos_training
 from engine.tokenizer import VariorumTokenizer, saved_tokenizer
 from engine.torch_modes import eval_mode
 from engine.training.card import render_card
+from engine.training.frozen_prefix import install_frozen_prefix
 from engine.training.loop import MicroBatch, TrainingLoop, add_run_flags, read_config_file
 from engine.training.start_weights import (
     copy_start_weights,
@@ -77,6 +78,10 @@ class Trainer(TrainingLoop[LanguageModel]):
         self._set_model(model)
         self.model_config = self.model.config
         self.train_blocks, self.valid_blocks = self._blocks()
+        if config.cache_frozen_blocks:  # the frozen blocks' output, computed once for every sequence
+            sequences = torch.cat([self.train_blocks, self.valid_blocks])[:, :-1]  # [M, T] model inputs
+            folder = Path(config.frozen_cache_dir) if config.frozen_cache_dir else self.out / "frozen-prefix"
+            install_frozen_prefix(self.model.backbone, config, sequences, folder, self.show_progress and self.rank == 0)
         if self.device.type == "cuda":  # the whole token stream lives on the GPU: no copy per step
             self.train_blocks = self.train_blocks.to(self.device)
         self.order = BatchOrder(len(self.train_blocks), config.batch_size, config.seed)

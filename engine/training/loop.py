@@ -266,7 +266,8 @@ class TrainingLoop(abc.ABC, Generic[M]):
             device_ids = None if self.device.index is None else [self.device.index]
             module = DistributedDataParallel(module, device_ids=device_ids)
         config = self.train_config
-        if compile_wanted(config.compile, self.device.type, self.compilable, config.max_steps):
+        frozen_states = config.cache_frozen_blocks  # looked up by the ids' bytes: not traceable
+        if not frozen_states and compile_wanted(config.compile, self.device.type, self.compilable, config.max_steps):
             module = compile_step(module, self.device.type, self.compilable)
         return module
 

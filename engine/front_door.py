@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 import platformdirs
 
 from engine.bundles import imported
+from engine.bundles.base import BaseReference, read_base
 from engine.bundles.bundle import (
     CARD_FILE,
     CONFIG_FILE,
@@ -68,6 +69,7 @@ class BundleInfo:
     summary: str  # first paragraph of the card, for pickers
     error: str = ""  # non-empty when the bundle looks unusable
     tasks: tuple[str, ...] = LM_TASKS  # what it can write (engine/bundles/choice.py)
+    pretrained: bool = False  # built on a pretrained checkpoint (engine/bundles/base.py), not one of our small models
 
 
 def describe_bundle(path: Path) -> BundleInfo:
@@ -75,11 +77,14 @@ def describe_bundle(path: Path) -> BundleInfo:
     try:
         config = read_bundle_config(path)
         card = read_bundle_card(path) if (path / CARD_FILE).exists() else ""
+        base = read_base(path, config)
     except BundleError as error:
         return BundleInfo(path, path.name, "?", "", str(error).removeprefix(f"bundle {path}: ")[:300])
     paragraphs = [p.strip() for p in card.split("\n\n") if p.strip() and not p.startswith("#")]
+    base = base if isinstance(base, BaseReference) else None  # a bundle on a bundle is found when it loads
     return BundleInfo(path, path.name, str(config["model"].get("head", "?")),
-                      paragraphs[0].replace("\n", " ") if paragraphs else "", tasks=bundle_tasks(config))
+                      paragraphs[0].replace("\n", " ") if paragraphs else "", base.missing() if base else "",
+                      bundle_tasks(config), pretrained=base is not None)
 
 
 def coarse_pos_group(tag: str) -> str:
@@ -168,11 +173,20 @@ class Engine:
 
     def open_model_folder(self, folder: Path) -> Path:
         """The bundle of a folder a writer picked: a bundle folder as it is (checked, not loaded), a pretrained
-        checkpoint imported first (`import_checkpoint`). Anything else raises a BundleError or CheckpointError
+        checkpoint imported first (`import_checkpoint`), as is a `.gguf` file or a folder holding one. Anything else raises a BundleError or CheckpointError
         saying what the folder is missing."""
         folder = Path(folder)
+        if folder.suffix == ".gguf" and folder.is_file():
+            return self.import_checkpoint(str(folder))
         if not folder.is_dir():
             raise BundleError(f"{folder} is not a folder")
+        gguf_files = sorted(p for p in folder.glob("*.gguf") if p.is_file())
+        if not (folder / CONFIG_FILE).is_file() and len(gguf_files) == 1:  # llama.cpp's one-file model
+            return self.import_checkpoint(str(gguf_files[0]))
+        if not (folder / CONFIG_FILE).is_file() and gguf_files:
+            names = ", ".join(p.name for p in gguf_files[:3]) + (", …" if len(gguf_files) > 3 else "")
+            raise CheckpointError(f"{folder} holds {len(gguf_files)} .gguf files ({names}); put the one you want in "
+                                  "a folder of its own, or run `variorum import FILE`")
         if not (folder / CONFIG_FILE).is_file():
             inside = sorted(p.name for p in folder.iterdir() if (p / CONFIG_FILE).is_file())[:3]
             hint = f"; pick one of the model folders in it ({', '.join(inside)})" if inside else ""
@@ -201,7 +215,9 @@ class Engine:
     def _new_bundle_folder(self, name_or_dir: str) -> Path:
         """A folder of `models_dir` that does not exist yet, named after the checkpoint ("org/gpt2" → gpt2,
         then gpt2-2, …), so a second import never clashes with the first."""
-        stem = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(name_or_dir.strip("/\\")).name).strip(".-") or "imported"
+        source = Path(name_or_dir.strip("/\\"))
+        name = source.stem if source.suffix == ".gguf" else source.name
+        stem = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip(".-") or "imported"
         return next(folder for n in itertools.count(1)
                     if not (folder := self.models_dir / (stem if n == 1 else f"{stem}-{n}")).exists())
 

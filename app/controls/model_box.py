@@ -14,7 +14,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QLabel, QProgressBar, QPushButton, QWidget
 
 from app.theme import error_text_colour
-from engine.bundles.choice import choose_bundle, read_defaults
+from engine.bundles.choice import Defaults, choose_bundle, read_defaults
 from engine.front_door import BundleInfo, CheckpointInfo, gpu_unavailable_reason
 from engine.onnx import RUNTIMES
 
@@ -25,6 +25,8 @@ TASK_WORDS = {  # what a model does, for the writer (its card's own words are th
     "abstract": "Writes an abstract from a title and keywords.",
     "paraphrase": "Rewrites the passage you select.",
 }
+PRETRAINED_WORDS = "Built on a pretrained model: the most natural writing; slower, and it needs more memory."
+SMALL_WORDS = "A small model: fast and light, its writing rougher."
 CHECKPOINT_ROLE = Qt.ItemDataRole.UserRole + 1  # a checkpoint item's cache name (bundle items hold their path)
 RUNTIME_LABELS = {  # keys: engine.onnx.RUNTIMES
     "auto": "Automatic", "torch": "PyTorch", "onnx": "ONNX Runtime", "onnx-int8": "ONNX Runtime int8",
@@ -95,7 +97,7 @@ class ModelBox(QGroupBox):
         form.addRow(self.progress)
         form.addRow(self.status)
         self.bundles: list[BundleInfo] = []
-        self.defaults: dict[str, str] = {}  # task → bundle name (defaults.json of the bundles' folders)
+        self.defaults: Defaults = {}  # task → bundle names (defaults.json of the bundles' folders)
         self.picker.activated.connect(self._on_pick)
         self.device.activated.connect(lambda _: self.device_chosen.emit(self.device_name()))
         self.runtime.activated.connect(lambda _: self.runtime_chosen.emit(self.runtime_name()))
@@ -149,7 +151,7 @@ class ModelBox(QGroupBox):
             self.picker.insertSeparator(len(self.bundles))
         for info in checkpoints:
             self.picker.addItem(f"{info.name} — pretrained checkpoint, click to import")
-            self.picker.setItemData(self.picker.count() - 1, info.name, CHECKPOINT_ROLE)
+            self.picker.setItemData(self.picker.count() - 1, info.source, CHECKPOINT_ROLE)
             self.picker.setItemData(self.picker.count() - 1, info.summary, Qt.ItemDataRole.ToolTipRole)
         if checkpoints and not self.bundles:
             self.set_status("No Variorum model yet: pick a pretrained checkpoint in the list to import it.")
@@ -174,8 +176,10 @@ class ModelBox(QGroupBox):
         self._describe(info)
 
     def _describe(self, info: BundleInfo) -> None:
-        """What the model writes, in plain words; its card's summary (technical) in the tooltip."""
-        self.summary.setText(" ".join(TASK_WORDS.get(task, "") for task in info.tasks).strip())
+        """What the model writes and what kind of model it is, in plain words; its card's summary (technical) in
+        the tooltip."""
+        kind = PRETRAINED_WORDS if info.pretrained else SMALL_WORDS
+        self.summary.setText(" ".join([*(TASK_WORDS.get(task, "") for task in info.tasks), kind]).strip())
         self.summary.setToolTip(info.summary)
 
     def _on_pick(self, index: int) -> None:

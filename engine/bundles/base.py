@@ -33,6 +33,7 @@ from typing import Any
 
 import torch
 
+from engine.base_model import BASE_FOLDER, user_data_dir
 from engine.bundled_model import BundleError
 from engine.checkpoints.inspect import CheckpointError, CheckpointInfo, inspect_checkpoint
 from engine.data.corpus import file_sha256
@@ -74,11 +75,30 @@ class BaseReference:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    def located(self) -> Path | None:
+        """The checkpoint: where it was when the bundle was made, else, for a single file (a .gguf), the file of
+        that name where `variorum get-base` keeps the pretrained base, so a bundle built on the base on one
+        computer finds it on another; None when neither is there (its hashes are checked on loading)."""
+        recorded = Path(self.checkpoint)
+        if recorded.exists():
+            return recorded
+        stored = user_data_dir() / BASE_FOLDER / recorded.name
+        return stored if recorded.suffix == ".gguf" and stored.is_file() else None
+
+    def missing(self) -> str:
+        """Why the bundle cannot load for want of its checkpoint (checked without hashing), or ""."""
+        if self.located() is not None:
+            return ""
+        if Path(self.checkpoint).suffix == ".gguf":
+            return (f"needs the pretrained base {self.name}, which is not on this computer: `variorum get-base` "
+                    "installs it")
+        return f"its checkpoint {self.name} is no longer at {self.checkpoint}: import it again, or put it back"
+
     def checked_info(self, directory: Path) -> CheckpointInfo:
         """The checkpoint, after checking its files are the ones the bundle was made from."""
         redo = f"import {self.name} again, or put its files back"
         try:
-            info = inspect_checkpoint(Path(self.checkpoint), self.name)
+            info = inspect_checkpoint(self.located() or Path(self.checkpoint), self.name)
         except CheckpointError as error:
             raise BundleError(f"bundle {directory} is built on the checkpoint {self.name} at {self.checkpoint}, "
                               f"which cannot be read now ({error}); {redo}") from None

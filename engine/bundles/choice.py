@@ -3,8 +3,10 @@
 A bundle's tasks come from its config.json alone (no weights loaded), as its family reads them
 (engine/families): a PermGen bundle does the one task it was trained for (`permgen.task`), a
 language-model bundle continues text. A models folder
-may hold `defaults.json` ({task: bundle folder name}) naming the bundle a task starts with; else
-the first usable bundle (by folder name) that does the task is taken.
+may hold `defaults.json` ({task: bundle folder name, or a list of them in order of preference}) naming the
+bundle a task starts with: the first of them that is usable (a bundle on the pretrained base is unusable
+where the base is not installed, so Continue then starts on the small model named after it); else the
+first usable bundle (by folder name) that does the task is taken.
 """
 
 from __future__ import annotations
@@ -43,25 +45,36 @@ def bundle_tasks(config: dict[str, Any]) -> tuple[str, ...]:
     return model_family(config["kind"]).tasks(config)
 
 
-def read_defaults(directories: Sequence[Path]) -> dict[str, str]:
-    """{task: bundle name} from each directory's defaults.json (earlier directories win); unreadable
-    or malformed files are ignored, so a broken file never hides the bundles themselves."""
-    defaults: dict[str, str] = {}
+Defaults = dict[str, list[str]]  # task → bundle names, most preferred first
+
+
+def read_defaults(directories: Sequence[Path]) -> Defaults:
+    """{task: bundle names} from each directory's defaults.json (earlier directories win); unreadable
+    or malformed files and entries are ignored, so a broken file never hides the bundles themselves."""
+    defaults: Defaults = {}
     for directory in reversed(directories):
         try:
             raw = read_small_json(Path(directory) / DEFAULTS_FILE)
         except UnusableFileError:
             continue
         if isinstance(raw, dict):
-            defaults.update({str(k): str(v) for k, v in raw.items()})
+            defaults.update({str(task): names for task, value in raw.items() if (names := _names(value))})
     return defaults
 
 
-def choose_bundle(bundles: Sequence[B], task: str, defaults: dict[str, str]) -> B | None:
-    """The usable bundle for `task`: the default one if it is usable and does the task, else the first
+def _names(value: object) -> list[str]:
+    """A defaults.json entry's bundle names: one name or a list of them; anything else names none."""
+    if isinstance(value, str):
+        return [value]
+    return [name for name in value if isinstance(name, str)] if isinstance(value, list) else []
+
+
+def choose_bundle(bundles: Sequence[B], task: str, defaults: Defaults) -> B | None:
+    """The usable bundle for `task`: the first default that is usable and does the task, else the first
     usable bundle that does it; None when no bundle does."""
     able = [b for b in bundles if not b.error and task in b.tasks]
-    return next((b for b in able if b.name == defaults.get(task)), able[0] if able else None)
+    by_name = {b.name: b for b in reversed(able)}  # of two bundles with one name, the first listed
+    return next((by_name[name] for name in defaults.get(task, []) if name in by_name), able[0] if able else None)
 
 
 def missing_model_message(task: str) -> str:

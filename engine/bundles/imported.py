@@ -18,7 +18,7 @@ from pathlib import Path
 from engine.bundles.base import BaseReference
 from engine.bundles.bundle import OnBase, save_bundle
 from engine.checkpoints.hf_cache import cached_checkpoints, find_checkpoint
-from engine.checkpoints.inspect import CheckpointError, CheckpointInfo
+from engine.checkpoints.inspect import CheckpointError, CheckpointInfo, inspect_checkpoint
 from engine.families import family_for_architecture
 
 
@@ -39,8 +39,23 @@ def is_importable(info: CheckpointInfo) -> bool:
 
 
 def importable_checkpoints(environ: Mapping[str, str] | None = None) -> list[CheckpointInfo]:
-    """The checkpoints in the local Hugging Face caches that `import_checkpoint` takes."""
-    return [info for _, info in cached_checkpoints(environ) if not isinstance(info, str) and is_importable(info)]
+    """The checkpoints in the local Hugging Face caches, and the GGUF files where writers keep them
+    (engine/checkpoints/gguf_file.py `find_gguf_files`), that `import_checkpoint` takes."""
+    found = [info for _, info in cached_checkpoints(environ) if not isinstance(info, str) and is_importable(info)]
+    return found + [info for _, info in gguf_checkpoints(environ) if not isinstance(info, str)]
+
+
+def gguf_checkpoints(environ: Mapping[str, str] | None = None) -> list[tuple[Path, CheckpointInfo | str]]:
+    """Every GGUF file found on this computer with its checkpoint info, or why it cannot be imported."""
+    from engine.checkpoints.gguf_file import find_gguf_files
+
+    listed: list[tuple[Path, CheckpointInfo | str]] = []
+    for path in find_gguf_files(environ):
+        try:
+            listed.append((path, inspect_checkpoint(path)))
+        except CheckpointError as error:
+            listed.append((path, str(error)))
+    return listed
 
 
 def import_checkpoint(name_or_dir: str, out: Path, environ: Mapping[str, str] | None = None) -> Path:

@@ -55,6 +55,11 @@ class CheckpointInfo:
     tokenizer: tuple[Path, ...]  # tokenizer.json, or vocab.json + merges.txt
 
     @property
+    def source(self) -> str:
+        """What `variorum import` and the app's import take to find it again: a cache name, or a .gguf file's path."""
+        return str(self.path) if self.path.suffix == ".gguf" else self.name
+
+    @property
     def summary(self) -> str:
         """One line for listings: name, family, vocabulary and where it is."""
         return f"{self.name} ({self.architecture}, {self.vocab_size:,} tokens) at {self.path}"

@@ -25,12 +25,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _list() -> int:
-    from engine.bundles.imported import is_importable
+    from engine.bundles.imported import gguf_checkpoints, is_importable
     from engine.checkpoints.hf_cache import cache_roots, cached_checkpoints
 
-    found = cached_checkpoints()
+    found = [*cached_checkpoints(), *((str(path), info) for path, info in gguf_checkpoints())]
     if not found:
-        print("no models in the local Hugging Face caches (" + ", ".join(map(str, cache_roots())) + ")")
+        print("no models in the local Hugging Face caches (" + ", ".join(map(str, cache_roots())) + ") nor GGUF "
+              "files in llama.cpp's or LM Studio's folders")
     for name, info in found:
         if isinstance(info, str):
             print(f"{name}: not importable: {info}")

@@ -43,7 +43,8 @@ def test_no_jargon_in_sight_and_a_legend_for_the_colours(make_window: MakeWindow
     window.variants.colour_mode.setCurrentIndex(window.variants.colour_mode.findData("frequency"))
     words = _visible_words(window)
     assert not [term for term in JARGON if term in words]
-    assert window.controls.model.summary.text() == "Writes on from your text."
+    assert window.controls.model.summary.text() == "Writes on from your text. A small model: fast and light, its " \
+                                                   "writing rougher."
     assert "98k-story" in window.controls.model.summary.toolTip()
     assert "Self-BLEU" in window.variants.diversity.toolTip()
     assert window.variants.legend.isVisible() and "frequent" in window.variants.legend.text()

@@ -17,8 +17,12 @@ def _info(name: str, tasks: tuple[str, ...], error: str = "") -> BundleInfo:
 def test_default_wins_then_first_able_bundle_then_none() -> None:
     bundles = [_info("a-story", ("story",)), _info("b-lm", ("continue",)), _info("c-lm", ("continue",)),
                _info("d-broken", ("abstract",), error="corrupt")]
-    assert choose_bundle(bundles, "continue", {"continue": "c-lm"}).name == "c-lm"  # type: ignore[union-attr]
-    assert choose_bundle(bundles, "continue", {"continue": "a-story"}).name == "b-lm"  # type: ignore[union-attr]
+    assert choose_bundle(bundles, "continue", {"continue": ["c-lm"]}).name == "c-lm"  # type: ignore[union-attr]
+    assert choose_bundle(bundles, "continue", {"continue": ["a-story"]}).name == "b-lm"  # type: ignore[union-attr]
+    # the first usable of the preferences: a pretrained default whose base is missing is unusable
+    unusable_first = [_info("pretrained", ("continue",), error="needs the base"), *bundles]
+    chosen = choose_bundle(unusable_first, "continue", {"continue": ["pretrained", "c-lm"]})
+    assert chosen is not None and chosen.name == "c-lm"
     assert choose_bundle(bundles, "story", {}).name == "a-story"  # type: ignore[union-attr]
     assert choose_bundle(bundles, "abstract", {}) is None  # the only abstract bundle is unusable
 
@@ -28,10 +32,11 @@ def test_defaults_files_earlier_folder_wins_and_bad_files_are_ignored(tmp_path: 
     (tmp_path / "two").mkdir()
     (tmp_path / "bad").mkdir()
     (tmp_path / "one" / "defaults.json").write_text(json.dumps({"story": "mine"}))
-    (tmp_path / "two" / "defaults.json").write_text(json.dumps({"story": "theirs", "continue": "lm"}))
+    (tmp_path / "two" / "defaults.json").write_text(json.dumps({"story": "theirs", "continue": ["big", "lm"],
+                                                                "paraphrase": {"not": "a name"}}))
     (tmp_path / "bad" / "defaults.json").write_text("{not json")
     folders = [tmp_path / "one", tmp_path / "bad", tmp_path / "two", tmp_path / "missing"]
-    assert read_defaults(folders) == {"story": "mine", "continue": "lm"}
+    assert read_defaults(folders) == {"story": ["mine"], "continue": ["big", "lm"]}
 
 
 def test_engine_reads_tasks_from_config_and_names_the_recipe(tiny_bundle: Path) -> None:

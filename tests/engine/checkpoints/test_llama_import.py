@@ -92,3 +92,52 @@ def test_options_the_block_does_not_compute_are_refused(llama_folder: Path, tmp_
     (folder / "config.json").write_text(json.dumps(config))
     with pytest.raises(CheckpointError, match=message):
         import_llama(inspect_checkpoint(folder))
+
+
+def test_a_bundle_on_a_gguf_base_finds_it_where_get_base_keeps_it_and_says_when_it_is_missing(
+        llama_folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.engine.checkpoints.gguf_writer import write_llama_gguf
+
+    spec = json.loads((llama_folder / "tokenizer.json").read_text())
+    theirs = LlamaForCausalLM.from_pretrained(str(llama_folder), local_files_only=True)
+    (tmp_path / "elsewhere").mkdir()
+    gguf = write_llama_gguf(theirs, spec, tmp_path / "elsewhere" / "tiny.gguf", pre="smollm")
+    bundle = import_checkpoint(str(gguf), tmp_path / "models" / "tiny", {"HOME": "/nonexistent"})
+    engine = Engine([bundle.parent])
+    listed = engine.list_bundles()[0]
+    assert listed.pretrained and listed.error == ""
+    data = tmp_path / "data"
+    monkeypatch.setattr("engine.bundles.base.user_data_dir", lambda: data)
+    gguf.rename(tmp_path / "tiny.gguf")  # moved away: as on another computer
+    assert "needs the pretrained base tiny" in engine.list_bundles()[0].error
+    (data / "base").mkdir(parents=True)
+    (tmp_path / "tiny.gguf").rename(data / "base" / "tiny.gguf")  # where `variorum get-base` keeps it
+    assert engine.list_bundles()[0].error == ""
+    loaded = engine.load(bundle, device="cpu", runtime="torch")
+    stream = loaded.stream(GenerationRequest(prompt="The cat", n=1, decode=DecodeConfig(seed=1, max_new_tokens=4)))
+    for _ in stream:
+        pass
+    assert stream.variants[0].finish_reason
+
+
+def test_gguf_files_where_writers_keep_them_are_listed_and_a_folder_holding_one_is_imported(
+        llama_folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from engine.bundles.imported import importable_checkpoints
+    from tests.engine.checkpoints.gguf_writer import write_llama_gguf
+
+    studio = tmp_path / "home" / ".lmstudio" / "models" / "acme" / "tiny"
+    studio.mkdir(parents=True)
+    spec = json.loads((llama_folder / "tokenizer.json").read_text())
+    gguf = write_llama_gguf(LlamaForCausalLM.from_pretrained(str(llama_folder), local_files_only=True), spec,
+                            studio / "tiny-q8.gguf")
+    (studio / "broken.gguf").write_bytes(b"GGUF" + b"\0" * 20)
+    listed = importable_checkpoints({"HOME": str(tmp_path / "home")})
+    assert [(info.name, info.source) for info in listed] == [("tiny-q8", str(gguf))]
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    engine = Engine([tmp_path / "models"], models_dir=tmp_path / "models")
+    with pytest.raises(CheckpointError, match=r"holds 2 \.gguf files \(broken\.gguf, tiny-q8\.gguf\)"):
+        engine.open_model_folder(studio)
+    (studio / "broken.gguf").unlink()
+    bundle = engine.open_model_folder(studio)
+    assert bundle == tmp_path / "models" / "tiny-q8"  # named after the file, without its suffix
+    assert engine.importable_checkpoints() == []  # imported: offered no more

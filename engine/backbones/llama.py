@@ -196,7 +196,9 @@ class LlamaBackbone(nn.Module):
         heads, kv_heads, d = self.config.n_head, self.config.kv_heads, self.head_dim
         h = F.rms_norm(x, (width,), w.attn_norm, self.config.norm_eps)
         qkv = packed_linear.linear(h.view(batch * length, width), w.qkv).view(batch, length, heads + 2 * kv_heads, d)
-        qkv = rotate_heads(qkv.transpose(1, 2), heads + kv_heads, cos, sin)  # [B, H + 2·H_kv, T, d]
+        # A 16-bit copy keeps float32 rope tables (engine/decoding/graphed_step.py): queries and keys are rotated in
+        # float32 and rounded once, back to the residual stream's dtype (float32 under autocast: no cast then).
+        qkv = rotate_heads(qkv.transpose(1, 2), heads + kv_heads, cos, sin).to(x.dtype)  # [B, H + 2·H_kv, T, d]
         q, k, v = torch.split(qkv, [heads, kv_heads, kv_heads], dim=1)
         if cache is not None and position is None:
             k, v = cache.write(layer, k, v)  # [B, H_kv, S, d]

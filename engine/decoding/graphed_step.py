@@ -9,10 +9,11 @@ device tensor, attention reads the cache's whole capacity under a mask, the toke
 through one preallocated tensor, and rows are reordered in place. The prompt and the sliding
 window's re-encodes (several tokens at once) run eagerly on the same cache.
 
-The weights are a copy in `dtype` (bf16 by default: tensor-core products, half the bytes read);
-hidden states come back as float32, so the head, processors and sampler run exactly as they do
-for the float32 model. `check` compares the runner with the float32 eager step at load time, so
-a GPU where recording or bf16 goes wrong decodes eagerly instead (with a note saying why).
+The weights are a copy in `dtype` (bf16 by default: tensor-core products, half the bytes read; a
+Llama's RoPE tables stay float32, `low_precision_copy`); hidden states come back as float32, so the
+head, processors and sampler run exactly as they do for the float32 model. `check` compares the
+runner with the float32 eager step at load time, so a GPU where recording or bf16 goes wrong decodes
+eagerly instead (with a note saying why).
 
 On a CPU nothing is recorded: the fixed-shape step runs eagerly, which is how the tests check
 everything here except the recording itself.
@@ -54,11 +55,27 @@ class GraphedCache(KVCache):
         self.values.copy_(self.values.index_select(1, rows))
 
 
+def low_precision_copy(backbone: Backbone, dtype: torch.dtype) -> Backbone:
+    """A copy of `backbone` with its weights in `dtype` and its float buffers in float32.
+
+    Those buffers are tables made from the config, not weights: a Llama's RoPE cos / sin [block_size, d].
+    In bf16 (8 significant bits) every entry would move by up to 2^-9 of its size, at every position, and in
+    the slowly turning dimensions cos would round to 1 over long runs of positions, which q·k then cannot
+    tell apart there. Kept in float32, the backbone rotates in float32 and rounds the rotated queries and
+    keys once (`LlamaBackbone._attend`)."""
+    copied = copy.deepcopy(backbone).to(dtype)
+    for name, buffer in backbone.named_buffers():
+        if buffer.is_floating_point():
+            owner, _, attribute = name.rpartition(".")
+            setattr(copied.get_submodule(owner), attribute, buffer.clone())  # replaces the registered buffer
+    return copied
+
+
 class GraphedStepRunner:
     """A backbone runner (engine/decoding/backbone_runner.py) over a `dtype` copy of `backbone`."""
 
     def __init__(self, backbone: Backbone, dtype: torch.dtype = torch.bfloat16) -> None:
-        self.backbone = copy.deepcopy(backbone).to(dtype).eval().requires_grad_(False)
+        self.backbone = low_precision_copy(backbone, dtype).eval().requires_grad_(False)
         self.dtype = dtype
         self.device = backbone.token_embedding.weight.device
         precision = {torch.bfloat16: "bf16", torch.float16: "fp16", torch.float32: "fp32"}.get(dtype, str(dtype))

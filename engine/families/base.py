@@ -55,7 +55,7 @@ class OnnxGraphs:
 
     graphs: tuple[OnnxGraph, ...]
     layers: int
-    heads: int
+    heads: int  # the cache's heads: the key/value heads (a Llama's n_kv_head; n_head elsewhere)
     head_dim: int
 
 

@@ -73,11 +73,17 @@ class LanguageModelFamily:
         return lm_perplexity(directory, files, fraction, everything)
 
     def onnx_graphs(self, directory: Path) -> OnnxGraphs:
+        from engine.backbones import LlamaBackbone
         from engine.bundles.bundle import load_bundle
-        from engine.onnx.export import gpt2_step_graphs
+        from engine.onnx.export import lm_step_graphs
+        from engine.onnx.graphs import GPT2StepGraph
+        from engine.onnx.llama_graphs import LlamaStepGraph
 
         model = load_bundle(directory, "cpu").model
-        return gpt2_step_graphs(model.backbone, model.config)
+        backbone, config = model.backbone, model.config
+        if isinstance(backbone, LlamaBackbone):  # its cache holds only the key/value heads
+            return lm_step_graphs(LlamaStepGraph(backbone), config, config.kv_heads)
+        return lm_step_graphs(GPT2StepGraph(backbone), config, config.n_head)
 
     def onnx_perplexity(self, directory: Path, files: list[Path]) -> HeldOutOnnx:
         """Block perplexity of the bundle's validation split of `files`, as `variorum perplexity` measures it."""

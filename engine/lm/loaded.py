@@ -2,7 +2,7 @@
 
 `Engine.load` (engine/front_door.py) returns this for a bundle of kind "lm", through the family
 (engine/lm/family.py). Torch on a GPU replays a recorded bf16 step; `choose_lm_runtime` resolves
-the ONNX runtimes (engine/onnx/runtime.py) to the exported GPT-2 step behind the backbone-runner seam.
+the ONNX runtimes (engine/onnx/runtime.py) to the exported decoder step behind the backbone-runner seam.
 """
 
 from __future__ import annotations
@@ -118,7 +118,7 @@ class LanguageLoadedModel(LoadedModel):
 def choose_lm_runtime(bundle_dir: Path, block_size: int, n_embd: int, runtime: str,
                       device: torch.device) -> RuntimeChoice[OnnxBackboneRunner]:
     """Resolve `runtime` for a language-model bundle (engine/onnx/runtime.py): its ONNX runner is the
-    exported GPT-2 step behind the backbone-runner seam."""
+    exported decoder step (GPT-2 or Llama) behind the backbone-runner seam."""
     from engine.onnx.runner import OnnxBackboneRunner
     from engine.onnx.runtime import choose_runtime
 

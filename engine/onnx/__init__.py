@@ -3,8 +3,9 @@
 What is exported, and what stays in torch (docs/onnx-runtime.md):
 
 - the **backbone step** — token ids + per-layer key/value cache in, hidden states [N, T, D] + the
-  grown cache out (`graphs.GPT2StepGraph`; PermGen: `seq2seq_graphs.BartStepGraph`, which also
-  takes hierarchical positions and the source's cross keys / values from `BartEncoderGraph`);
+  grown cache out (`graphs.GPT2StepGraph`, `llama_graphs.LlamaStepGraph`; PermGen:
+  `seq2seq_graphs.BartStepGraph`, which also takes hierarchical positions and the source's cross
+  keys / values from `BartEncoderGraph`);
 - the **output head stays in torch**. The head's weight-dependent projections (output layer, F²
   class logits, the termination gate u·h) are one matrix product each, as fast in torch as in
   ONNX Runtime, and keeping them in torch means the two-level distributions (F², POSG, ST/NMST)

@@ -1,17 +1,17 @@
 """`variorum export-onnx --bundle B`: write B's decoder step (and a PermGen bundle's encoder) as ONNX next to it.
 
-The bundle's family (engine/families `onnx_graphs`) says which graphs it has, built here by backbone:
-a GPT-2 backbone's step (`gpt2_step_graphs`, language models) or a BART encoder and decoder step
-(`bart_graphs`, PermGen). Files go to `<bundle>/onnx/`, one per graph role: `decoder.onnx` and, for
-an encoder-decoder, `encoder.onnx`; with `--int8 FILES` also `decoder.int8.onnx` when
-it keeps held-out perplexity within 2% (engine/onnx/quantize.py); and `export.json`, the record
-the runtime checks before it uses them: the opset, every input and output with its dimension
-names, the sha256 of the bundle's weights file (a retrained bundle makes the export stale: the
-runtime says so and falls back to torch) and of each graph file (a damaged file is caught before
-ONNX Runtime reads it). The graphs' weights refer to the bundle's weights file rather than copy
-it (engine/onnx/shared_weights.py). The bundle's card gets an "ONNX export" section with the same facts.
-Graphs are traced from the modules of `engine.onnx.graphs` with the classic exporter, every
-batch / length axis dynamic.
+The bundle's family (engine/families `onnx_graphs`) says which graphs it has, built here: a language
+model's decoder step (`lm_step_graphs`, traced from its GPT-2 or Llama backbone's step module) or a
+BART encoder and decoder step (`bart_graphs`, PermGen). Files go to `<bundle>/onnx/`, one per graph
+role: `decoder.onnx` and, for an encoder-decoder, `encoder.onnx`; with `--int8 FILES` also
+`decoder.int8.onnx` when it keeps held-out perplexity within 2% (engine/onnx/quantize.py); and
+`export.json`, the record the runtime checks before it uses them: the opset, every input and output
+with its dimension names, the sha256 of the bundle's weights file (a retrained bundle makes the
+export stale: the runtime says so and falls back to torch) and of each graph file (a damaged file is
+caught before ONNX Runtime reads it). The graphs' weights refer to the bundle's weights file rather
+than copy it (engine/onnx/shared_weights.py). The bundle's card gets an "ONNX export" section with
+the same facts. Graphs are traced from the modules of `engine.onnx.graphs`, `llama_graphs` and
+`seq2seq_graphs` with the classic exporter, every batch / length axis dynamic.
 """
 
 from __future__ import annotations
@@ -35,7 +35,6 @@ from engine.onnx.export_format import EXPORT_FORMAT, cache_names, file_sha256
 
 if TYPE_CHECKING:  # the backbones (and transformers) load only when a graph is built
     from engine.backbones.bart import BartBackbone
-    from engine.backbones.gpt2 import GPT2Backbone
     from engine.config import ModelConfig
 
 OPSET = 17  # LayerNormalization is a native op from 17; ONNX Runtime ≥ 1.15 runs it everywhere
@@ -60,7 +59,7 @@ class ExportRecord:
     opset: int
     weights_sha256: str
     layers: int
-    heads: int
+    heads: int  # the cache's: key/value heads (a Llama's n_kv_head), which size the runner's empty cache
     head_dim: int
     graphs: dict[str, GraphRecord]
     int8: dict[str, Any] = field(default_factory=dict)  # the int8 perplexity check (engine/onnx/quantize.py)
@@ -164,14 +163,14 @@ def _empty_past(layers: int, rows: int, heads: int, length: int, head_dim: int) 
     return tuple(torch.zeros(rows, heads, length, head_dim) for _ in range(2 * layers))
 
 
-def gpt2_step_graphs(backbone: GPT2Backbone, config: ModelConfig) -> OnnxGraphs:
-    """A GPT-2 backbone's decoder step (`decoder.onnx`): a language model's graph."""
-    from engine.onnx.graphs import GPT2StepGraph  # here, not at the top: the traced modules load only to trace
-
-    layers, heads, head_dim = config.n_layer, config.n_head, config.n_embd // config.n_head
+def lm_step_graphs(step: nn.Module, config: ModelConfig, cache_heads: int) -> OnnxGraphs:
+    """A language model's decoder step (`decoder.onnx`); `step` is its backbone's step module (`GPT2StepGraph` of
+    engine/onnx/graphs.py, `LlamaStepGraph` of engine/onnx/llama_graphs.py), whose cache holds `cache_heads`
+    heads (GPT-2's n_head; a Llama's n_kv_head key/value heads)."""
+    layers, heads, head_dim = config.n_layer, cache_heads, config.n_embd // config.n_head
     ids = torch.randint(0, config.vocab_size, (2, 3))  # [N, T]; traced with a non-empty past so S stays symbolic
     decoder = OnnxGraph(
-        "decoder", GPT2StepGraph(backbone).eval(), (ids, *_empty_past(layers, 2, heads, 4, head_dim)),
+        "decoder", step.eval(), (ids, *_empty_past(layers, 2, heads, 4, head_dim)),
         {"input_ids": ["batch", "new"], **_cache_dims("past", layers, heads, head_dim, "past")},
         {"hidden": ["batch", "new", config.n_embd], **_cache_dims("present", layers, heads, head_dim, "total")},
     )

@@ -1,15 +1,17 @@
-"""The operations the traced decoder graphs are built from (engine/onnx/graphs.py, seq2seq_graphs.py).
+"""The operations the traced decoder graphs are built from (engine/onnx/graphs.py, llama_graphs.py,
+seq2seq_graphs.py).
 
-Plain ops (`split_heads`, `merge_heads`, `conv1d`, `attention`, `causal_mask`) are written so that
-tracing them gives few nodes: what ONNX Runtime spends on a small model's step besides the matrix
-products is mostly per-node work, and shape arithmetic traced from views runs every step.
+Plain ops (`split_heads`, `merge_heads`, `reshape_kept`, `conv1d`, `attention`, `causal_mask`) are
+written so that tracing them gives few nodes: what ONNX Runtime spends on a small model's step besides
+the matrix products is mostly per-node work, and shape arithmetic traced from views runs every step.
 
-Two ops trace to one fused ONNX Runtime node each (domain `com.microsoft`, run by its CPU and CUDA
+Three ops trace to one fused ONNX Runtime node each (domain `com.microsoft`, run by its CPU and CUDA
 execution providers) instead of the dozen plain nodes they stand for:
 
 - `cached_self_attention` → `MultiHeadAttention`: adds the q/k/v biases, splits heads, appends the
   step's keys / values to the cache, attends causally and merges heads, in one kernel;
-- `skip_layer_norm` → `SkipLayerNormalization`: a residual sum with a bias, and its layer norm.
+- `skip_layer_norm` → `SkipLayerNormalization`: a residual sum with a bias, and its layer norm;
+- `skip_rms_norm` → `SkipSimplifiedLayerNormalization`: a residual sum and its RMSNorm (the Llama step).
 
 Their torch forward computes the same maths with plain ops, so a traced module is also a torch
 module that gives the decoder's numbers (tests compare both runtimes).
@@ -35,6 +37,25 @@ def split_heads(x: torch.Tensor, heads: int) -> torch.Tensor:
 def merge_heads(x: torch.Tensor) -> torch.Tensor:
     """[N, H, T, d] → [N, T, D] (`flatten`, for the same reason)."""
     return x.transpose(1, 2).flatten(2)
+
+
+class _ReshapeKept(torch.autograd.Function):
+    """Traced as one `Reshape` to a constant shape whose 0s keep the input's size (ONNX Reshape's meaning)."""
+
+    @staticmethod
+    def forward(ctx: Any, x: torch.Tensor, shape: tuple[int, ...]) -> torch.Tensor:
+        return x.reshape([x.shape[axis] if size == 0 else size for axis, size in enumerate(shape)])
+
+    @staticmethod
+    def symbolic(graph: Any, x: Any, shape: tuple[int, ...]) -> Any:
+        return graph.op("Reshape", x, graph.op("Constant", value_t=torch.tensor(shape, dtype=torch.int64)))
+
+
+def reshape_kept(x: torch.Tensor, shape: tuple[int, ...]) -> torch.Tensor:
+    """x reshaped to `shape`, where 0 keeps x's size on that axis and one −1 takes what is left: one Reshape node
+    with a constant shape, where `unflatten` / `flatten` with two dynamic axes (N and T) trace into shape
+    arithmetic run every step."""
+    return cast(torch.Tensor, _ReshapeKept.apply(x, shape))  # type: ignore[no-untyped-call]
 
 
 def conv1d(layer: Conv1D, x: torch.Tensor) -> torch.Tensor:
@@ -119,4 +140,30 @@ def skip_layer_norm(x: torch.Tensor, bias: torch.Tensor, skip: torch.Tensor,
     """(norm(x + bias + skip), x + bias + skip) for x, skip [N, T, D] and bias [D]: a residual branch's
     output before its bias, added to the residual stream and normed for the next sublayer."""
     out = _SkipLayerNorm.apply(x, skip, norm.weight, norm.bias, bias, norm.eps)  # type: ignore[no-untyped-call]
+    return cast(tuple[torch.Tensor, torch.Tensor], out)
+
+
+class _SkipRMSNorm(torch.autograd.Function):
+    """Traced as `com.microsoft.SkipSimplifiedLayerNormalization` (RMSNorm of a residual sum), keeping its sum."""
+
+    @staticmethod
+    def forward(ctx: Any, x: torch.Tensor, skip: torch.Tensor, weight: torch.Tensor,
+                eps: float) -> tuple[torch.Tensor, torch.Tensor]:
+        total = x + skip
+        return functional.rms_norm(total, (total.shape[-1],), weight, eps), total
+
+    @staticmethod
+    def symbolic(graph: Any, x: Any, skip: Any, weight: Any, eps: float) -> Any:
+        outputs = graph.op("com.microsoft::SkipSimplifiedLayerNormalization", x, skip, weight, epsilon_f=eps,
+                           outputs=4)
+        for output in (outputs[0], outputs[3]):  # x's type and shape (the exporter cannot infer them)
+            output.setType(x.type())
+        return outputs[0], outputs[3]  # the normed sum, and the sum (the mean and 1/rms are not used)
+
+
+def skip_rms_norm(x: torch.Tensor, skip: torch.Tensor, weight: torch.Tensor,
+                  eps: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """(rms_norm(x + skip) · weight, x + skip) for x, skip [N, T, D] and weight [D]: a Llama sublayer's output
+    added to the residual stream and normed for the next sublayer."""
+    out = _SkipRMSNorm.apply(x, skip, weight, eps)  # type: ignore[no-untyped-call]
     return cast(tuple[torch.Tensor, torch.Tensor], out)

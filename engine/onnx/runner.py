@@ -5,7 +5,8 @@ decoder — sampler, processors, heads, streaming — runs unchanged over ONNX R
 
 Tensors cross into ONNX Runtime without copies: numpy views of them on the CPU, IO binding of
 device memory on CUDA (`run_graph`). The cache is one keys and one values tensor per layer,
-[N, H, S, d]; the graph returns them grown by the step's positions.
+[N, H, S, d] with H the key/value heads (the export record's `heads`: n_head for GPT-2, n_kv_head for a
+Llama); the graph returns them grown by the step's positions.
 """
 
 from __future__ import annotations
@@ -91,7 +92,8 @@ def grow_step(session: Any, inputs: dict[str, torch.Tensor], cache: OnnxKVCache,
 
 
 class OnnxBackboneRunner:
-    """GPT-2 decoder step on ONNX Runtime; a drop-in for `LanguageModel.new_cache` / `decode`."""
+    """A language model's decoder step (GPT-2 or Llama) on ONNX Runtime; a drop-in for `LanguageModel.new_cache` /
+    `decode`."""
 
     def __init__(self, graphs: OpenGraphs, block_size: int, n_embd: int) -> None:
         self.graphs = graphs

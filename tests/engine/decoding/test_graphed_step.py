@@ -10,12 +10,14 @@ import pytest
 import torch
 
 from engine.decoding import DecodeConfig, generate_variants
-from engine.decoding.graphed_step import GraphedStepRunner, graphed_runtime
+from engine.decoding.graphed_step import CHECK_TOLERANCE, GraphedStepRunner, graphed_runtime
 from engine.front_door import Engine
 from engine.model import LanguageModel
 from engine.tokenizer import VariorumTokenizer
 from tests.conftest import tiny_config
 from tests.engine.heads.f2_support import build_f2_model
+
+LLAMA = {"backbone": "llama", "n_head": 4, "n_kv_head": 2, "mlp_width": 48}  # grouped-query: 2 query heads a key
 
 
 def tiny_lm(tokenizer: VariorumTokenizer, device: torch.device, **overrides: object) -> LanguageModel:
@@ -23,8 +25,10 @@ def tiny_lm(tokenizer: VariorumTokenizer, device: torch.device, **overrides: obj
     return LanguageModel(tiny_config(tokenizer.vocab_size, **overrides)).to(device).eval()
 
 
-def test_the_fixed_shape_step_equals_the_growing_step(device: torch.device, tokenizer: VariorumTokenizer) -> None:
-    model = tiny_lm(tokenizer, device)
+@pytest.mark.parametrize("overrides", [{}, LLAMA], ids=["gpt2", "llama"])
+def test_the_fixed_shape_step_equals_the_growing_step(device: torch.device, tokenizer: VariorumTokenizer,
+                                                      overrides: dict[str, object]) -> None:
+    model = tiny_lm(tokenizer, device, **overrides)
     backbone = model.backbone
     ids = torch.randint(2, tokenizer.vocab_size, (3, 12), device=device)  # [N, T]
     with torch.inference_mode():
@@ -46,13 +50,15 @@ def test_the_fixed_shape_step_takes_one_token(tokenizer: VariorumTokenizer) -> N
         backbone.decode(torch.zeros(1, 2, dtype=torch.long), backbone.new_cache(1), torch.tensor([0]))
 
 
-@pytest.mark.parametrize("head", ["softmax", "f2"])
+@pytest.mark.parametrize(("head", "overrides"), [("softmax", {}), ("f2", {}), ("softmax", LLAMA)],
+                         ids=["softmax", "f2", "llama"])
 def test_a_float32_runner_samples_the_same_tokens_past_the_window(
-    device: torch.device, tokenizer: VariorumTokenizer, head: str
+    device: torch.device, tokenizer: VariorumTokenizer, head: str, overrides: dict[str, object]
 ) -> None:
     """100 new tokens in a 32-position window: recorded steps, then re-encodes of the sliding window
     (several tokens, eager) on the same cache, then recorded steps again; flat and two-stage sampling."""
-    model = tiny_lm(tokenizer, device) if head == "softmax" else build_f2_model(tokenizer, seed=3).to(device)
+    model = tiny_lm(tokenizer, device, **overrides) if head == "softmax" else build_f2_model(tokenizer, seed=3).to(
+        device)
     settings = DecodeConfig(max_new_tokens=100, top_p=0.9, seed=11)
     runner = GraphedStepRunner(model.backbone, torch.float32)
     with torch.inference_mode():
@@ -107,6 +113,27 @@ def test_a_bf16_runner_passes_its_check_and_decodes(device: torch.device, tokeni
         variants = generate_variants(model, tokenizer, "Mara found a", 2, DecodeConfig(max_new_tokens=20, seed=1),
                                      runner=runner)
     assert all(v.token_ids for v in variants)
+
+
+def test_a_bf16_llama_copy_keeps_float32_rope_tables_and_decodes_close(device: torch.device,
+                                                                      tokenizer: VariorumTokenizer) -> None:
+    """The copy's weights are bf16 but its RoPE tables are the float32 ones, so every position keeps its own
+    angles; over a 4-token prompt and 40 steps its hidden states stay within the load-time check's bound."""
+    model = tiny_lm(tokenizer, device, block_size=64, **LLAMA)
+    runner = GraphedStepRunner(model.backbone)
+    copied = runner.backbone
+    assert copied.token_embedding.weight.dtype == torch.bfloat16
+    assert torch.equal(copied.cos, model.backbone.cos) and torch.equal(copied.sin, model.backbone.sin)
+    assert copied.cos.dtype == copied.sin.dtype == torch.float32
+    ids = torch.randint(2, tokenizer.vocab_size, (2, 44), device=device)  # [N, T]
+    with torch.inference_mode():
+        cache, reference = runner.new_cache(2), model.new_cache(2)
+        ours, theirs = [runner.decode(ids[:, :4], cache)], [model.decode(ids[:, :4], reference)]
+        for t in range(4, 44):
+            ours.append(runner.decode(ids[:, t : t + 1], cache))
+            theirs.append(model.decode(ids[:, t : t + 1], reference))
+    expected = torch.cat(theirs, 1)  # [N, 44, D]
+    assert float((torch.cat(ours, 1) - expected).abs().max() / expected.abs().max()) < CHECK_TOLERANCE
 
 
 def test_the_check_refuses_a_step_that_computes_something_else(tokenizer: VariorumTokenizer) -> None:

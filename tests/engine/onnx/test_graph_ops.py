@@ -14,7 +14,7 @@ import torch
 from torch import nn
 
 from engine.onnx.export import OPSET
-from engine.onnx.graph_ops import cached_self_attention, skip_layer_norm
+from engine.onnx.graph_ops import cached_self_attention, reshape_kept, skip_layer_norm, skip_rms_norm
 
 ort = pytest.importorskip("onnxruntime")
 onnx = pytest.importorskip("onnx")
@@ -58,6 +58,38 @@ def test_skip_layer_norm_returns_the_normed_sum_and_the_sum() -> None:
     normed, total = skip_layer_norm(x, bias, skip, norm)
     torch.testing.assert_close(total, x + bias + skip)
     torch.testing.assert_close(normed, norm(x + bias + skip))
+
+
+class _RMSOps(nn.Module):
+    """The Llama step's ops, to trace: (x, skip) → (the normed sum split into heads [N, T, H, d], the sum)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(WIDTH))
+
+    def forward(self, x: torch.Tensor, skip: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        normed, total = skip_rms_norm(x, skip, self.weight, 1e-5)
+        return reshape_kept(normed, (0, -1, HEADS, WIDTH // HEADS)), total
+
+
+def test_skip_rms_norm_and_reshape_kept_compute_their_torch_maths_in_onnx_runtime(tmp_path: Path) -> None:
+    torch.manual_seed(2)
+    module = _RMSOps().eval()
+    with warnings.catch_warnings(), torch.no_grad():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(module, (torch.randn(1, 2, WIDTH), torch.randn(1, 2, WIDTH)), str(tmp_path / "rms.onnx"),
+                          input_names=["x", "skip"], output_names=["heads", "total"], opset_version=OPSET,
+                          dynamic_axes={"x": {0: "n", 1: "t"}, "skip": {0: "n", 1: "t"}}, dynamo=False)
+    kinds = collections.Counter(node.op_type for node in onnx.load(str(tmp_path / "rms.onnx")).graph.node)
+    assert kinds["SkipSimplifiedLayerNormalization"] == kinds["Reshape"] == 1 and kinds["Shape"] == 0
+    session = ort.InferenceSession(str(tmp_path / "rms.onnx"), providers=["CPUExecutionProvider"])
+    x, skip = torch.randn(3, 5, WIDTH), torch.randn(3, 5, WIDTH)
+    heads, total = session.run(None, {"x": x.numpy(), "skip": skip.numpy()})
+    expected = nn.functional.rms_norm(x + skip, (WIDTH,), module.weight, 1e-5)
+    with torch.no_grad():
+        torch.testing.assert_close(module(x, skip)[0], expected.reshape(3, 5, HEADS, -1))
+    np.testing.assert_allclose(heads, expected.detach().reshape(3, 5, HEADS, -1).numpy(), atol=1e-5, rtol=1e-5)
+    np.testing.assert_allclose(total, (x + skip).numpy())
 
 
 class _Ops(nn.Module):

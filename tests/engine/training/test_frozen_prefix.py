@@ -16,7 +16,6 @@ from engine.tokenizer import VariorumTokenizer
 from engine.training.frozen_prefix import FrozenPrefix
 from tests.conftest import STORIES, tiny_config
 
-
 LLAMA = {"n_layer": 3, "n_head": 4, "n_kv_head": 2, "mlp_width": 48, "backbone": "llama"}
 
 

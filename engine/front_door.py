@@ -173,8 +173,8 @@ class Engine:
 
     def open_model_folder(self, folder: Path) -> Path:
         """The bundle of a folder a writer picked: a bundle folder as it is (checked, not loaded), a pretrained
-        checkpoint imported first (`import_checkpoint`), as is a `.gguf` file or a folder holding one. Anything else raises a BundleError or CheckpointError
-        saying what the folder is missing."""
+        checkpoint imported first (`import_checkpoint`), as is a `.gguf` file or a folder holding one. Anything else
+        raises a BundleError or CheckpointError saying what the folder is missing."""
         folder = Path(folder)
         if folder.suffix == ".gguf" and folder.is_file():
             return self.import_checkpoint(str(folder))

@@ -58,9 +58,9 @@ def add_decode_flags(parser: argparse.ArgumentParser) -> None:
             group.add_argument(flag.name, dest=flag.dest, nargs="+", default=[], metavar=flag.metavar,
                                help=f"{flag.help}, {field.bounds.text() if field.bounds else ''}")
         else:  # a number; a start that depends on the model is applied once it loads (generate_flags.fit_to_model)
-            unset = field.method or field.method_starts
             group.add_argument(flag.name, dest=flag.dest, type=field.kind, metavar=flag.metavar,
-                               default=None if unset else field.writer_start, help=_number_help(field, flag))
+                               default=None if field.starts_by_model else field.writer_start,
+                               help=_number_help(field, flag))
 
 
 def _number_help(field: DecodeField[object], flag: Flag) -> str:

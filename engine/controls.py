@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, TypeAlias, TypeVar, cast
 
-from engine.decode_fields import FIELDS
+from engine.decode_fields import BY_NAME, FIELDS, Bounds, DecodeField, Slider, number_text
+
+T = TypeVar("T")
 
 # what every decoder-only LM bundle does; paraphrase too where rewording is installed (engine/lm/family.py lm_tasks)
 LM_TASKS: tuple[str, ...] = ("continue",)
@@ -117,6 +119,53 @@ class ParagraphControls:
     positions: str  # "hierarchical" or "absolute" decoder positions
 
 
+# ----- where a writer starts on a model: its bundle's "decode_starts" -------------------------------
+# The sampling fields a bundle may start (`DecodeField.bundle_start`): temperature, top-k, top-p, repetition penalty.
+BUNDLE_STARTS = tuple(f.name for f in FIELDS if f.bundle_start)
+# (field, start) pairs as a bundle's config.json gives them, checked (`read_decode_starts`); a tuple, not a
+# dict, so `Capabilities` stays hashable.
+DecodeStarts: TypeAlias = tuple[tuple[str, float], ...]
+
+
+def start_bounds(field: DecodeField[object]) -> Bounds:
+    """Where a bundle may start `field`: the app's slider, a writer-friendly part of the field's bounds, so the
+    app can show every start the CLI applies (a start beyond the slider would be clamped there)."""
+    if not isinstance(field.control, Slider):
+        raise ValueError(f"{field.name} has no slider, so no bundle may start it")
+    return Bounds(field.control.low, field.control.high)
+
+
+def read_decode_starts(raw: object) -> DecodeStarts:
+    """A bundle's "decode_starts" object ({"temperature": 0.8, "top_k": 40}) checked against the fields'
+    declarations; ValueError in one line naming the field and what it may be."""
+    allowed = ", ".join(BUNDLE_STARTS)
+    if not isinstance(raw, dict):
+        raise ValueError(f"must be a JSON object of starts for {allowed}, got {type(raw).__name__}")
+    starts: list[tuple[str, float]] = []
+    for name, value in raw.items():
+        field = BY_NAME.get(name)
+        if field is None or not field.bundle_start:
+            what = "is not a decoding setting" if field is None else "is not a setting a bundle may start"
+            raise ValueError(f"{name!r} {what}; a bundle may start {allowed}")
+        bounds, whole = start_bounds(field), field.kind is int
+        if (isinstance(value, bool) or not isinstance(value, int | float) or (whole and not isinstance(value, int))
+                or not bounds.holds(value)):
+            given = number_text(value) if isinstance(value, int | float) else repr(value)
+            raise ValueError(f"{name} must be {'a whole number' if whole else 'a number'} {bounds.text()}"
+                             f"{field.off_note}, got {given}")
+        starts.append((name, value))
+    return tuple(starts)
+
+
+def model_start(field: DecodeField[T], method: str, decode_starts: Iterable[tuple[str, float]]) -> T:
+    """Where a writer starts `field` on a model whose head's groups are `method` and whose bundle gives
+    `decode_starts`: the bundle's start wins over the head's (`DecodeField.start_on`)."""
+    starts = dict(decode_starts)
+    if field.name in starts:
+        return cast(T, starts[field.name])  # checked against the field when the bundle loaded
+    return field.start_on(method)
+
+
 @dataclass(frozen=True)
 class Capabilities:
     """Which controls a loaded model honours: the CLI, the app and `variorum eval` derive theirs from this.
@@ -126,11 +175,19 @@ class Capabilities:
     POSG's k_POS and bias); `head.check` refuses the others. Sampling controls every model honours
     (temperature, top-k, top-p, repetition penalty, greedy, seed, length, and flat sampling — every
     model can sample from its marginal; a one-group head does nothing else) are not listed.
+    `decode_starts` are where the bundle says a writer starts on it (`read_decode_starts`; `start_of`).
     `Capabilities()` is a plain softmax language model (what the app assumes before a model loads)."""
 
     head: HeadCapabilities = HeadCapabilities()
     tasks: tuple[str, ...] = LM_TASKS
     paragraph: ParagraphControls | None = None  # PermGen bundles only
+    decode_starts: DecodeStarts = ()  # the bundle's config.json "decode_starts", checked when it loaded
+
+    def start_of(self, field: DecodeField[T], flat: bool = False) -> T:
+        """Where a writer starts `field` on this model: its bundle's start, else the field's for this head
+        (`DecodeField.start_on`). Flat sampling skips the group stage, so it takes a one-group model's start
+        there; a bundle's start holds either way (its maker measured the model with it)."""
+        return model_start(field, "" if flat else self.head.method, self.decode_starts)
 
     @property
     def controls(self) -> frozenset[str]:

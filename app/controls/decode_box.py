@@ -1,5 +1,6 @@
 """Variant count, seed, the "Word choice" controls, and the method boxes (F², POSG, termination) built from
-the bundle's capabilities; every decoding control comes from its field's declaration (app.controls.spec)."""
+the bundle's capabilities; every decoding control comes from its field's declaration (app.controls.spec), and
+starts where the loaded model says (its head, its bundle's "decode_starts")."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from PySide6.QtWidgets import (
 
 from app.controls.seed_box import SeedBox
 from app.controls.spec import (
+    BUNDLE_STARTS_FOR,
     DEFAULT_SEED,
     MODEL_STARTS,
     POS_BIAS_FIELD,
@@ -29,6 +31,7 @@ from app.controls.spec import (
     SliderSpec,
     default_values,
     pos_bias_groups,
+    start_beside,
     visible_method_controls,
 )
 from app.controls.widgets import FactorSlider, ValueSlider
@@ -63,10 +66,11 @@ class DecodeBox(QWidget):
         self.checks: dict[str, QCheckBox] = {}  # the switches (real words only, end at a full sentence)
         self.bias: dict[str, FactorSlider] = {}
         self._stored: dict[str, Any] = default_values()  # values of controls not shown right now
-        # The loaded head's groups ("f2", "posg", "" for one group; None before a model loads), and the head
-        # whose starts the controls' values are at or were chosen beside (see `set_values`).
-        self._method: str | None = None
+        # The loaded model's capabilities (None before a model loads), and the model whose starts the controls'
+        # values are at or were chosen beside: its head's groups and its bundle's starts (see `set_values`).
+        self._capabilities: Capabilities | None = None
         self._starts_for = ""
+        self._bundle_starts_for: dict[str, float] = {}
         self.n = QSpinBox(minimum=1, maximum=MAX_VARIANTS, value=DEFAULT_VARIANTS)
         self.n.setAccessibleName("Number of variants")
         self.n.setToolTip("How many different versions to write at once (1–8).")
@@ -123,7 +127,11 @@ class DecodeBox(QWidget):
     def set_capabilities(self, capabilities: Capabilities) -> None:
         """Rebuild the method boxes for this bundle; hidden controls keep their values for later."""
         self._build_method_boxes(capabilities)
-        self._method = capabilities.head.method
+        self._capabilities = capabilities
+        starts = dict(capabilities.decode_starts)
+        for field in MODEL_STARTS:  # a writer hovering a slider its bundle starts learns why it sits there
+            note = f" This model starts it at {number_text(starts[field.name])}." if field.name in starts else ""
+            self.sliders[field.name].slider.setToolTip(field.help + note)
         self.set_values(self._stored)  # a control at the last model's start moves to this one's
 
     def _build_method_boxes(self, capabilities: Capabilities) -> None:
@@ -141,9 +149,10 @@ class DecodeBox(QWidget):
             if spec.zones:
                 forms[spec.group].addRow("", shown.zone)
         if any(s.group == "f2" for s in method):
+            top_k = capabilities.start_of(TOP_K)
             forms["f2"].addRow(QLabel(f"<i>“{TOP_K.label}” and “{TOP_P.label}” then pick the word within the chosen "
-                                      f"class; {TOP_K.label.lower()} starts at {TOP_K.start_on('f2')} here.</i>",
-                                      wordWrap=True))
+                                      f"class; {TOP_K.label.lower()} starts "
+                                      f"{'off' if top_k == TOP_K.off else f'at {top_k}'} here.</i>", wordWrap=True))
         groups = pos_bias_groups(capabilities)
         if any(s.group == "posg" for s in method) or groups:
             forms["posg"].addRow(QLabel(f"<i>“{TOP_P.label}” then picks the word within the chosen kind.</i>",
@@ -164,9 +173,9 @@ class DecodeBox(QWidget):
         self.termination.setVisible(bool(self.termination.text()))
 
     @property
-    def method(self) -> str:
-        """The loaded head's groups ("f2", "posg"; "" for one group or before a model loads)."""
-        return self._method or ""
+    def capabilities(self) -> Capabilities:
+        """The loaded model's (a plain language model's before one loads): where Reset puts the controls."""
+        return Capabilities() if self._capabilities is None else self._capabilities
 
     def values(self) -> dict[str, Any]:
         values = dict(self._stored)
@@ -176,17 +185,23 @@ class DecodeBox(QWidget):
         values.update({name: check.isChecked() for name, check in self.checks.items()})
         values.update({"n": self.n.value(), "seed_fixed": self.seed_fixed.isChecked(), SEED.name: self.seed.value()})
         values[STARTS_FOR] = self._starts_for
+        values[BUNDLE_STARTS_FOR] = dict(self._bundle_starts_for)
         return values
 
     def set_values(self, values: dict[str, Any]) -> None:
         """Apply values (unknown keys are kept for controls that may appear with another bundle).
 
-        Values saved beside another kind of model (their STARTS_FOR) that sit at that model's start of a
-        control whose start depends on the model (top-k on F²) move to the loaded model's start; a value the
-        writer chose stays. Before a model loads they keep the model they were saved with."""
+        Values saved beside another model (their STARTS_FOR head and BUNDLE_STARTS_FOR starts) that sit at that
+        model's start of a control whose start depends on the model (top-k on F², a bundle's temperature) move
+        to the loaded model's start; a value the writer chose stays. Before a model loads they keep the model
+        they were saved with."""
         values = dict(values)
-        self._starts_for = str(values.pop(STARTS_FOR, self._starts_for))
-        self._stored.pop(STARTS_FOR, None)
+        starts_for, bundle_starts_for = values.pop(STARTS_FOR, None), values.pop(BUNDLE_STARTS_FOR, {})
+        if starts_for is not None:  # values saved before bundles had starts name only the head: no bundle's
+            self._starts_for = str(starts_for)
+            self._bundle_starts_for = {str(name): float(start) for name, start in dict(bundle_starts_for).items()}
+        for key in (STARTS_FOR, BUNDLE_STARTS_FOR):
+            self._stored.pop(key, None)
         self._stored.update(values)
         for name, slider in self.sliders.items():
             if name in values:
@@ -199,16 +214,16 @@ class DecodeBox(QWidget):
         self.seed.setValue(int(values.get(SEED.name, self.seed.value())))
         for name, check in self.checks.items():
             check.setChecked(bool(values.get(name, check.isChecked())))
-        if self._method is not None:
-            self._follow_model_starts(self._method)
+        if self._capabilities is not None:
+            self._follow_model_starts(self._capabilities)
 
-    def _follow_model_starts(self, method: str) -> None:
-        """Each control at the start of the head its values were set beside moves to `method`'s start."""
+    def _follow_model_starts(self, capabilities: Capabilities) -> None:
+        """Each control at the start of the model its values were set beside moves to this model's start."""
         for field in MODEL_STARTS:
             slider = self.sliders[field.name]
-            if slider.value() == float(field.start_on(self._starts_for)):
-                slider.set_value(float(field.start_on(method)))
-        self._starts_for = method
+            if slider.value() == slider.held(start_beside(field, self._starts_for, self._bundle_starts_for)):
+                slider.set_value(float(capabilities.start_of(field)))
+        self._starts_for, self._bundle_starts_for = capabilities.head.method, dict(capabilities.decode_starts)
 
 
 def _termination_text(capabilities: Capabilities) -> str:

@@ -104,7 +104,7 @@ class ControlsPanel(QWidget):
         self.preset_message.emit(f"Preset “{name}” loaded.")
 
     def reset_controls(self) -> None:
-        self.decode.set_values(default_values(self.decode.method))
+        self.decode.set_values(default_values(self.decode.capabilities))
         self.preset_message.emit("Controls reset to their defaults.")
 
     def _save_clicked(self) -> None:

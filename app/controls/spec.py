@@ -2,7 +2,8 @@
 
 Every control derives from its field's declaration (engine/decode_fields): its label and tooltip, a
 slider's range and start, a checkbox's start, and its box (the head family that honours it: F² or
-POSG; the rest go in "Word choice"). A method control (F², POSG) is shown exactly when the loaded
+POSG; the rest go in "Word choice"); where a slider starts may depend on the loaded model (its head, its
+bundle's "decode_starts": `Capabilities.start_of`). A method control (F², POSG) is shown exactly when the loaded
 model's `Capabilities.controls` lists its DecodeConfig field (engine/controls.py), and only shown
 controls reach the DecodeConfig: never a control that silently does nothing. POS bias gets one
 slider per coarse group the head's tags cover.
@@ -13,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, cast
 
-from engine.controls import DEFAULT_VARIANTS, Capabilities
+from engine.controls import DEFAULT_VARIANTS, Capabilities, model_start
 from engine.decode_fields import BY_NAME, FIELDS, POS_BIAS, SEED, Checkbox, DecodeField, DecodeSettingError, Slider
 from engine.front_door import DecodeConfig
 
@@ -52,11 +53,19 @@ CHECKBOXES = tuple(f for f in FIELDS if isinstance(f.control, Checkbox))
 
 DEFAULT_SEED = 1234  # shown in the seed box until the writer fixes a seed (unfixed, every run draws one)
 POS_BIAS_FIELD = POS_BIAS.name  # DecodeConfig field: dict coarse group → factor (engine/decode_fields)
-# "Word choice" sliders whose start depends on the model's head (top-k: 20 on an F² model), and the key under
-# which stored values (settings, presets, a batch's settings) say which head's starts they were set for.
+# "Word choice" sliders whose start depends on the model (top-k: 20 on an F² model; the sampling starts a bundle
+# gives), and the keys under which stored values (settings, presets, a batch's settings) say which model's starts
+# they were set for: its head's groups, and its bundle's own starts ({} for none, or saved before bundles had them).
 MODEL_STARTS: tuple[DecodeField[float], ...] = tuple(
-    cast(DecodeField[float], f) for f in FIELDS if f.method_starts and isinstance(f.control, Slider))
+    cast(DecodeField[float], f) for f in FIELDS
+    if (f.method_starts or f.bundle_start) and isinstance(f.control, Slider))
 STARTS_FOR = "starts_for"
+BUNDLE_STARTS_FOR = "bundle_starts_for"
+
+
+def start_beside(field: DecodeField[float], method: str, bundle_starts: dict[str, float]) -> float:
+    """Where `field` starts on a model whose head's groups are `method` and whose bundle gives `bundle_starts`."""
+    return float(model_start(field, method, bundle_starts.items()))
 
 
 def visible_method_controls(capabilities: Capabilities) -> list[SliderSpec]:
@@ -72,11 +81,14 @@ def pos_bias_groups(capabilities: Capabilities) -> list[str]:
     return list(pos.coarse_groups)
 
 
-def default_values(method: str = "") -> dict[str, Any]:
-    """Control values of a fresh start / the Reset button, on a model whose head's groups are `method`."""
+def default_values(capabilities: Capabilities | None = None) -> dict[str, Any]:
+    """Control values of a fresh start / the Reset button, on the model of `capabilities` (None: before a model
+    loads, where the app assumes a plain language model)."""
+    capabilities = Capabilities() if capabilities is None else capabilities
     values: dict[str, Any] = {spec.field: spec.default for spec in SLIDERS}
-    values.update({field.name: field.start_on(method) for field in MODEL_STARTS})
-    values[STARTS_FOR] = method
+    values.update({field.name: capabilities.start_of(field) for field in MODEL_STARTS})
+    values[STARTS_FOR] = capabilities.head.method
+    values[BUNDLE_STARTS_FOR] = dict(capabilities.decode_starts)
     values.update({field.name: field.writer_start for field in CHECKBOXES})
     values.update({"n": DEFAULT_VARIANTS, "seed_fixed": False, SEED.name: DEFAULT_SEED, POS_BIAS_FIELD: {}})
     return values

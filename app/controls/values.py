@@ -11,7 +11,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from app.controls.spec import CHECKBOXES, POS_BIAS_FIELD, SLIDERS, STARTS_FOR
+from app.controls.spec import BUNDLE_STARTS_FOR, CHECKBOXES, POS_BIAS_FIELD, SLIDERS, STARTS_FOR
 from engine.controls import MAX_VARIANTS
 from engine.decode_fields import MAX_SEED, SEED  # one seed range end to end (random bases are < 2**62)
 
@@ -28,6 +28,10 @@ def _bias_ok(bias: Any) -> bool:
     return isinstance(bias, dict) and all(isinstance(k, str) and _is_number(v) and v > 0 for k, v in bias.items())
 
 
+def _starts_ok(starts: Any) -> bool:
+    return isinstance(starts, dict) and all(isinstance(k, str) and _is_number(v) for k, v in starts.items())
+
+
 # A slider clamps a number to its range, so any finite number is usable there.
 CHECKS: dict[str, Callable[[Any], bool]] = {
     **{spec.field: _is_number for spec in SLIDERS},
@@ -36,6 +40,7 @@ CHECKS: dict[str, Callable[[Any], bool]] = {
     **{name: (lambda v: isinstance(v, bool)) for name in ("seed_fixed", *(field.name for field in CHECKBOXES))},
     POS_BIAS_FIELD: _bias_ok,
     STARTS_FOR: lambda v: isinstance(v, str),
+    BUNDLE_STARTS_FOR: _starts_ok,
 }
 
 

@@ -36,17 +36,24 @@ class ValueSlider(QWidget):
         self.set_value(spec.default)
 
     def value(self) -> float:
-        s, position = self.spec, self.slider.value()
-        if s.integer:
-            return float(position)
-        return round(s.minimum + position * STEP, 2)
+        return self._reading(self.slider.value())
 
     def set_value(self, value: float) -> None:
+        self.slider.setValue(self._position(value))
+        self._show()
+
+    def held(self, value: float) -> float:
+        """What `value()` reads after `set_value(value)`, so a start finer than the slider's step compares as shown."""
+        return self._reading(self._position(value))
+
+    def _position(self, value: float) -> int:
         s = self.spec
         value = min(max(float(value), s.minimum), s.maximum)
-        position = round(value) if s.integer else round((value - s.minimum) / STEP)
-        self.slider.setValue(int(position))
-        self._show()
+        return int(round(value) if s.integer else round((value - s.minimum) / STEP))
+
+    def _reading(self, position: int) -> float:
+        s = self.spec
+        return float(position) if s.integer else round(s.minimum + position * STEP, 2)
 
     def _on_slider(self, _: int) -> None:
         self._show()

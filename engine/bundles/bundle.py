@@ -3,7 +3,8 @@
 A bundle holds everything needed to run a model (docs/training-and-bundles.md):
 `config.json` = {format_version, kind: the model family (engine/families: "lm", "permgen", …),
 model: the (decoder) `ModelConfig`, the family's own sections (PermGen: permgen, the encoder-decoder
-extras), provenance}, `model.safetensors` (float32,
+extras), provenance, optionally decode_starts: where a writer starts on the model, e.g. {"temperature": 0.8,
+"top_p": 0.9}, engine/controls.py}, `model.safetensors` (float32,
 float16 or bfloat16; loading copies them into float32 parameters), `tokenizer.json` +
 `token_counts.json`, `card.md`, plus any files the head adds (`bundle_files`: POSG writes
 `pos_vocab.json`, F² `freq_classes.json`). A bundle built on a writer's pretrained checkpoint names it
@@ -38,6 +39,7 @@ from safetensors.torch import load_file, save_file, save_model
 from engine.bundled_model import BundledModel, BundleError
 from engine.bundles.base import Base, LowRank, apply_low_rank, read_base, split_low_rank, stored_tensors
 from engine.config import BUNDLE_DTYPES, BUNDLE_FORMAT_VERSION, ConfigError
+from engine.controls import DecodeStarts, read_decode_starts
 from engine.families import ModelBuilder, ModelFamily, family_kinds, model_family
 from engine.files.atomic_writes import atomic_directory
 from engine.files.small_reads import UnusableFileError, file_problem, read_small_json, read_small_text
@@ -58,13 +60,15 @@ B = TypeVar("B", bound=BundledModel)
 
 @dataclass
 class ModelBundle(Generic[B]):
-    """A loaded bundle of any family: model (in eval mode), tokenizer, card and provenance."""
+    """A loaded bundle of any family: model (in eval mode), tokenizer, card, provenance, and where a writer
+    starts on it (config.json "decode_starts", checked; the loaded model's `Capabilities` carry them)."""
 
     path: Path
     model: B
     tokenizer: VariorumTokenizer
     card: str
     provenance: dict[str, Any] = field(default_factory=dict)
+    decode_starts: DecodeStarts = ()
 
     @property
     def name(self) -> str:
@@ -158,7 +162,19 @@ def read_bundle_config(directory: Path) -> dict[str, Any]:
         names = " and ".join(repr(section) for section in sections)
         raise BundleError(f"bundle {directory}: {CONFIG_FILE} has no {names} section{'s' * (len(sections) > 1)}")
     _check_provenance(directory, config.get("provenance", {}))
+    bundle_decode_starts(directory, config)  # a bad start is refused when the bundle is listed, not first when used
     return {**config, "kind": kind}
+
+
+def bundle_decode_starts(directory: Path, config: dict[str, Any]) -> DecodeStarts:
+    """Where a writer starts on this bundle's model, from its config.json's optional "decode_starts" object
+    (engine/controls.py `read_decode_starts`); `BundleError` naming the bundle, the field and its range."""
+    if "decode_starts" not in config:
+        return ()
+    try:
+        return read_decode_starts(config["decode_starts"])
+    except ValueError as error:
+        raise BundleError(f"bundle {directory}: \"decode_starts\" in {CONFIG_FILE}: {error}") from None
 
 
 def _check_provenance(directory: Path, provenance: Any) -> None:
@@ -339,7 +355,8 @@ def load_model_bundle(
         )
     model = build_checked(directory, build, config)
     model.to(device).eval()
-    return ModelBundle(directory, model, tokenizer, read_bundle_card(directory), config.get("provenance", {}))
+    return ModelBundle(directory, model, tokenizer, read_bundle_card(directory), config.get("provenance", {}),
+                       bundle_decode_starts(directory, config))
 
 
 def load_typed_bundle(directory: Path, device: str | torch.device, model_type: type[B]) -> ModelBundle[B]:
@@ -347,7 +364,7 @@ def load_typed_bundle(directory: Path, device: str | torch.device, model_type: t
     bundle = load_model_bundle(directory, device, model_type.kind)
     model = bundle.model
     assert isinstance(model, model_type)  # the family of `model_type.kind` builds a `model_type`
-    return ModelBundle(bundle.path, model, bundle.tokenizer, bundle.card, bundle.provenance)
+    return ModelBundle(bundle.path, model, bundle.tokenizer, bundle.card, bundle.provenance, bundle.decode_starts)
 
 
 def load_bundle(directory: Path, device: str | torch.device = "cpu") -> Bundle:
@@ -369,6 +386,7 @@ __all__ = [  # BundleError is defined with BundledModel (engine/bundled_model.py
     "ModelBundle",
     "OnBase",
     "build_checked",
+    "bundle_decode_starts",
     "bundle_family",
     "bundle_kind",
     "check_bundle_folder",

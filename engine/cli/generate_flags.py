@@ -4,9 +4,10 @@ The flags come from the decoding fields' declarations (engine/cli_args.py `add_d
 flag left unset leaves its field where a writer starts (the declaration's `start`, else its off value),
 so the CLI and the app start alike: real words only is on unless `--any-words`, a variant the length
 limit stops ends at a sentence unless `--mid-sentence`, top-p is 0.9. A start that depends on the model
-(k_POS on a POSG model, top-k 20 on an F² model: `DecodeField.method_starts`) applies once it is loaded;
-a flag the model would ignore is refused with the reason (`Capabilities`), never dropped. A bad value is
-refused before any model loads, naming its flag.
+(k_POS on a POSG model, top-k 20 on an F² model: `DecodeField.method_starts`; the sampling starts a bundle
+gives in its config.json: `Capabilities.decode_starts`) applies once it is loaded; a flag the model would
+ignore is refused with the reason (`Capabilities`), never dropped. A bad value is refused before any model
+loads, naming its flag.
 """
 
 from __future__ import annotations
@@ -34,8 +35,10 @@ def decode_from_flags(args: argparse.Namespace) -> DecodeConfig:
             settings[field.name] = bool(field.writer_start) and not given
         elif field.kind is dict:
             settings[field.name] = parse_pos_bias(given)
-        elif given is not None:  # None: a method control left to `fit_to_model`
+        elif given is not None:
             settings[field.name] = given
+        elif not field.method:  # left unset: the declaration's start until `fit_to_model` has the model's
+            settings[field.name] = field.writer_start
     try:
         return DecodeConfig(**settings)
     except DecodeSettingError as error:
@@ -62,10 +65,11 @@ def fit_to_model(args: argparse.Namespace, decode: DecodeConfig, capabilities: C
 
 def model_starts(fields: list[DecodeField[Any]], capabilities: Capabilities, flat: bool) -> dict[str, Any]:
     """Where a writer starts on this model, of `fields` whose start depends on it: a method control it honours
-    (k_POS 20 on a POSG model) and a field with a start per head method (top-k 20 on an F² model). Flat
-    sampling skips the group stage, so it starts every such field where a one-group model does."""
-    method = "" if flat else capabilities.head.method
-    starts = {field.name: field.start_on(method) for field in fields if field.method_starts}
+    (k_POS 20 on a POSG model), a field with a start per head method (top-k 20 on an F² model) and a sampling
+    field its bundle starts (`Capabilities.start_of`, which wins). Flat sampling skips the group stage, so it
+    starts every head-dependent field where a one-group model does."""
+    starts = {field.name: capabilities.start_of(field, flat) for field in fields
+              if field.method_starts or field.bundle_start}
     starts.update({field.name: field.start for field in fields if field.method and field.start is not None
                    and field.name in capabilities.controls and not flat})
     return starts

@@ -143,6 +143,9 @@ class DecodeField(Generic[T_co]):
     # (head method, start): where a writer starts on a model whose head has those groups, for a field every
     # head honours but whose right start depends on the stage it acts on (`start_on`)
     method_starts: tuple[tuple[str, T_co], ...] = ()
+    # a bundle may say where a writer starts on its model (config.json "decode_starts", engine/controls.py),
+    # anywhere the app's slider reaches: a sampling setting whose best value depends on how the model was trained
+    bundle_start: bool = False
     off_words: str = ""  # what `off` means, e.g. "off", "no limit"
     optional: bool = False  # None is a value too (seed: None = random)
     request: bool = False  # a GenerationRequest field, not a DecodeConfig one (beam_width)
@@ -155,6 +158,12 @@ class DecodeField(Generic[T_co]):
     def start_on(self, method: str) -> T_co:
         """Where a writer starts on a model whose head's groups are `method` ("f2", "posg"; "" for none)."""
         return dict(self.method_starts).get(method, self.writer_start)
+
+    @property
+    def starts_by_model(self) -> bool:
+        """Where a writer starts depends on the loaded model: on its head (`method`, `method_starts`) or on
+        what its bundle says (`bundle_start`), so a surface applies the start once the model has loaded."""
+        return bool(self.method or self.method_starts or self.bundle_start)
 
     @property
     def off_note(self) -> str:

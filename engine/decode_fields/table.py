@@ -44,7 +44,8 @@ TEMPERATURE: DecodeField[float] = DecodeField(
     "temperature", float, 1.0, TEMPERATURE_BOUNDS, TEMPERATURE_WHY, "Surprise",
     "Temperature: how adventurous the word choice is. Lower is safer and more predictable, higher is more "
     "surprising (and, far up, less coherent).",
-    Flag("--temperature", "divides the token scores"), "temp", Slider(0.05, 3.0), off_words="off")
+    Flag("--temperature", "divides the token scores"), "temp", Slider(0.05, 3.0), off_words="off",
+    bundle_start=True)
 TOP_K: DecodeField[int] = DecodeField(
     "top_k", int, 0, Bounds(0), "any k: one larger than the vocabulary keeps every token", "Likeliest words only",
     "Top-k: only consider the k likeliest next words. 0 means no limit. Small values keep text on familiar "
@@ -54,7 +55,7 @@ TOP_K: DecodeField[int] = DecodeField(
     # flat: a nucleus of 0.9 there keeps hundreds of word pieces, from which the shipped F² model spells
     # made-up words. The F² paper samples with top-k (k ≤ 20); on a POSG head a top-k narrows the text
     # instead. Measured in docs/architecture.md, "Starts that depend on the model".
-    method_starts=(("f2", 20),))
+    method_starts=(("f2", 20),), bundle_start=True)
 TOP_P: DecodeField[float] = DecodeField(
     "top_p", float, 1.0, Bounds(0.0, 1.0, low_open=True),
     "the nucleus always keeps the likeliest token (TopP), so every p > 0 leaves a token to draw and a tiny p "
@@ -62,12 +63,14 @@ TOP_P: DecodeField[float] = DecodeField(
     "Trim unlikely words",
     "Top-p (nucleus sampling): only consider the likeliest words that together make up this share of the "
     "probability. 1.0 means no limit; lower values trim unlikely words.",
-    Flag("--top-p", "nucleus mass"), "topp", Slider(0.05, 1.0, says_off=True), start=0.9, off_words="off")
+    Flag("--top-p", "nucleus mass"), "topp", Slider(0.05, 1.0, says_off=True), start=0.9, off_words="off",
+    bundle_start=True)
 REPETITION_PENALTY: DecodeField[float] = DecodeField(
     "repetition_penalty", float, 1.0, Bounds(1.0, 100.0),
     "below 1 it would reward repeats; a seen token's log-prob times ~1e39 overflows float32", "Avoid repeats",
     "Repetition penalty: discourage reusing words already in the text. 1.0 is off.",
-    Flag("--repetition-penalty", "penalise tokens already in the text"), "rep", Slider(1.0, 2.0), off_words="off")
+    Flag("--repetition-penalty", "penalise tokens already in the text"), "rep", Slider(1.0, 2.0), off_words="off",
+    bundle_start=True)
 MAX_NEW_TOKENS: DecodeField[int] = DecodeField(
     "max_new_tokens", int, 80, Bounds(1, 4096),
     "every decode ends within it and a request's KV cache is sized by it. The app's slider stops at 500 "

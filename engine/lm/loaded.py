@@ -62,7 +62,8 @@ class LanguageLoadedModel(LoadedModel):
     @property
     def capabilities(self) -> Capabilities:
         """Which controls this model honours (engine/controls.py): the CLI, the app and eval read this."""
-        return Capabilities(self.bundle.model.head.capabilities(), self.tasks)
+        return Capabilities(self.bundle.model.head.capabilities(), self.tasks,
+                            decode_starts=self.bundle.decode_starts)
 
     def stream(self, request: GenerationRequest, should_stop: Callable[[], bool] | None = None) -> DecodeStream:
         if request.task == "paraphrase":

@@ -62,7 +62,8 @@ class PermGenLoadedModel(LoadedModel):
         config = self.permgen.model.config
         paragraph = ParagraphControls(max_sentences=config.max_sentences, sentence_order=config.task != "paraphrase",
                                       permuted_training=config.permute, positions=config.positions)
-        return Capabilities(self.permgen.model.head.capabilities(), (config.task,), paragraph)
+        return Capabilities(self.permgen.model.head.capabilities(), (config.task,), paragraph,
+                            self.permgen.decode_starts)
 
     def source_text(self, request: GenerationRequest) -> str:
         """The encoder input for a request (keywords from the title when none are given)."""

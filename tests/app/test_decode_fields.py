@@ -5,20 +5,32 @@ control is shown (with its label, help and range), no control is undeclared, and
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from PySide6.QtWidgets import QLabel
 from pytestqt.qtbot import QtBot
 
 from app.controls.decode_box import DecodeBox
+from app.controls.panel import ControlsPanel
 from app.controls.seed_box import SeedBox
-from app.controls.spec import STARTS_FOR, decode_config, default_values
+from app.controls.spec import BUNDLE_STARTS_FOR, STARTS_FOR, decode_config, default_values
+from app.persistence.presets import PresetStore
 from engine.cli.generate_flags import decode_from_flags
 from engine.cli.main import build_parser
 from engine.controls import Capabilities
-from engine.decode_fields import FIELDS, POS_BIAS_FACTORS, Checkbox, DecodeField, NotOffered, Slider
+from engine.decode_fields import (
+    FIELDS,
+    POS_BIAS_FACTORS,
+    REPETITION_PENALTY,
+    TEMPERATURE,
+    Checkbox,
+    DecodeField,
+    NotOffered,
+    Slider,
+)
 from engine.evaluation.decoders import parse_decoder
-from tests.app.fakes import F2, POSG
+from tests.app.fakes import F2, POSG, SOFTMAX
 
 
 def _shown_fields(box: DecodeBox) -> set[str]:
@@ -34,7 +46,7 @@ def test_every_declared_control_is_shown_and_every_shown_control_is_declared(qtb
         box.set_capabilities(capabilities)
         shown |= _shown_fields(box)
     assert shown == {f.name for f in FIELDS if not isinstance(f.control, NotOffered)}
-    assert set(default_values()) - {"n", "seed_fixed", STARTS_FOR} == shown  # and each one starts somewhere
+    assert set(default_values()) - {"n", "seed_fixed", STARTS_FOR, BUNDLE_STARTS_FOR} == shown  # each starts somewhere
 
 
 @pytest.mark.parametrize("field", [f for f in FIELDS if isinstance(f.control, Slider | Checkbox)],
@@ -117,7 +129,7 @@ def test_top_k_starts_where_the_loaded_head_draws_its_tokens(qtbot: QtBot) -> No
         box.set_capabilities(capabilities)
         assert top_k.value() == 35
     box.set_capabilities(F2)
-    box.set_values(default_values(box.method))  # Reset
+    box.set_values(default_values(box.capabilities))  # Reset
     assert top_k.value() == 20 and box.values()[STARTS_FOR] == "f2"
 
 
@@ -129,7 +141,7 @@ def test_a_value_stored_with_a_model_comes_back_as_it_was_saved(qtbot: QtBot) ->
     before.set_capabilities(F2)
     before.sliders["top_k"].set_value(0)
     off_on_f2 = before.values()
-    before.set_values(default_values("f2"))
+    before.set_values(default_values(F2))
     at_f2_start = before.values()
     for saved, on_f2, on_posg in ((off_on_f2, 0, 0), (at_f2_start, 20, 0)):
         after = DecodeBox()  # a restart: settings are applied before the model loads
@@ -139,3 +151,49 @@ def test_a_value_stored_with_a_model_comes_back_as_it_was_saved(qtbot: QtBot) ->
         assert after.sliders["top_k"].value() == on_f2
         after.set_capabilities(POSG)
         assert after.sliders["top_k"].value() == on_posg
+
+
+# A model whose bundle says where a writer starts on it (config.json "decode_starts"), on a one-group head.
+PRETRAINED = Capabilities(decode_starts=(("temperature", 0.8), ("top_k", 40), ("top_p", 0.95)))
+
+
+def test_the_controls_start_where_the_bundle_says_and_a_moved_one_stays(qtbot: QtBot, tmp_path: Path) -> None:
+    """The bundle's starts, like top-k's on F²: the loaded model's start until the writer moves the slider, and
+    Reset goes back to it."""
+    panel = ControlsPanel(PresetStore(tmp_path / "presets.json"))
+    qtbot.addWidget(panel)
+    box = panel.decode
+    box.set_capabilities(PRETRAINED)
+    starts = {"temperature": 0.8, "top_k": 40, "top_p": 0.95, "repetition_penalty": 1.0}
+    assert {name: box.sliders[name].value() for name in starts} == starts
+    decode = decode_config(box.values(), PRETRAINED)
+    assert (decode.temperature, decode.top_k, decode.top_p) == (0.8, 40, 0.95)
+    assert box.sliders["temperature"].slider.toolTip().endswith("This model starts it at 0.8.")
+    assert box.sliders["repetition_penalty"].slider.toolTip() == REPETITION_PENALTY.help
+    box.sliders["temperature"].set_value(1.2)  # the writer's choice
+    box.set_capabilities(F2)
+    assert [box.sliders[name].value() for name in ("temperature", "top_k", "top_p")] == [1.2, 20, 0.9]
+    assert box.sliders["temperature"].slider.toolTip() == TEMPERATURE.help
+    box.set_capabilities(PRETRAINED)
+    assert [box.sliders[name].value() for name in ("temperature", "top_k", "top_p")] == [1.2, 40, 0.95]
+    panel.reset_controls()
+    assert box.sliders["temperature"].value() == 0.8 and box.values()[BUNDLE_STARTS_FOR]["temperature"] == 0.8
+
+
+def test_values_saved_beside_a_bundles_starts_follow_the_model_that_loads(qtbot: QtBot, tmp_path: Path) -> None:
+    """A preset saved at a bundle's starts moves to the next model's; one saved before bundles had starts (no
+    BUNDLE_STARTS_FOR) sits at the declarations' starts, so it moves to the bundle's."""
+    panel = ControlsPanel(PresetStore(tmp_path / "presets.json"))
+    qtbot.addWidget(panel)
+    box = panel.decode
+    box.set_capabilities(PRETRAINED)
+    panel.save_preset("at its starts")
+    box.set_capabilities(F2)
+    panel.load_preset("at its starts")
+    assert [box.sliders[name].value() for name in ("temperature", "top_k", "top_p")] == [1.0, 20, 0.9]
+    older = {k: v for k, v in default_values(SOFTMAX).items() if k != BUNDLE_STARTS_FOR}
+    restarted = DecodeBox()  # a restart: settings are applied before the model loads
+    qtbot.addWidget(restarted)
+    restarted.set_values(older)
+    restarted.set_capabilities(PRETRAINED)
+    assert [restarted.sliders[name].value() for name in ("temperature", "top_k", "top_p")] == [0.8, 40, 0.95]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -19,8 +20,10 @@ from engine.controls import (
     ParagraphControls,
     PosGroups,
     Termination,
+    read_decode_starts,
+    start_bounds,
 )
-from engine.decode_fields import FIELDS, POS_TOP_K, TOP_K
+from engine.decode_fields import FIELDS, POS_TOP_K, TOP_K, TOP_P
 from engine.decoding import DecodeConfig
 from engine.evaluation.decoders import check_decoders
 from engine.front_door import Engine
@@ -124,10 +127,10 @@ def test_top_k_starts_at_20_on_an_f2_model_in_the_cli_and_the_app() -> None:
     args = _flags()
     decode = decode_from_flags(args)
     assert decode.top_k == 0 and args.top_k is None  # left to the model
-    assert fit_to_model(args, decode, F2_LM).top_k == TOP_K.start_on("f2") == spec.default_values("f2")["top_k"] == 20
+    assert fit_to_model(args, decode, F2_LM).top_k == TOP_K.start_on("f2") == spec.default_values(F2_LM)["top_k"] == 20
     assert fit_to_model(args, decode, F2_LM).top_p == 0.9  # the nucleus then acts on the 20
     for other in (Capabilities(), POSG_LM, STORY):
-        assert fit_to_model(args, decode, other).top_k == 0 == spec.default_values(other.head.method)["top_k"]
+        assert fit_to_model(args, decode, other).top_k == 0 == spec.default_values(other)["top_k"]
     assert fit_to_model(_flags("--top-k", "0"), decode_from_flags(_flags("--top-k", "0")), F2_LM).top_k == 0
     assert fit_to_model(_flags("--top-k", "7"), decode_from_flags(_flags("--top-k", "7")), POSG_LM).top_k == 7
     flat = _flags("--flat-sampling")
@@ -153,3 +156,36 @@ def test_cli_refuses_request_flags_the_model_does_not_read() -> None:
     fit_to_model(_flags("--beam", "4", "--title", "x", "--num-sentences", "3"), DecodeConfig(), STORY)
     with pytest.raises(ValueError, match=r"this paraphrase model \(softmax head\) does not use --num-sentences;"):
         fit_to_model(_flags("--beam", "4", "--num-sentences", "3"), DecodeConfig(), PARAPHRASE)
+
+
+# A bundle built on a pretrained base that says where a writer starts on it (config.json "decode_starts").
+BUNDLE_STARTS = (("temperature", 0.8), ("top_k", 40), ("top_p", 0.95), ("repetition_penalty", 1.1))
+
+
+def test_a_bundles_starts_are_checked_against_the_fields_declarations() -> None:
+    raw = {"temperature": 0.8, "top_k": 40, "top_p": 0.95, "repetition_penalty": 1.1}
+    assert read_decode_starts(raw) == BUNDLE_STARTS and read_decode_starts({}) == ()
+    assert [f.name for f in FIELDS if f.bundle_start] == ["temperature", "top_k", "top_p", "repetition_penalty"]
+    for field in (f for f in FIELDS if f.bundle_start):  # every start a bundle may give, the app's slider can show
+        field.check(start_bounds(field).low)
+        field.check(start_bounds(field).upper)
+
+
+def test_a_bundles_start_wins_over_the_heads_and_the_declarations() -> None:
+    on_f2 = dataclasses.replace(F2_LM, decode_starts=(("top_k", 40),))
+    assert on_f2.start_of(TOP_K) == 40 == on_f2.start_of(TOP_K, flat=True)  # its maker measured the model with it
+    assert on_f2.start_of(TOP_P) == TOP_P.writer_start == 0.9  # a field the bundle leaves alone
+    assert F2_LM.start_of(TOP_K) == 20 and F2_LM.start_of(TOP_K, flat=True) == 0
+
+
+def test_cli_applies_a_bundles_starts_to_the_flags_left_unset_as_the_app_starts() -> None:
+    model = Capabilities(decode_starts=BUNDLE_STARTS)
+    args = _flags()
+    assert (args.temperature, args.top_k, args.top_p, args.repetition_penalty) == (None, None, None, None)
+    decode = fit_to_model(args, decode_from_flags(args), model)
+    assert (decode.temperature, decode.top_k, decode.top_p, decode.repetition_penalty) == (0.8, 40, 0.95, 1.1)
+    app = spec.default_values(model)
+    assert {name: app[name] for name, _ in BUNDLE_STARTS} == dict(BUNDLE_STARTS)
+    given = _flags("--temperature", "1.5", "--top-p", "0.9")  # 0.9 is the declaration's start: still the writer's
+    chosen = fit_to_model(given, decode_from_flags(given), model)
+    assert (chosen.temperature, chosen.top_k, chosen.top_p, chosen.repetition_penalty) == (1.5, 40, 0.9, 1.1)

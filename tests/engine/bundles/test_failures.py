@@ -14,8 +14,9 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
-from engine.bundles.bundle import BundleError, load_bundle, save_bundle
+from engine.bundles.bundle import BundleError, ModelBundle, load_bundle, save_bundle
 from engine.files import small_reads
+from engine.front_door import Engine, describe_bundle
 from engine.permgen.bundle import load_permgen_bundle
 from engine.permgen.model import PermGenModel
 from engine.tokenizer import VariorumTokenizer
@@ -192,3 +193,35 @@ def test_a_file_given_as_the_bundle_is_named(broken: tuple[Path, Loader]) -> Non
     bundle, loader = broken
     with pytest.raises(BundleError, match=r"config\.json is a file, not a bundle folder"):
         loader(bundle / "config.json")
+
+
+@pytest.mark.parametrize(("starts", "message"), [
+    (["temperature"], "must be a JSON object of starts for temperature, top_k, top_p, repetition_penalty, got list"),
+    ({"temprature": 0.8}, "'temprature' is not a decoding setting; a bundle may start temperature, top_k, top_p, "
+                          "repetition_penalty"),
+    ({"pos_top_k": 10}, "'pos_top_k' is not a setting a bundle may start; a bundle may start temperature, top_k, "
+                        "top_p, repetition_penalty"),
+    ({"temperature": 5}, "temperature must be a number in [0.05, 3] (1 = off), got 5"),
+    ({"top_p": 0}, "top_p must be a number in [0.05, 1] (1 = off), got 0"),
+    ({"top_k": 40.5}, "top_k must be a whole number in [0, 200] (0 = off), got 40.5"),
+    ({"repetition_penalty": "1.1"}, "repetition_penalty must be a number in [1, 2] (1 = off), got '1.1'"),
+    ({"top_p": True}, "top_p must be a number in [0.05, 1] (1 = off), got True"),
+])
+def test_a_bad_decode_start_is_refused_naming_the_field_and_its_range(
+        broken: tuple[Path, Loader], starts: object, message: str) -> None:
+    bundle, loader = broken
+    _edit_config(bundle, lambda config: config.__setitem__("decode_starts", starts))
+    with pytest.raises(BundleError) as refused:
+        loader(bundle)
+    assert str(refused.value) == f'bundle {bundle}: "decode_starts" in config.json: {message}'
+    assert describe_bundle(bundle).error == f'"decode_starts" in config.json: {message}'  # the pickers say it too
+
+
+def test_a_bundles_decode_starts_reach_its_loaded_models_capabilities(broken: tuple[Path, Loader]) -> None:
+    """Both families' loaded models carry the starts their bundle gives (a valid edit of the copy)."""
+    bundle, loader = broken
+    assert Engine([]).load(bundle, device="cpu").capabilities.decode_starts == ()
+    _edit_config(bundle, lambda config: config.__setitem__("decode_starts", {"temperature": 0.8, "top_k": 40}))
+    loaded = loader(bundle)
+    assert isinstance(loaded, ModelBundle) and loaded.decode_starts == (("temperature", 0.8), ("top_k", 40))
+    assert Engine([]).load(bundle, device="cpu").capabilities.decode_starts == (("temperature", 0.8), ("top_k", 40))

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from engine import front_door
-from engine.cli import main
+from engine.cli import generate_flags, main
+from engine.decoding import DecodeConfig
 
 
 @pytest.fixture
@@ -105,3 +108,29 @@ def test_corrupt_bundle_exit_2_without_traceback(
     assert main(["generate", "--bundle", str(copy)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("variorum generate: error:") and "Traceback" not in err
+
+
+def test_generate_starts_where_the_bundle_says_for_the_flags_left_unset(
+    tiny_bundle: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    copy = tmp_path / "copy"
+    shutil.copytree(tiny_bundle, copy)
+    config = json.loads((copy / "config.json").read_text())
+    config["decode_starts"] = {"temperature": 0.8, "top_k": 40, "top_p": 0.95}
+    (copy / "config.json").write_text(json.dumps(config))
+    fitted: list[DecodeConfig] = []
+    fit_to_model = generate_flags.fit_to_model
+
+    def fit(*args: Any) -> DecodeConfig:
+        fitted.append(fit_to_model(*args))
+        return fitted[-1]
+
+    monkeypatch.setattr(generate_flags, "fit_to_model", fit)  # run_generate imports it when it runs
+    argv = ["generate", "--bundle", str(copy), "--device", "cpu", "-n", "1", "--seed", "0", "--max-new-tokens", "3"]
+    assert main([*argv, "--top-k", "7"]) == 0 and "--- variant 1" in capsys.readouterr().out
+    assert (fitted[-1].temperature, fitted[-1].top_k, fitted[-1].top_p) == (0.8, 7, 0.95)
+    config["decode_starts"] = {"temperature": 9}
+    (copy / "config.json").write_text(json.dumps(config))
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "temperature must be a number in [0.05, 3]" in err and "Traceback" not in err

@@ -79,6 +79,17 @@ class OutputHead(nn.Module, ABC):
         whole distribution overrides this (F²: only the token's class)."""
         return self.log_probs(hidden, steps)[:, token]
 
+    def token_log_prob_by_group(self, hidden: torch.Tensor, token: int,
+                                steps: torch.Tensor | None = None) -> torch.Tensor:
+        """log p(x = token | group) for every group: hidden [N, D] → [N, G] (−inf where the group lacks it).
+        One projection per group by default; a head whose groups partition the vocabulary overrides it (F²:
+        only the token's class holds it), which the termination heads ask at every decoding step."""
+        columns = []
+        for g in range(self.num_groups):
+            group = torch.full((hidden.shape[0],), g, dtype=torch.long, device=hidden.device)
+            columns.append(self.token_log_probs_in_group(hidden, group, steps)[:, token])
+        return torch.stack(columns, dim=-1)
+
     def token_nll_given_groups(
         self, hidden: torch.Tensor, targets: torch.Tensor, groups: torch.Tensor, steps: torch.Tensor | None = None
     ) -> torch.Tensor:

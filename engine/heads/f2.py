@@ -167,6 +167,18 @@ class F2Head(OutputHead):
         class_log_prob = F.log_softmax(_float32(self.class_proj(hidden)), dim=-1)[:, group]  # [N]
         return class_log_prob + token_logits[:, self.rank_of[token] - start] - torch.logsumexp(token_logits, dim=-1)
 
+    def token_log_prob_by_group(self, hidden: torch.Tensor, token: int,
+                                steps: torch.Tensor | None = None) -> torch.Tensor:
+        """log p2(x = token | c) [N, K]: −inf but in x's class, where it is projected onto that class only (the
+        termination heads ask it for eos at every step; K full [N, V] projections cost most of a step)."""
+        self._check_assigned()
+        group = self.class_of[token]
+        start, end = self.class_spans[group]
+        token_logits = _float32(F.linear(hidden, self.proj.weight[self.freq_order[start:end]]))  # [N, M]
+        in_class = token_logits[:, self.rank_of[token] - start] - torch.logsumexp(token_logits, dim=-1)  # [N]
+        by_class = token_logits.new_full((hidden.shape[0], self.num_groups), NEG_INF)
+        return by_class.index_copy(1, torch.tensor([group], device=hidden.device), in_class[:, None])
+
     def group_log_probs(self, hidden: torch.Tensor, steps: torch.Tensor | None = None) -> torch.Tensor:
         """log p1(c): [N, K]."""
         _, class_logits = self._logits(hidden)

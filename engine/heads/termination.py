@@ -341,12 +341,8 @@ class TerminationHead(OutputHead):
         if self.inner.num_groups == 1:
             return hidden.new_zeros(hidden.shape[0], 1, dtype=torch.float32)
         inner_groups = self.inner.group_log_probs(hidden, steps)  # [N, G]
-        columns = []
-        for g in range(self.inner.num_groups):  # p(g, ¬eos) = p(g)(1 − p(eos | g))
-            group = torch.full((hidden.shape[0],), g, dtype=torch.long, device=hidden.device)
-            eos_in_group = self.inner.token_log_probs_in_group(hidden, group, steps)[:, self.eos_id]
-            columns.append(inner_groups[:, g] + log1mexp(eos_in_group))
-        joint = torch.stack(columns, dim=-1)  # [N, G]
+        eos_in_group = self.inner.token_log_prob_by_group(hidden, self.eos_id, steps)  # [N, G]
+        joint = inner_groups + log1mexp(eos_in_group)  # p(g, ¬eos) = p(g)(1 − p(eos | g))
         return joint - torch.logsumexp(joint, dim=-1, keepdim=True)
 
     def token_log_probs_in_group(

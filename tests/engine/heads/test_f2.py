@@ -172,3 +172,15 @@ def test_cli_trains_and_generates_with_an_f2_model(tmp_path: Path, capsys: pytes
     assert "variant 2 · seed 2" in capsys.readouterr().out
     assert cli_main([*generate, "--class-rarity-bias", "11"]) == 2
     assert "--class-rarity-bias must be in [-10, 10] (0 = as trained), got 11.0" in capsys.readouterr().err
+
+
+def test_one_tokens_probability_in_every_class_is_the_default_per_class_projection() -> None:
+    from engine.heads.base import OutputHead
+
+    head = small_head(torch.float64)
+    hidden = torch.randn(3, 4, dtype=torch.float64)
+    for token in range(len(COUNTS)):  # only its own class holds it; the rest are −inf
+        ours = head.token_log_prob_by_group(hidden, token)
+        default = OutputHead.token_log_prob_by_group(head, hidden, token)  # one [N, V] projection per class
+        assert torch.equal(torch.isneginf(ours), torch.isneginf(default))
+        assert torch.allclose(ours[~torch.isneginf(ours)], default[~torch.isneginf(default)], atol=1e-12)

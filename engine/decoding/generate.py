@@ -34,7 +34,7 @@ import torch
 from engine.decoding.backbone_runner import BackboneRunner
 from engine.decoding.loops import FINISH_LOOP, LoopGuard
 from engine.decoding.real_words import WordSpeller, trailing_partial
-from engine.decoding.sentence_end import end_at_sentence
+from engine.decoding.sentence_end import end_at_sentence, without_open_ends
 from engine.decoding.settings import DecodeConfig
 from engine.decoding.step import LanguageModelRows
 from engine.decoding.stream import (
@@ -121,8 +121,13 @@ class VariantStream(RowStream[Variant, LanguageModelRows]):
                             self.tokenizer.decode)
 
     def _allowed(self, last: bool) -> torch.Tensor | None:
-        """Real words only; the last step before the cap closes the open words."""
-        return None if self.spelled is None else self.spelled.allowed(closing=[last] * len(self.row_variants))
+        """Real words only (the last step before the cap closes the open words); with `end_at_sentence`, no eos
+        for a row whose text so far does not end a sentence (an empty one included)."""
+        allowed = None if self.spelled is None else self.spelled.allowed(closing=[last] * len(self.row_variants))
+        if not self.settings.end_at_sentence:
+            return allowed
+        return without_open_ends(allowed, [self.variants[i].text for i in self.row_variants], self.tokenizer.eos_id,
+                                 self.model.config.vocab_size, self.model.backbone.token_embedding.weight.device)
 
     def _history(self, rows: LanguageModelRows) -> torch.Tensor:
         return rows.ids

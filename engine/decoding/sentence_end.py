@@ -1,4 +1,10 @@
-"""End at a sentence: a variant stopped by the length limit is cut back to its last complete sentence.
+"""End at a sentence: a variant ends only after a complete sentence, and one stopped by the length limit is cut
+back to its last complete sentence.
+
+A model that ends text on its own (eos; every NMST model) may end it right after the writer's prompt, with
+nothing written, or in mid-sentence ("Sal said he would fix it"). With `end_at_sentence`, eos is not allowed
+to a row whose text so far does not end a sentence (`without_open_ends`, an allowed-token mask like real
+words'): the row writes on until a sentence ends, or until the length limit, which still ends every decode.
 
 The length limit stops a variant wherever the count runs out ("He saved up to"), and a writer inserting
 it wants whole sentences. With `DecodeConfig.end_at_sentence`, a language model's variant stopped by the
@@ -12,11 +18,27 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
+import torch
+
 from engine.decoding.stream import INCOMPLETE_CHAR, Variant
 
 FINISH_SENTENCE = "sentence"
 SENTENCE_END = re.compile(r"[.!?][\"'\u201d\u2019)\]]*$")
 TAIL_CHARS = 16  # enough of the text's end to see a sentence mark and its closing quotes
+
+
+def without_open_ends(allowed: torch.Tensor | None, texts: Sequence[str], eos_id: int, vocab_size: int,
+                      device: torch.device) -> torch.Tensor | None:
+    """`allowed` [N, V] (None: every token) with eos taken from each row whose text does not end a sentence; a row
+    that `allowed` leaves nothing but eos keeps it, so it can always go on."""
+    open_rows = [row for row, text in enumerate(texts) if not SENTENCE_END.search(text[-TAIL_CHARS:])]
+    if not open_rows:
+        return allowed
+    mask = torch.ones(len(texts), vocab_size, dtype=torch.bool, device=device) if allowed is None else allowed.clone()
+    rows = torch.tensor(open_rows, device=mask.device)
+    only_eos = ~mask[rows].index_fill(1, torch.tensor([eos_id], device=mask.device), False).any(dim=-1)  # [R]
+    mask[rows[~only_eos], eos_id] = False
+    return mask
 
 
 def sentence_end_tokens(token_ids: Sequence[int], decode: Callable[[list[int]], str]) -> int:

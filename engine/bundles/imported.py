@@ -40,14 +40,14 @@ def is_importable(info: CheckpointInfo) -> bool:
 
 def importable_checkpoints(environ: Mapping[str, str] | None = None) -> list[CheckpointInfo]:
     """The checkpoints in the local Hugging Face caches, and the GGUF files where writers keep them
-    (engine/checkpoints/gguf_file.py `find_gguf_files`), that `import_checkpoint` takes."""
+    (engine/checkpoints/gguf_search.py `find_gguf_files`), that `import_checkpoint` takes."""
     found = [info for _, info in cached_checkpoints(environ) if not isinstance(info, str) and is_importable(info)]
     return found + [info for _, info in gguf_checkpoints(environ) if not isinstance(info, str)]
 
 
 def gguf_checkpoints(environ: Mapping[str, str] | None = None) -> list[tuple[Path, CheckpointInfo | str]]:
     """Every GGUF file found on this computer with its checkpoint info, or why it cannot be imported."""
-    from engine.checkpoints.gguf_file import find_gguf_files
+    from engine.checkpoints.gguf_search import find_gguf_files
 
     listed: list[tuple[Path, CheckpointInfo | str]] = []
     for path in find_gguf_files(environ):

@@ -34,25 +34,13 @@ words before BPE:
 - "gpt2", "gpt-2", "default", missing, and every other value: `ByteLevel(use_regex=True)`, GPT-2's regex.
   For the other values this is the nearest byte-level split, not necessarily llama.cpp's exact one.
 
-`find_gguf_files()` lists the `.gguf` files where writers' tools keep them:
-
-- the Hugging Face hub cache (`$HF_HUB_CACHE`, `$HF_HOME/hub`, `~/.cache/huggingface/hub`, as in
-  `engine/checkpoints/hf_cache.py`): files in `models--*/snapshots/*/` and their subfolders;
-- llama.cpp's download cache: `$LLAMA_CACHE`, else `~/.cache/llama.cpp`;
-- LM Studio's models: `~/.lmstudio/models` and `~/.cache/lm-studio/models` (`publisher/model/file.gguf`);
-- any folders passed in.
-
-Each folder is searched to a depth of `MAX_SEARCH_DEPTH` folders, at most `MAX_SEARCH_ENTRIES` entries and
-`MAX_FOUND_FILES` files in all; an unreadable folder is skipped.
+The header is parsed by engine/checkpoints/gguf_header.py; engine/checkpoints/gguf_search.py finds the files.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import mmap
-import os
-import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,10 +48,10 @@ from typing import Any
 
 import numpy as np
 import torch
-from gguf.constants import GGML_QUANT_SIZES, GGUF_MAGIC, GGMLQuantizationType, GGUFValueType
+from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
 from gguf.quants import dequantize
 
-from engine.checkpoints.hf_cache import MODEL_PREFIX, cache_roots
+from engine.checkpoints.gguf_header import MAX_PARAMETERS, TensorInfo, read_header
 from engine.checkpoints.inspect import CheckpointError
 
 # The ggml types read: the float types and the "legacy" and k-quant block formats, all of which
@@ -73,24 +61,10 @@ from engine.checkpoints.inspect import CheckpointError
 READ_TYPES: tuple[GGMLQuantizationType, ...] = tuple(GGMLQuantizationType[name] for name in (
     "F32", "F16", "BF16", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K"))
 
-MAX_GGUF_BYTES = 32 << 30  # a 7B model at 8 bits is 7.5 GB; far larger files are not for a desktop assistant
-MAX_PARAMETERS = 8_000_000_000  # 32 GB as float32: the most read_gguf will build
-MAX_METADATA_KEYS = 1 << 16  # llama.cpp files have about 40
-MAX_TENSORS = 1 << 16  # a 70B Llama has 723
-MAX_ARRAY_LENGTH = 1 << 24  # the largest vocabularies and merge lists are a few hundred thousand entries
-MAX_STRING_BYTES = 16 << 20  # one metadata string (a chat template is a few KB)
-MAX_NAME_BYTES = 1024  # a tensor name (ggml allows 64)
-MAX_ARRAY_NESTING = 2  # arrays of arrays are allowed by the format; none of the keys read here has them
 # Generous upper bounds on the shape, checked before anything is built from it
 SHAPE_LIMITS = {"hidden_size": 1 << 16, "num_hidden_layers": 1024, "num_attention_heads": 1024,
                 "intermediate_size": 1 << 20, "vocab_size": 1 << 21, "max_position_embeddings": 1 << 24}
 
-MAX_SEARCH_DEPTH = 4
-MAX_SEARCH_ENTRIES = 50_000
-MAX_FOUND_FILES = 1000
-
-GGUF_VERSIONS = (2, 3)  # version 1 counted in 32 bits; llama.cpp itself no longer reads it
-DEFAULT_ALIGNMENT = 32  # where tensor data starts, unless general.alignment says otherwise
 DEFAULT_ROPE_THETA = 10000.0  # llama.cpp's default when llama.rope.freq_base is absent
 
 # special token ids in the metadata → LlamaConfig's fields (llama.cpp spells out "padding")
@@ -120,12 +94,6 @@ LLAMA3_REGEX = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,
                 r"|\s*[\r\n]+|\s+(?!\S)|\s+")
 LLAMA3_PRE = ("llama-bpe", "llama3", "llama-v3", "smaug-bpe")
 
-_SCALARS: dict[int, str] = {  # the fixed-size metadata value types → struct format (all little-endian)
-    GGUFValueType.UINT8: "<B", GGUFValueType.INT8: "<b", GGUFValueType.UINT16: "<H", GGUFValueType.INT16: "<h",
-    GGUFValueType.UINT32: "<I", GGUFValueType.INT32: "<i", GGUFValueType.FLOAT32: "<f", GGUFValueType.BOOL: "<?",
-    GGUFValueType.UINT64: "<Q", GGUFValueType.INT64: "<q", GGUFValueType.FLOAT64: "<d",
-}
-
 
 @dataclass(frozen=True)
 class GgufSummary:
@@ -154,164 +122,13 @@ class GgufCheckpoint:
 
 
 @dataclass(frozen=True)
-class _TensorInfo:
-    name: str
-    dims: tuple[int, ...]  # ggml order: dims[0] is the row length (columns)
-    ggml_type: GGMLQuantizationType
-    start: int  # absolute offset of its data in the file
-    nbytes: int
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        """numpy / torch order: [rows, columns]."""
-        return tuple(reversed(self.dims))
-
-
-@dataclass(frozen=True)
-class _Header:
-    metadata: dict[str, Any]
-    tensors: dict[str, _TensorInfo]
-
-
-@dataclass(frozen=True)
 class _Checked:
     """Everything read_gguf needs, checked against itself: the summary, the config and the tensor infos."""
 
     summary: GgufSummary
     config: dict[str, Any]
-    tensors: dict[str, _TensorInfo]  # by transformers name
+    tensors: dict[str, TensorInfo]  # by transformers name
     metadata: dict[str, Any]
-
-
-class _Cursor:
-    """Reads the header's little-endian values in order, each one checked to end inside the file."""
-
-    def __init__(self, buffer: mmap.mmap, path: Path) -> None:
-        self.buffer, self.path, self.size, self.pos = buffer, path, len(buffer), 0
-
-    def short(self, what: str) -> CheckpointError:
-        return CheckpointError(f"{self.path}: damaged or cut short: {what} runs past the end of the file "
-                               f"({self.size:,} bytes)")
-
-    def take(self, count: int, what: str) -> int:
-        """The offset of the next `count` bytes, which the cursor moves past."""
-        if count < 0 or self.pos + count > self.size:
-            raise self.short(what)
-        start, self.pos = self.pos, self.pos + count
-        return start
-
-    def scalar(self, fmt: str, what: str) -> Any:
-        return struct.unpack_from(fmt, self.buffer, self.take(struct.calcsize(fmt), what))[0]
-
-    def string(self, what: str, limit: int = MAX_STRING_BYTES) -> str:
-        length = self.scalar("<Q", what)
-        if length > limit:
-            raise CheckpointError(f"{self.path}: damaged: {what} says it is {length:,} bytes long")
-        start = self.take(length, what)
-        try:
-            return self.buffer[start:start + length].decode("utf-8")
-        except UnicodeDecodeError:
-            raise CheckpointError(f"{self.path}: damaged: {what} is not UTF-8 text") from None
-
-    def value(self, value_type: int, what: str, depth: int = 0) -> Any:
-        """One metadata value: a scalar, a string, or a list of either."""
-        if value_type in _SCALARS:
-            return self.scalar(_SCALARS[value_type], what)
-        if value_type == GGUFValueType.STRING:
-            return self.string(what)
-        if value_type != GGUFValueType.ARRAY or depth >= MAX_ARRAY_NESTING:
-            raise CheckpointError(f"{self.path}: damaged: {what} has an unknown value type {value_type}")
-        item_type = self.scalar("<I", what)
-        length = self.scalar("<Q", what)
-        # every item takes at least one byte (a string eight): a length the file cannot hold is damage,
-        # found before the loop below would run that many times
-        smallest = struct.calcsize(_SCALARS[item_type]) if item_type in _SCALARS else 8
-        if length > MAX_ARRAY_LENGTH or length * smallest > self.size - self.pos:
-            raise CheckpointError(f"{self.path}: damaged or cut short: {what} says it has {length:,} items")
-        if item_type in _SCALARS:
-            start = self.take(length * smallest, what)
-            values: list[Any] = np.frombuffer(self.buffer[start:self.pos], dtype=_SCALARS[item_type]).tolist()
-            return values
-        return [self.value(item_type, what, depth + 1) for _ in range(length)]
-
-
-def _open_checked(path: Path) -> tuple[int, Any]:
-    """(size, open binary file) of a file that may be a GGUF file; CheckpointError otherwise."""
-    try:
-        size = path.stat().st_size
-        if not path.is_file():
-            raise CheckpointError(f"{path}: not a file")
-        if size > MAX_GGUF_BYTES:
-            raise CheckpointError(f"{path}: {size:,} bytes is larger than the {MAX_GGUF_BYTES >> 30} GiB "
-                                  "Variorum reads")
-        if size < 24:  # magic, version, two counts
-            raise CheckpointError(f"{path}: not a GGUF file ({size} bytes)")
-        return size, path.open("rb")
-    except FileNotFoundError:
-        raise CheckpointError(f"{path}: no such file") from None
-    except OSError as error:
-        raise CheckpointError(f"{path}: cannot be read ({error.strerror or error})") from None
-
-
-def _read_header(path: Path) -> _Header:
-    """The metadata and tensor infos of a GGUF file, every length and offset checked against the file."""
-    size, file = _open_checked(path)
-    with file, mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as buffer:
-        cursor = _Cursor(buffer, path)
-        if struct.unpack_from("<I", buffer, 0)[0] != GGUF_MAGIC:
-            raise CheckpointError(f"{path}: not a GGUF file (it does not start with 'GGUF')")
-        cursor.pos = 4
-        version = cursor.scalar("<I", "the version")
-        if version & 0xFFFF == 0:  # a big-endian file read little-endian (llama.cpp's own check)
-            raise CheckpointError(f"{path}: a big-endian GGUF file; Variorum reads little-endian ones")
-        if version not in GGUF_VERSIONS:
-            raise CheckpointError(f"{path}: GGUF version {version}; Variorum reads versions 2 and 3")
-        tensor_count = cursor.scalar("<Q", "the tensor count")
-        key_count = cursor.scalar("<Q", "the metadata count")
-        if tensor_count > MAX_TENSORS or key_count > MAX_METADATA_KEYS:
-            raise CheckpointError(f"{path}: damaged: it says it has {tensor_count:,} tensors and "
-                                  f"{key_count:,} metadata keys")
-        metadata: dict[str, Any] = {}
-        for index in range(key_count):
-            key = cursor.string(f"metadata key {index}", MAX_NAME_BYTES)
-            value_type = cursor.scalar("<I", key)
-            if key in metadata:
-                raise CheckpointError(f"{path}: damaged: metadata key {key} appears twice")
-            metadata[key] = cursor.value(value_type, key)
-        alignment = metadata.get("general.alignment", DEFAULT_ALIGNMENT)
-        if not isinstance(alignment, int) or alignment <= 0 or alignment & (alignment - 1):
-            raise CheckpointError(f"{path}: damaged: general.alignment {alignment!r} is not a power of two")
-        infos: list[tuple[str, tuple[int, ...], int, int]] = []
-        for index in range(tensor_count):
-            name = cursor.string(f"the name of tensor {index}", MAX_NAME_BYTES)
-            n_dims = cursor.scalar("<I", name)
-            if not 1 <= n_dims <= 4:  # ggml's GGML_MAX_DIMS
-                raise CheckpointError(f"{path}: damaged: tensor {name} has {n_dims} dimensions")
-            dims = tuple(cursor.scalar("<Q", name) for _ in range(n_dims))
-            infos.append((name, dims, cursor.scalar("<I", name), cursor.scalar("<Q", name)))
-        data_start = -(-cursor.pos // alignment) * alignment  # rounded up to the alignment
-    tensors: dict[str, _TensorInfo] = {}
-    for name, dims, type_id, offset in infos:
-        if name in tensors:
-            raise CheckpointError(f"{path}: damaged: tensor {name} appears twice")
-        try:
-            ggml_type = GGMLQuantizationType(type_id)
-        except ValueError:
-            raise CheckpointError(f"{path}: tensor {name} has an unknown ggml type {type_id} "
-                                  "(made by a newer llama.cpp?)") from None
-        elements = math.prod(dims)
-        if elements == 0 or elements > MAX_PARAMETERS:
-            raise CheckpointError(f"{path}: damaged: tensor {name} has shape {list(dims)}")
-        block, block_bytes = GGML_QUANT_SIZES[ggml_type]
-        if dims[0] % block:
-            raise CheckpointError(f"{path}: damaged: tensor {name}'s rows of {dims[0]} are not whole "
-                                  f"{ggml_type.name} blocks of {block}")
-        info = _TensorInfo(name, dims, ggml_type, data_start + offset, elements // block * block_bytes)
-        if info.start + info.nbytes > size:
-            raise CheckpointError(f"{path}: cut short: tensor {name} ends at byte {info.start + info.nbytes:,} "
-                                  f"of a {size:,}-byte file (download incomplete?)")
-        tensors[name] = info
-    return _Header(metadata, tensors)
 
 
 def _get(metadata: Mapping[str, Any], key: str, kind: type, path: Path, default: Any = None) -> Any:
@@ -358,7 +175,7 @@ def _check_architecture(path: Path, metadata: Mapping[str, Any]) -> None:
                               "imports byte-level BPE (gpt2) GGUF models")
 
 
-def _check_types(path: Path, tensors: Mapping[str, _TensorInfo]) -> tuple[str, ...]:
+def _check_types(path: Path, tensors: Mapping[str, TensorInfo]) -> tuple[str, ...]:
     """The sorted distinct type names, all of them in READ_TYPES."""
     types = {info.ggml_type for info in tensors.values()}
     unread = sorted(t.name for t in types - set(READ_TYPES))
@@ -397,7 +214,7 @@ def _shape(path: Path, metadata: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _vocabulary(path: Path, metadata: Mapping[str, Any], found: Mapping[str, _TensorInfo]) -> tuple[int, int]:
+def _vocabulary(path: Path, metadata: Mapping[str, Any], found: Mapping[str, TensorInfo]) -> tuple[int, int]:
     """(rows of the embedding table, tokens of the tokenizer), the second no larger than the first."""
     if "token_embd.weight" not in found:
         raise CheckpointError(f"{path}: has no token_embd.weight (the embedding table)")
@@ -417,8 +234,8 @@ def _vocabulary(path: Path, metadata: Mapping[str, Any], found: Mapping[str, _Te
     return vocab, len(tokens)
 
 
-def _layout(path: Path, found: Mapping[str, _TensorInfo], shape: Mapping[str, Any],
-            vocab: int) -> dict[str, _TensorInfo]:
+def _layout(path: Path, found: Mapping[str, TensorInfo], shape: Mapping[str, Any],
+            vocab: int) -> dict[str, TensorInfo]:
     """The file's tensors under transformers' names, each of the shape the metadata implies, none left over."""
     if "rope_freqs.weight" in found:  # Llama 3.1's "llama3" RoPE scaling, stored as per-frequency factors
         raise CheckpointError(f"{path}: uses scaled RoPE (rope_freqs.weight, as Llama 3.1 does); Variorum runs "
@@ -440,7 +257,7 @@ def _layout(path: Path, found: Mapping[str, _TensorInfo], shape: Mapping[str, An
             shapes[f"model.layers.{layer}.{hf_name}"] = (f"blk.{layer}.{gguf_name}", layer_shapes[gguf_name])
     if "output.weight" in found:  # untied: its own output projection; tied files have none
         shapes["lm_head.weight"] = ("output.weight", (vocab, hidden))
-    tensors: dict[str, _TensorInfo] = {}
+    tensors: dict[str, TensorInfo] = {}
     for hf_name, (gguf_name, expected) in shapes.items():
         info = found.get(gguf_name)
         if info is None:
@@ -461,7 +278,7 @@ def _layout(path: Path, found: Mapping[str, _TensorInfo], shape: Mapping[str, An
 
 def _check(path: Path) -> _Checked:
     """The header read and checked: everything but the tensor data and the tokenizer's build."""
-    header = _read_header(path)
+    header = read_header(path)
     metadata, found = header.metadata, header.tensors
     _check_architecture(path, metadata)
     quantization = _check_types(path, found)
@@ -509,7 +326,7 @@ def _unpermute(weight: np.ndarray, heads: int) -> np.ndarray:
     return weight.reshape(heads, rows // heads // 2, 2, *weight.shape[1:]).swapaxes(2, 1).reshape(weight.shape)
 
 
-def _dequantize(file: Any, info: _TensorInfo) -> np.ndarray:
+def _dequantize(file: Any, info: TensorInfo) -> np.ndarray:
     """One tensor's data as float32 in [rows, columns] order."""
     data = bytearray(info.nbytes)  # writable, so torch can take the array without a copy
     file.seek(info.start)
@@ -613,55 +430,3 @@ def read_gguf(path: Path) -> GgufCheckpoint:
     except OSError as error:
         raise CheckpointError(f"{path}: cannot be read ({error.strerror or error})") from None
     return GgufCheckpoint(checked.summary, config, tensors, tokenizer)
-
-
-def _search(folder: Path, found: dict[Path, Path], budget: list[int]) -> None:
-    """Add the .gguf files in `folder` and its subfolders (to MAX_SEARCH_DEPTH) to `found`, by resolved path
-    (of several paths to one file, the first in sort order).
-
-    `budget` is [entries left]; symlinked folders are not entered (a link loop would never end).
-    """
-    stack = [(folder, 0)]
-    while stack and budget[0] > 0 and len(found) < MAX_FOUND_FILES:
-        current, depth = stack.pop()
-        try:
-            with os.scandir(current) as entries:
-                for entry in entries:
-                    budget[0] -= 1
-                    if budget[0] <= 0 or len(found) >= MAX_FOUND_FILES:
-                        return
-                    if entry.is_dir(follow_symlinks=False):
-                        if depth < MAX_SEARCH_DEPTH:
-                            stack.append((Path(entry.path), depth + 1))
-                    elif entry.name.lower().endswith(".gguf") and entry.is_file():  # a link into blobs/ too
-                        path = Path(entry.path)
-                        key = path.resolve()
-                        if key not in found or path < found[key]:  # the same choice whatever the order
-                            found[key] = path
-        except OSError:  # unreadable or vanished: skipped
-            continue
-
-
-def gguf_folders(environ: Mapping[str, str] | None = None) -> list[Path]:
-    """The folders find_gguf_files searches besides the hub cache's snapshots (missing ones included)."""
-    env = os.environ if environ is None else environ
-    home = Path(env["HOME"]) if env.get("HOME") else Path.home()
-    llama_cache = Path(env["LLAMA_CACHE"]).expanduser() if env.get("LLAMA_CACHE") else home / ".cache/llama.cpp"
-    return [llama_cache, home / ".lmstudio/models", home / ".cache/lm-studio/models"]
-
-
-def find_gguf_files(environ: Mapping[str, str] | None = None, folders: Sequence[Path] = ()) -> list[Path]:
-    """The .gguf files in the Hugging Face cache, llama.cpp's cache, LM Studio's folders and `folders`
-    (module docstring), sorted, each file once however many links lead to it."""
-    found: dict[Path, Path] = {}
-    budget = [MAX_SEARCH_ENTRIES]
-    snapshots: list[Path] = []
-    for root in cache_roots(environ):
-        try:
-            snapshots += sorted(root.glob(f"{MODEL_PREFIX}*/snapshots/*"))
-        except OSError:
-            continue
-    for folder in [*snapshots, *gguf_folders(environ), *(Path(f).expanduser() for f in folders)]:
-        if folder.is_dir():
-            _search(folder, found, budget)
-    return sorted(found.values())

@@ -21,10 +21,11 @@ from engine.checkpoints import gguf_file
 from engine.checkpoints.gguf_file import (
     READ_TYPES,
     GgufSummary,
-    find_gguf_files,
     read_gguf,
     read_gguf_summary,
 )
+from engine.checkpoints.gguf_header import read_header
+from engine.checkpoints.gguf_search import find_gguf_files
 from engine.checkpoints.inspect import CheckpointError
 from tests.engine.checkpoints.gguf_writer import gguf_name, write_llama_gguf
 
@@ -260,7 +261,7 @@ def test_the_header_parser_agrees_with_gguf_reader(gpt2_tokenizer: dict[str, Any
     model = _model(len(gpt2_tokenizer["model"]["vocab"]) + 1, tied=False)
     path = write_llama_gguf(model, gpt2_tokenizer, tmp_path / "tiny.gguf", "Q4_1",
                             metadata={"general.license": "mit", "general.organization": "Acme"})
-    header = gguf_file._read_header(path)
+    header = read_header(path)
     reader = gguf.GGUFReader(path)
     fields = {k: f.contents() for k, f in reader.fields.items() if not k.startswith("GGUF.")}
     assert fields.keys() == header.metadata.keys()

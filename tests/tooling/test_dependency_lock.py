@@ -198,7 +198,7 @@ def test_a_marker_for_another_platform_needs_no_pin() -> None:
 
 @pytest.fixture()
 def setup_copy(tmp_path: Path) -> Path:
-    for name in [".ci/setup-venv", ".ci/choose-torch", "pyproject.toml", LOCK_PATH]:
+    for name in [".ci/setup-venv", ".ci/check-lock", ".ci/choose-torch", "pyproject.toml", LOCK_PATH]:
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(ROOT / name, tmp_path / name)
     python = tmp_path / ".venv" / "bin" / "python"

@@ -23,7 +23,7 @@ pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the stand-ins a
 
 @pytest.fixture()
 def setup_copy(tmp_path: Path) -> Path:
-    for name in [".ci/setup-venv", ".ci/choose-torch", "pyproject.toml", "requirements/lock.txt"]:
+    for name in [".ci/setup-venv", ".ci/check-lock", ".ci/choose-torch", "pyproject.toml", "requirements/lock.txt"]:
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(ROOT / name, tmp_path / name)
     bin_dir = tmp_path / ".venv" / "bin"

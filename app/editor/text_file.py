@@ -5,9 +5,10 @@ starts with that byte-order mark and decodes so, and otherwise as Windows-1252 o
 Latin-1 (which decodes any bytes). Saving writes the same encoding and byte-order mark back; text
 the original encoding cannot hold is saved as UTF-8 and the caller says so.
 
-The editor shows every line break (CRLF, CR, LF, U+2029) as a paragraph break and hides a leading
-U+FEFF, so `file_text` maps its text back onto the file's: unchanged lines keep their own line
-break, new lines get the file's most common one, and text the writer did not edit is written back
+The editor shows every line break (CRLF, CR, LF, U+2029) as a paragraph break, and so are U+FDD0 and
+U+FDD1, which Qt's text document takes for its frame markers; it also hides a leading U+FEFF. So
+`file_text` maps its text back onto the file's: unchanged lines keep their own line break (or marker),
+new lines get the file's most common line break, and text the writer did not edit is written back
 exactly as it was read.
 """
 
@@ -31,7 +32,8 @@ BOM_ENCODINGS = {"utf-8-sig": ("utf-8", codecs.BOM_UTF8), "utf-16le-bom": ("utf-
                  "utf-16be-bom": ("utf-16-be", codecs.BOM_UTF16_BE)}
 NAMES = {"utf-8": "UTF-8", "utf-8-sig": "UTF-8 (with BOM)", "utf-16": "UTF-16", "utf-16le-bom": "UTF-16 LE",
          "utf-16be-bom": "UTF-16 BE", "cp1252": "Windows-1252", "latin-1": "Latin-1"}
-LINE_BREAK = re.compile("\r\n|\r|\n|\u2029")  # each is one paragraph break in the editor
+LINE_BREAK = re.compile("\r\n|\r|\n|\u2029|\ufdd0|\ufdd1")  # each is one paragraph break in the editor
+NEW_LINE_BREAKS = frozenset({"\r\n", "\r", "\n", "\u2029"})  # what a line the writer adds may end with
 PARAGRAPH = "\u2029"  # how the editor's raw text separates paragraphs
 HIDDEN_START = "\ufeff"  # the editor drops one leading zero-width no-break space
 MATCH_LIMIT = 1_000_000  # changed lines (old x new) above which new lines just take the common break
@@ -111,8 +113,10 @@ def file_text(shown: str, original: str) -> str:
 
 def _line_breaks(old_lines: list[str], old_breaks: list[str], new_lines: list[str]) -> list[str]:
     """The break after each new line but the last: the old one after a line the writer left or only
-    changed within, else the file's most common break (LF in a file without any)."""
-    common = Counter(old_breaks).most_common(1)[0][0] if old_breaks else "\n"
+    changed within, else the file's most common line break (LF in a file without any; never a frame marker,
+    which is no line break outside the editor)."""
+    counts = Counter(b for b in old_breaks if b in NEW_LINE_BREAKS)
+    common = counts.most_common(1)[0][0] if counts else "\n"
     old_breaks = [*old_breaks, common]  # the last line has none: one it gains is the common one
     head = _common_prefix(old_lines, new_lines)
     tail = _common_prefix(old_lines[head:][::-1], new_lines[head:][::-1])

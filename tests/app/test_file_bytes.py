@@ -29,6 +29,7 @@ SAMPLES = {
     "no final break": b"last line",
     "empty": b"",
     "controls": b"tab\there\x0bvt\x0cff\x00nul\n",
+    "qt frame markers": "a\ufdd0b\ufdd1c\ufdd0\ufdd0d\n".encode(),
 }
 
 
@@ -58,6 +59,17 @@ def test_an_edit_keeps_encoding_byte_order_mark_and_line_breaks(tabs: DocumentTa
     tabs.save(editor)
     expected = "Le Prix\u00a0: 5\r\nmixed\rend and more\r\nnew line"
     assert path.read_bytes() == codecs.BOM_UTF16_BE + expected.encode("utf-16-be")
+
+
+def test_qt_frame_markers_stay_characters_and_new_lines_get_a_real_line_break(tabs: DocumentTabs,
+                                                                               tmp_path: Path) -> None:
+    path = tmp_path / "f.txt"
+    path.write_bytes("one\ufdd0two\ufdd0three\ufdd1four\r\nfive".encode())
+    editor = tabs.open_file(path)
+    editor.moveCursor(editor.textCursor().MoveOperation.End)
+    editor.insertPlainText("\nsix")
+    tabs.save(editor)
+    assert path.read_bytes() == "one\ufdd0two\ufdd0three\ufdd1four\r\nfive\r\nsix".encode()
 
 
 def test_autosave_and_recovery_keep_the_files_characters(make_window: MakeWindow, tmp_path: Path) -> None:
@@ -90,7 +102,8 @@ def test_saving_over_a_read_only_file_is_refused(tabs: DocumentTabs, tmp_path: P
     assert (tmp_path / "copy.txt").read_text() == "changed original"
 
 
-ALPHABET = ["a", "é", " ", "\u00a0", "\r", "\n", "\r\n", "\u2028", "\u2029", "\t", "\x00", "\ufeff", "€", "😀"]
+ALPHABET = ["a", "é", " ", "\u00a0", "\r", "\n", "\r\n", "\u2028", "\u2029", "\t", "\x00", "\ufeff", "€", "😀",
+            "\ufdd0", "\ufdd1"]
 ENCODINGS = ["utf-8", "utf-8-sig", "utf-16le-bom", "utf-16be-bom", "cp1252", "latin-1"]
 
 
@@ -115,7 +128,7 @@ def test_random_files_round_trip_byte_for_byte(tabs: DocumentTabs, tmp_path: Pat
 def test_random_edits_write_back_exactly_the_edited_paragraphs() -> None:
     rng = random.Random(15)
     for _ in range(3000):
-        original = "".join(rng.choice(["a", " ", "\r", "\n", "\r\n", "\u2029", "\u2028"]) for _ in range(12))
+        original = "".join(rng.choice(["a", " ", "\r", "\n", "\r\n", "\u2029", "\u2028", "\ufdd0"]) for _ in range(12))
         lines = LINE_BREAK.sub(PARAGRAPH, original).split(PARAGRAPH)
         for _ in range(rng.randint(1, 3)):
             at = rng.randrange(len(lines))

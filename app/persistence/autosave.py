@@ -5,8 +5,11 @@ which the app keeps locked (`flock`) while it runs, `session.json` (its pid) and
 (mode 0600: unsaved text is private) per open document with unsaved changes. A clean exit deletes
 the folder. A folder whose lock nobody holds belongs to an app that crashed or was killed (the
 kernel drops the lock with the process), even when its recorded pid now belongs to another
-process: its documents are offered for recovery at the next start. A folder without a lock file
-(written by an older Variorum) falls back to the pid. Every file is written atomically.
+process: its documents are offered for recovery at the next start. A folder without a lock file was
+written by an older Variorum, which is not running any more once this one runs (or, rarely, runs
+beside it): it is offered too, whatever process its recorded pid now names, since hiding it could
+lose the text and offering it at worst shows the text twice. Only a folder a starting app has just
+made, before it could create its lock, is left alone. Every file is written atomically.
 
 An autosave file is deleted only once its text is safe elsewhere (recovered into this session's
 autosave) or the writer explicitly discarded it; a file that cannot be read is left in place and
@@ -31,6 +34,7 @@ SESSION_FILE = "session.json"
 LOCK_FILE = "session.lock"
 PRIVATE_FILE_MODE = 0o600  # autosaves hold text the writer has not saved anywhere yet
 PRIVATE_DIR_MODE = 0o700
+SETUP_GRACE_S = 10.0  # a new session folder is locked within moments of being made
 
 
 @dataclass(frozen=True)
@@ -97,21 +101,6 @@ class Recovery:
         return f"Skipped {len(self.damaged)} unreadable autosave file(s), left in place: {named}{more}."
 
 
-def pid_alive(pid: int) -> bool:
-    """True when a process with this pid exists (signal 0 checks without sending anything)."""
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    except OverflowError:
-        return False  # a pid no process can have
-    return True
-
-
 class AutosaveSession:
     """This app run's autosave folder. When it cannot be created (read-only or full disk) the app
     still starts: `notice` says why, and every later `write` tries again."""
@@ -156,20 +145,14 @@ class AutosaveSession:
             self._lock = None
 
 
-def _session_pid(directory: Path) -> int:
-    try:
-        return int(json.loads((directory / SESSION_FILE).read_text())["pid"])
-    except (OSError, ValueError, KeyError, TypeError, RecursionError):
-        return -1  # unreadable lock: treat the session as dead so its text is still offered
-
-
 def session_alive(directory: Path) -> bool:
-    """Whether the app that owns this session folder still runs: its lock is held (pid reuse cannot
-    fool this); a folder from before session locks goes by its recorded pid."""
+    """Whether the app that owns this session folder still runs: its lock is held (pid reuse cannot fool
+    this). A folder without a lock file is an older Variorum's (offered: the module docstring). A folder still
+    being made (no session file yet, younger than `SETUP_GRACE_S`) counts as running."""
     try:
         lock = os.open(directory / LOCK_FILE, os.O_RDONLY)
     except FileNotFoundError:
-        return pid_alive(_session_pid(directory))
+        return _being_set_up(directory)
     except OSError:
         return False  # an unreadable lock: offer the text rather than hide it
     try:
@@ -180,7 +163,16 @@ def session_alive(directory: Path) -> bool:
         return False
     finally:
         os.close(lock)  # also releases the lock this check took
-    return False
+    return _being_set_up(directory)  # made and its lock file created, not locked yet
+
+
+def _being_set_up(directory: Path) -> bool:
+    """A folder `AutosaveSession` has made but not yet locked (it locks, then writes its session file, right
+    after `mkdir`)."""
+    try:
+        return not (directory / SESSION_FILE).exists() and time.time() - directory.stat().st_mtime < SETUP_GRACE_S
+    except OSError:
+        return False
 
 
 def orphaned_sessions(root: Path, own: Path | None = None) -> list[Path]:

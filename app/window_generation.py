@@ -42,6 +42,8 @@ class GenerationMixin(WindowBase):
             self.generator.stop()
         device, runtime = self.controls.model.device_name(), self.controls.model.runtime_name()
         self.controls.model.set_busy(True, f"Loading {path.name}…")
+        info = next((b for b in self.controls.model.bundles if Path(b.path) == Path(path)), None)
+        self.controls.mode.set_loading(set(info.tasks) if info is not None else set())  # its modes wait, no error
         self._loader = BackgroundCall(lambda: self.engine.load(path, device, runtime), self)
         self._loader.done.connect(lambda model: self._on_loaded(path, model))
         self._loader.failed.connect(lambda message: self._on_load_failed(path, message))
@@ -62,6 +64,7 @@ class GenerationMixin(WindowBase):
         self.labels = LabelSource(model)
         capabilities = model.capabilities
         self.controls.model.set_busy(False)
+        self.controls.mode.set_loading(set())
         self.controls.model.set_status(f"{path.name} is ready.")
         self.controls.model.status.setToolTip(f"Loaded on {model.device.type.upper()} with {model.runtime}.")
         if model.runtime_note:  # a faster runtime could not be used: say so once, the engine's reason in the tooltip
@@ -85,6 +88,7 @@ class GenerationMixin(WindowBase):
 
     def _on_load_failed(self, path: Path, message: str) -> None:
         self.controls.model.set_busy(False)
+        self.controls.mode.set_loading(set())
         self.controls.model.set_status(f"Could not load {path.name}.", error=True)
         self.show_error(f"Could not load the model {path.name}: {message}")
 

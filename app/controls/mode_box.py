@@ -1,10 +1,13 @@
 """Mode choice (Continue / Story / Abstract / Paraphrase) and each mode's inputs.
 
-A mode the loaded bundle cannot do shows the reason and reports itself unusable (`usable_changed`,
-so Generate is disabled); a mode that no installed bundle does at all is greyed out in the picker
-and named under it in a writer's words, its tooltip giving the exact command that builds a model
-for it. `mode_picked` fires only when the
-writer picks a mode (not when capabilities change), so the window can load that mode's model."""
+Under the picker one line says what the shown mode does (with the real number of variants), or, in red,
+why the loaded model cannot do it; the same line holds either, and keeps room for `DESCRIPTION_LINES`
+lines, so a reason coming or going never moves the controls below. A mode whose model is loading is not
+an error: the line keeps its description and Generate waits (`set_loading`). A mode the loaded bundle
+cannot do reports itself unusable (`usable_changed`, so Generate is disabled); a mode that no installed
+bundle does at all is greyed out in the picker and named under it in a writer's words, its tooltip giving
+the exact command that builds a model for it. `mode_picked` fires only when the writer picks a mode (not
+when capabilities change), so the window can load that mode's model."""
 
 from __future__ import annotations
 
@@ -17,9 +20,7 @@ from PySide6.QtWidgets import (
     QGroupBox,
     QLabel,
     QLineEdit,
-    QSizePolicy,
     QSpinBox,
-    QStackedWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -37,10 +38,13 @@ from engine.bundles.choice import missing_model_message
 from engine.controls import Capabilities
 
 ORDER_LABELS = {"model": "Model's choice", "first": "Start with sentence…", "full": "Full order…"}
-HINTS = {
-    "continue": "Writes on from the cursor, using the text before it.",
-    "paraphrase": "Rewrites the passage you select in the document, in N different ways.",
+DESCRIPTIONS = {  # {ways}: the number of variants in words ("one way", "4 different ways")
+    "continue": "Writes on from the cursor, using the text before it, in {ways}.",
+    "story": "Writes a short story from the title and keywords below, in {ways}.",
+    "abstract": "Writes an abstract from the title and keywords below, in {ways}.",
+    "paraphrase": "Rewrites the passage you select in the document, in {ways}.",
 }
+DESCRIPTION_LINES = 3  # room kept under the picker: a description or a reason fits without moving the controls
 
 
 class ModeBox(QGroupBox):
@@ -60,9 +64,12 @@ class ModeBox(QGroupBox):
             self.picker.addItem(MODE_LABELS[mode], mode)
         self.missing = QLabel(wordWrap=True)  # the greyed-out modes, said in the window
         self.missing.setAccessibleName("Modes not available")
-        self.reason = QLabel(wordWrap=True)
-        self.reason.setStyleSheet(f"color: {error_text_colour()};")
-        self.stack = QStackedWidget()
+        self.description = QLabel(wordWrap=True)  # what the mode does, or why it cannot be used now
+        self.description.setAccessibleName("Mode description")
+        self.description.setMinimumHeight(self.description.fontMetrics().lineSpacing() * DESCRIPTION_LINES)
+        self.description.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+        self._variants = 1
+        self._loading: set[str] = set()  # the tasks of the model being loaded
         # named title_edit, not title: that would hide QGroupBox.title()
         self.title_edit = QLineEdit(placeholderText="e.g. The lost key")
         self.title_edit.setAccessibleName("Title")
@@ -83,24 +90,20 @@ class ModeBox(QGroupBox):
         self.first.setAccessibleName("First sentence")
         self.full = QLineEdit(placeholderText="e.g. 2, 1, 3, 5, 4")
         self.full.setAccessibleName("Full sentence order")
-        planned = QWidget()
-        form = QFormLayout(planned)
+        self.planned = QWidget()  # the inputs of a story or abstract
+        form = QFormLayout(self.planned)
+        form.setContentsMargins(0, 0, 0, 0)
         form.addRow("Title", self.title_edit)
         form.addRow("Keywords", self.keywords)
         form.addRow("Sentences", self.sentences)
         form.addRow("Order", self.order)
         form.addRow("First sentence", self.first)
         form.addRow("Full order", self.full)
-        self.pages = {
-            "continue": self.stack.addWidget(QLabel(HINTS["continue"], wordWrap=True)),
-            "planned": self.stack.addWidget(planned),
-            "paraphrase": self.stack.addWidget(QLabel(HINTS["paraphrase"], wordWrap=True)),
-        }
         layout = QVBoxLayout(self)
         layout.addWidget(self.picker)
         layout.addWidget(self.missing)
-        layout.addWidget(self.reason)
-        layout.addWidget(self.stack)
+        layout.addWidget(self.description)
+        layout.addWidget(self.planned)
         self.picker.currentIndexChanged.connect(self._on_mode)
         self.picker.activated.connect(lambda index: self.mode_picked.emit(MODES[index]))
         self.order.currentIndexChanged.connect(lambda _: self._sync_order())
@@ -144,7 +147,24 @@ class ModeBox(QGroupBox):
         self.missing.setToolTip("\n\n".join(missing_model_message(m) for m in missing))
         self.missing.setVisible(bool(missing))
 
+    def set_variant_count(self, n: int) -> None:
+        """The number of variants a Generate writes, as the description says it."""
+        self._variants = n
+        self._show_description()
+
+    def set_loading(self, tasks: set[str]) -> None:
+        """A model doing `tasks` is loading (empty: none is): its modes wait for it without an error."""
+        self._loading = set(tasks)
+        self._on_mode()
+
+    def is_loading(self) -> bool:
+        """True while the model for the shown mode is loading."""
+        mode = self.mode()
+        return mode in self._loading and mode not in self._capabilities.tasks
+
     def unavailable_reason(self) -> str:
+        if self.is_loading():
+            return f"The model for {MODE_LABELS[self.mode()]} is still loading; Generate works once it is ready."
         if not self.is_installed(self.mode()):
             return missing_modes_text([self.mode()])
         return mode_unavailable_reason(self.mode(), self._capabilities)
@@ -177,18 +197,18 @@ class ModeBox(QGroupBox):
 
     def _on_mode(self) -> None:
         mode = self.mode()
-        self.stack.setCurrentIndex(self.pages["planned" if mode in ("story", "abstract") else mode])
-        for index in range(self.stack.count()):  # size the stack to the shown page only
-            policy = QSizePolicy.Policy.Preferred if index == self.stack.currentIndex() else QSizePolicy.Policy.Ignored
-            page = self.stack.widget(index)
-            assert page is not None  # index < count()
-            page.setSizePolicy(policy, policy)
-        self.stack.adjustSize()
-        self.reason.setText(self.unavailable_reason())
-        self.reason.setVisible(bool(self.reason.text()))
+        self.planned.setVisible(mode in ("story", "abstract"))
+        self._show_description()
         self._sync_order()
-        self.usable_changed.emit(not self.reason.text())
+        self.usable_changed.emit(not self.unavailable_reason())
         self.mode_changed.emit(mode)
+
+    def _show_description(self) -> None:
+        """The mode's description, or in red why it cannot be used (a loading model is no error)."""
+        reason = "" if self.is_loading() else self.unavailable_reason()
+        ways = "one way" if self._variants == 1 else f"{self._variants} different ways"
+        self.description.setText(reason or DESCRIPTIONS[self.mode()].format(ways=ways))
+        self.description.setStyleSheet(f"color: {error_text_colour()};" if reason else "")
 
     def _sync_order(self) -> None:
         order = self.order.currentData()

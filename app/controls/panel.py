@@ -20,6 +20,7 @@ from app.controls.decode_box import DecodeBox
 from app.controls.mode_box import ModeBox
 from app.controls.model_box import ModelBox
 from app.controls.spec import default_values
+from app.controls.widgets import guard_wheel
 from app.persistence.presets import PresetStore
 
 
@@ -38,13 +39,14 @@ class ControlsPanel(QWidget):
         self.decode = DecodeBox()
         self.generate = QPushButton("Generate  (Ctrl+Enter)")
         self.generate.setAccessibleName("Generate")
-        self.generate.setToolTip("Write N variants with the current mode and settings.")
         self.stop = QPushButton("Stop  (Esc)")
         self.stop.setAccessibleName("Stop")
         self.stop.setToolTip("Stop writing now; what was written so far is kept.")
         self.stop.setEnabled(False)
         self._running = False
         self.mode.usable_changed.connect(lambda _: self._sync_generate())
+        self.decode.n.valueChanged.connect(self._show_variant_count)
+        self._show_variant_count(self.decode.n.value())
         self.generate.clicked.connect(self.generate_clicked)
         self.stop.clicked.connect(self.stop_clicked)
         buttons = QHBoxLayout()
@@ -58,6 +60,7 @@ class ControlsPanel(QWidget):
         scroll = QScrollArea(widgetResizable=True)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         scroll.setWidget(inner)
+        guard_wheel(inner)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(scroll, 1)
@@ -124,6 +127,10 @@ class ControlsPanel(QWidget):
             action()
         except ValueError as error:  # PresetError: no name, unknown name
             self.preset_message.emit(str(error))
+
+    def _show_variant_count(self, n: int) -> None:
+        self.mode.set_variant_count(n)
+        self.generate.setToolTip(f"Write {n} variant{'s' if n != 1 else ''} with the current mode and settings.")
 
     def set_running(self, running: bool) -> None:
         self._running = running

@@ -1,16 +1,41 @@
-"""Slider widgets: a labelled linear/integer slider and a log-scale factor slider (POS bias's factor bounds)."""
+"""Slider widgets: a labelled linear/integer slider and a log-scale factor slider (POS bias's factor bounds), and
+the wheel guard that lets the controls column scroll over them."""
 
 from __future__ import annotations
 
 import math
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QSlider, QWidget
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtWidgets import QAbstractSlider, QAbstractSpinBox, QComboBox, QHBoxLayout, QLabel, QSlider, QWidget
 
 from app.controls.spec import SliderSpec
 from engine.decode_fields import POS_BIAS_FACTORS
 
 STEP = 0.01  # resolution of float sliders (every float control is meaningful to two decimals)
+WHEEL_WIDGETS = (QAbstractSlider, QAbstractSpinBox, QComboBox)  # what a mouse wheel would change in passing
+
+
+class WheelGuard(QObject):
+    """Hands the mouse wheel of a slider, spin box or picker that does not have the keyboard focus to its
+    parent, so a wheel turned over the controls column scrolls the column instead of changing whatever
+    control passes under the pointer. Clicking or tabbing to a control gives it the wheel back."""
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Wheel and isinstance(watched, QWidget) and not watched.hasFocus():
+            event.ignore()  # not accepted: Qt offers it to the parents, up to the scroll area
+            return True
+        return False
+
+
+_GUARD = WheelGuard()
+
+
+def guard_wheel(widget: QWidget) -> None:
+    """Give `widget` and each slider, spin box and picker inside it the wheel only when focused."""
+    for control in [widget, *widget.findChildren(QWidget)]:
+        if isinstance(control, WHEEL_WIDGETS):
+            control.setFocusPolicy(Qt.FocusPolicy.StrongFocus)  # the wheel alone never focuses it
+            control.installEventFilter(_GUARD)
 
 
 class ValueSlider(QWidget):
@@ -29,6 +54,7 @@ class ValueSlider(QWidget):
         else:
             self.slider.setRange(0, round((spec.maximum - spec.minimum) / STEP))
         self.readout = _slider_row(self, self.slider, "")
+        guard_wheel(self.slider)  # method boxes are rebuilt per model: each new slider guards itself
         self.zone = QLabel(wordWrap=True)  # what the value's range does, under the slider (specs with zones)
         self.zone.setAccessibleName(f"{spec.label} range")
         self.zone.setVisible(bool(spec.zones))
@@ -79,6 +105,7 @@ class FactorSlider(QWidget):
         self.slider.setAccessibleName(f"{name} bias")
         self.slider.setToolTip(tooltip)
         self.readout = _slider_row(self, self.slider, "×1.00")
+        guard_wheel(self.slider)
         self.slider.valueChanged.connect(self._on_slider)
 
     def value(self) -> float:

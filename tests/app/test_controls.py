@@ -173,7 +173,7 @@ def test_mode_errors_show_in_window_and_app_keeps_running(make_window: MakeWindo
     assert "needs a title" in window.messages.label.text()
     window.controls.mode.set_mode("abstract")  # not in this bundle's tasks
     missing = "Abstract: no model for it came with this copy"
-    assert not window.controls.mode.reason.isHidden() and missing in window.controls.mode.reason.text()
+    assert not window.controls.mode.description.isHidden() and missing in window.controls.mode.description.text()
     assert not window.generate() and missing in window.messages.label.text()
     window.controls.mode.set_mode("paraphrase")
     editor = window.tabs.current()

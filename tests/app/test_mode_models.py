@@ -55,7 +55,7 @@ def test_mode_loads_its_model_and_the_model_box_can_override(make_window: MakeWi
     window.controls.model.picker.activated.emit(0)
     qtbot.waitUntil(lambda: window.model is engine.models["a-lm"], timeout=5000)
     assert window.controls.mode.mode() == "story" and not window.controls.generate.isEnabled()
-    assert "Story needs a model" in window.controls.mode.reason.text()
+    assert "Story needs a model" in window.controls.mode.description.text()
     _pick(window, "continue")  # the loaded LM does it: nothing reloads
     assert engine.loaded[-1] == "a-lm" and window.controls.generate.isEnabled()
 
@@ -69,7 +69,7 @@ def test_mode_without_any_model_is_greyed_out_with_the_command(make_window: Make
     assert "variorum build-recipe recipes/permgen-abstract.json" in tip
     window.controls.mode.set_mode("paraphrase")  # e.g. restored from settings
     assert not window.controls.generate.isEnabled()
-    assert "no model for it came with this copy" in window.controls.mode.reason.text()
+    assert "no model for it came with this copy" in window.controls.mode.description.text()
     assert "build-recipe recipes/permgen-paraphrase.json" in window.controls.mode.missing.toolTip()
 
 

@@ -110,7 +110,8 @@ class CaseTable:
         written += [w for text in (*texts, *([] if is_title_case(title) else [title]))
                     for w in mid_sentence_words(text)]
         forms = dict(self.forms)
-        forms.update({w.lower(): w for w in written if not w.islower() and w != "I"})
+        # a word with capitals; not `not w.islower()`, which also holds for scripts without case (Hebrew)
+        forms.update({w.lower(): w for w in written if w != w.lower() and w != "I"})
         return CaseTable(forms)
 
     def __len__(self) -> int:

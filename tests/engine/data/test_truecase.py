@@ -93,3 +93,9 @@ def test_a_table_round_trips_through_its_file(tmp_path: Path) -> None:
     (tmp_path / CASE_FILE).write_text('{"forms": [1]}', encoding="utf-8")
     with pytest.raises(ValueError, match=r"case\.json"):
         CaseTable.read(tmp_path)
+
+
+def test_words_of_a_script_without_case_are_left_out_of_the_writer_names() -> None:
+    # Hebrew letters are neither upper nor lower case: such a word has no cased form to learn
+    table = CaseTable({}).with_writer_words("שלום עולם", ["ירושלים"], ["הוא הלך הביתה. ואז Dana חזר"])
+    assert table.forms == {"dana": "Dana"}

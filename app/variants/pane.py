@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QColor, QGuiApplication, QMouseEvent, QResizeEvent, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (
@@ -18,7 +16,15 @@ from PySide6.QtWidgets import (
 )
 
 from app.variants.colouring import LABEL_TEXT, background_for
-from app.variants.endings import ending_details, ending_words, is_empty_result, unchanged_words
+from app.variants.endings import (
+    ending_details,
+    ending_words,
+    is_empty_result,
+    likelihood_words,
+    sentences_kept,
+    settings_words,
+    unchanged_note,
+)
 from app.variants.flow import FlowLayout
 from app.variants.spans import TokenSpan
 from app.variants.state import VariantState
@@ -30,8 +36,10 @@ MIN_TEXT_LINES = 3  # an empty or short pane still reads as a place where text w
 class VariantPane(QFrame):
     """Shows one VariantState; emits requests the panel turns into editor actions.
 
-    The header is one short line (number, how the variant ended, the pin); seed, log-probability and
-    settings are in its tooltip. The text grows with its content: the panel scrolls, a pane never does."""
+    The header is one short line (number, how the variant ended, the pin); seed, likelihood and settings are
+    in its tooltip, in words. A paraphrase that kept the writer's wording says so on a line of its own under
+    the header, and offers another try. The text grows with its content: the panel scrolls, a pane never
+    does."""
 
     insert_requested = Signal(str)
     replace_requested = Signal(str)
@@ -46,6 +54,12 @@ class VariantPane(QFrame):
         self.near_identical: list[int] = []  # numbers of the panes whose text is nearly the same
         self._shown = ""  # the text the text box shows (it may lag the state by one drain)
         self.header = QLabel(wordWrap=True)  # one short line; wraps rather than widen a narrow column
+        self.note = QLabel(wordWrap=True)  # a paraphrase that kept the writer's words says so here
+        self.note.setAccessibleName("Variant note")
+        self.again = QToolButton()
+        self.again.setText("Try again")
+        self.again.setToolTip("Write this variant again with a new seed, for another wording.")
+        self.again.clicked.connect(lambda: self.regenerate_requested.emit(self))
         self.text = QTextEdit(readOnly=True, acceptRichText=False)
         self.text.setAccessibleName("variant text")
         self.text.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
@@ -73,8 +87,12 @@ class VariantPane(QFrame):
         top = QHBoxLayout()
         top.addWidget(self.header, 1)
         top.addWidget(pin)
+        note_row = QHBoxLayout()
+        note_row.addWidget(self.note, 1)
+        note_row.addWidget(self.again)
         layout = QVBoxLayout(self)
         layout.addLayout(top)
+        layout.addLayout(note_row)
         layout.addWidget(self.text)
         layout.addLayout(row)
         self._busy = False
@@ -134,29 +152,31 @@ class VariantPane(QFrame):
 
     def refresh_header(self) -> None:
         s = self.state
-        ending = ending_words(s)
-        unchanged = unchanged_words(s)
         twins = ", ".join(map(str, self.near_identical))
-        flag = (f" · {unchanged}" if unchanged else "") + (f" · <b>≈ {twins}</b>" if twins else "")
-        self.header.setText(f"<b>{self.number}</b> · {ending}{flag}")
+        self.header.setText(f"<b>{self.number}</b> · {ending_words(s)}" + (f" · <b>≈ {twins}</b>" if twins else ""))
         self.header.setToolTip(self.details())
+        kept, total = sentences_kept(s)
+        self.note.setText(unchanged_note(s))
+        self.note.setVisible(bool(kept))
+        self.again.setVisible(bool(kept) and kept == total)
         self.text.setPlaceholderText(EMPTY_RESULT if is_empty_result(s) else "" if s.finish_reason else "Writing…")
         self._sync_buttons()
 
     def details(self) -> str:
-        """The header's tooltip: what the variant is made of, in the technical terms."""
+        """The header's tooltip: how the variant ended and what it was written with, in a writer's words."""
         s = self.state
-        lines = [f"Seed: {'–' if s.seed is None else s.seed}",
-                 f"Log-probability (log p): {s.log_prob:.1f} over {s.tokens} tokens"]
-        if s.finish_reason:
-            lines.append(f"Finish reason: {s.finish_reason} ({ending_details(s.finish_reason)})")
+        lines = [f"How it ended: {ending_details(s.finish_reason)}." if s.finish_reason else "Still being written.",
+                 likelihood_words(s)]
+        if s.seed is not None:
+            lines.append(f"Seed: {s.seed} (where its random choices started).")
         if len(s.order) > 1:
             lines.append("Sentences written in the order " + " → ".join(map(str, s.order)) +
                          "; shown in reading order.")
         if self.near_identical:
             lines.append("≈: nearly the same words as variant(s) " + ", ".join(map(str, self.near_identical)))
-        if s.settings:
-            lines.append("Settings used:\n" + json.dumps(s.settings, indent=1))
+        written_with = settings_words(s.settings)
+        if written_with:
+            lines.append(f"Written with: {written_with}.")
         return "\n".join(lines)
 
     def set_busy(self, busy: bool) -> None:
@@ -170,6 +190,7 @@ class VariantPane(QFrame):
             self.buttons[key].setEnabled(has_text and not self._busy)
         self.buttons["copy"].setEnabled(has_text)
         self.buttons["regenerate"].setEnabled(not self._busy)
+        self.again.setEnabled(not self._busy)
 
     def copy(self) -> None:
         QGuiApplication.clipboard().setText(self.state.text)

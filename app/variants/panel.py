@@ -134,8 +134,14 @@ class VariantsPanel(QWidget):
 
     def fitting_columns(self) -> int:
         """Side-by-side columns for the panel's width: 1–4, never more than there are panes."""
-        width = self.scroll_area.viewport().width() or self.width()
-        return max(1, min(MAX_COLUMNS, width // PANE_MIN_WIDTH, len(self.panes) or 1))
+        return max(1, min(MAX_COLUMNS, self.pane_room() // PANE_MIN_WIDTH, len(self.panes) or 1))
+
+    def pane_room(self) -> int:
+        """The width the panes share, the vertical scroll bar's room always set aside: whether the last batch
+        needed scrolling must not change how the next one is laid out at the same window size."""
+        area = self.scroll_area
+        bar = area.verticalScrollBar().sizeHint().width()
+        return max(0, area.width() - 2 * area.frameWidth() - bar)
 
     def _relayout(self) -> None:
         self.empty_hint.setVisible(not self.panes)

@@ -24,9 +24,9 @@ def test_each_ending_is_said_in_plain_words(qtbot: QtBot) -> None:
     reasons = ["eos", "eop", "length", "sentence", "cancelled"]
     panel.show_states([VariantState(text="Tom ran.", finish_reason=r) for r in reasons])
     words = [pane.header.text().split(" · ")[1] for pane in panel.panes]
-    assert words == ["ended", "ended", "cut off at limit", "ended at limit", "stopped"]
+    assert words == ["ended", "ended", "reached length limit", "reached length limit", "stopped"]
     assert all("eop" not in pane.header.text() for pane in panel.panes)
-    assert "Finish reason: eop" in panel.panes[1].header.toolTip()
+    assert "How it ended: the model ended it." in panel.panes[1].header.toolTip()
 
 
 def test_writers_start_with_end_at_a_sentence_and_can_turn_it_off(make_window: MakeWindow, qtbot: QtBot) -> None:
@@ -62,7 +62,7 @@ def test_the_header_is_one_short_line_with_details_in_its_tooltip(qtbot: QtBot) 
     pane = panel.panes[0]
     assert str(LONG_SEED) not in pane.header.text() and "log p" not in pane.header.text()
     assert pane.header.height() < 2 * pane.header.fontMetrics().lineSpacing()
-    assert str(LONG_SEED) in pane.header.toolTip() and "-107.4" in pane.header.toolTip()
+    assert str(LONG_SEED) in pane.header.toolTip() and "73 word pieces" in pane.header.toolTip()
     assert pane.buttons["pin"].isChecked() and pane.buttons["pin"].y() < pane.text.y()  # the pin is in the header
 
 
@@ -86,7 +86,7 @@ def test_a_paraphrase_says_how_much_it_left_as_written(qtbot: QtBot) -> None:
     rates = [[0.0, 0.0], [0.25, 0.0], [0.25, 0.5]]
     panel.show_states([VariantState(text="Tom ran. He won.", finish_reason="done",
                                     settings={"sentence_self_wer": r}) for r in rates])
-    headers = [pane.header.text() for pane in panel.panes]
-    assert headers[0].startswith("<b>1</b> · ended · unchanged")
-    assert headers[1].startswith("<b>2</b> · ended · 1/2 unchanged")
-    assert "unchanged" not in headers[2]
+    notes = [pane.note.text() for pane in panel.panes]
+    assert notes[0].startswith("Same as your passage")
+    assert notes[1] == "1 of its 2 sentences are as you wrote them."
+    assert notes[2] == ""

@@ -304,10 +304,9 @@ class MainWindow(FilesMixin, ModelsMixin):
         return self.settings
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        for editor in list(self.tabs.editors()):
-            if editor.modified and not self.close_tab(self.tabs.indexOf(editor)):
-                event.ignore()
-                return
+        if not self.close_all_documents():
+            event.ignore()
+            return
         self.shutdown_workers()
         if not self.settings_saver.flush():
             print(f"variorum: could not save settings to {self.paths.settings_file}")

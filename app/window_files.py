@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from app.editor.document import DocumentEditor
@@ -19,6 +20,14 @@ from app.persistence.autosaver import saved_document
 from app.window_base import WindowBase
 
 FILE_FILTER = "Text and Markdown (*.txt *.md);;Text (*.txt);;Markdown (*.md)"
+LISTED_UNSAVED = 15  # titles the quit dialog names before "and N more"
+
+
+def unsaved_list(titles: list[str]) -> str:
+    """The quit dialog's list of unsaved documents, one per line."""
+    shown = "\n".join(f"• {title}" for title in titles[:LISTED_UNSAVED])
+    more = len(titles) - LISTED_UNSAVED
+    return shown + (f"\n…and {more} more" if more > 0 else "")
 
 
 class FilesMixin(WindowBase):
@@ -89,21 +98,34 @@ class FilesMixin(WindowBase):
         name, _ = QFileDialog.getSaveFileName(self, "Save As", str(editor.path or editor.title + ".txt"), FILE_FILTER)
         return self.save_current(Path(name)) if name else False
 
-    def ask_unsaved(self, editor: DocumentEditor) -> str:
-        """'save' / 'discard' / 'cancel' for a modified document being closed (tests replace this)."""
-        answer = QMessageBox.question(
-            self, "Unsaved changes", f"Save changes to {editor.title}?",
-            QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard | QMessageBox.StandardButton.Cancel,
-        )
-        return {QMessageBox.StandardButton.Save: "save", QMessageBox.StandardButton.Discard: "discard"}.get(
-            answer, "cancel")
+    def ask_unsaved(self, editors: list[DocumentEditor]) -> str:
+        """'save' / 'discard' / 'cancel' for modified documents being closed, asked once for all of them: one
+        document gets Save / Discard / Cancel, several get one list with Save All / Discard All / Cancel
+        (tests replace this)."""
+        buttons = QMessageBox.StandardButton
+        if len(editors) == 1:
+            box = QMessageBox(QMessageBox.Icon.Question, "Unsaved changes", f"Save changes to {editors[0].title}?",
+                              buttons.Save | buttons.Discard | buttons.Cancel, self)
+        else:
+            box = QMessageBox(QMessageBox.Icon.Question, "Unsaved changes",
+                              f"{len(editors)} documents have unsaved changes. Save them before closing?",
+                              buttons.SaveAll | buttons.Discard | buttons.Cancel, self)
+            box.setInformativeText(unsaved_list([editor.title for editor in editors]))
+            box.button(buttons.Discard).setText("Discard All")
+        box.setDefaultButton(buttons.Cancel)
+        box.setTextFormat(Qt.TextFormat.PlainText)  # titles are file names, shown as typed
+        box.exec()
+        clicked = box.clickedButton()
+        answer = box.standardButton(clicked) if clicked is not None else buttons.Cancel
+        box.deleteLater()
+        return {buttons.Save: "save", buttons.SaveAll: "save", buttons.Discard: "discard"}.get(answer, "cancel")
 
     def close_tab(self, index: int) -> bool:
         editor = self.tabs.widget(index)
         if not isinstance(editor, DocumentEditor):
             return True
         if editor.modified:
-            answer = self.ask_unsaved(editor)
+            answer = self.ask_unsaved([editor])
             if answer == "cancel":
                 return False
             if answer == "save":
@@ -114,6 +136,23 @@ class FilesMixin(WindowBase):
         self.tabs.close_editor(editor)
         if self.tabs.count() == 0:
             self.new_document()
+        return True
+
+    def close_all_documents(self) -> bool:
+        """Quitting: ask once about every document with unsaved changes, then save them all or drop their
+        autosaves; False (nothing is closed) when the writer cancels or a save fails or is cancelled."""
+        unsaved = [editor for editor in self.tabs.editors() if editor.modified]
+        if not unsaved:
+            return True
+        answer = self.ask_unsaved(unsaved)
+        if answer == "cancel":
+            return False
+        for editor in unsaved:
+            if answer == "save":
+                self.tabs.setCurrentWidget(editor)  # a document without a file gets its own Save As dialog
+                if not self.save_current():
+                    return False
+            self.autosaver.forget(editor)
         return True
 
     def _refresh_recent(self) -> None:

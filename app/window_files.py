@@ -15,6 +15,7 @@ from app.editor.document import DocumentEditor
 from app.editor.history import History
 from app.editor.tabs import DocumentError
 from app.editor.text_file import UTF8, describe
+from app.paths import dialog_folder
 from app.persistence.autosave import FoundDocument, find_recoverable, forget_files, kept_notice, remove_empty_orphans
 from app.persistence.autosaver import saved_document
 from app.window_base import WindowBase
@@ -61,7 +62,7 @@ class FilesMixin(WindowBase):
         self.settings_changed()
 
     def open_dialog(self) -> None:
-        name, _ = QFileDialog.getOpenFileName(self, "Open", "", FILE_FILTER)
+        name, _ = QFileDialog.getOpenFileName(self, "Open", str(self._last_folder()), FILE_FILTER)
         if name:
             self.open_path(Path(name))
 
@@ -95,8 +96,14 @@ class FilesMixin(WindowBase):
         editor = self.tabs.current()
         if editor is None:
             return False
-        name, _ = QFileDialog.getSaveFileName(self, "Save As", str(editor.path or editor.title + ".txt"), FILE_FILTER)
+        start = editor.path or self._last_folder() / f"{editor.title}.txt"
+        name, _ = QFileDialog.getSaveFileName(self, "Save As", str(start), FILE_FILTER)
         return self.save_current(Path(name)) if name else False
+
+    def _last_folder(self) -> Path:
+        """Where Open and Save As start: the folder of the file last opened or saved (the recent files are
+        kept in the settings, so this holds across runs), else the writer's documents folder."""
+        return dialog_folder(Path(name).parent for name in self.settings.recent_files)
 
     def ask_unsaved(self, editors: list[DocumentEditor]) -> str:
         """'save' / 'discard' / 'cancel' for modified documents being closed, asked once for all of them: one

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QFileDialog
 
+from app.paths import dialog_folder
 from app.window_generation import GenerationMixin
 from app.worker import BackgroundCall
 from engine.front_door import BundleInfo, CheckpointInfo
@@ -64,7 +65,8 @@ class ModelsMixin(GenerationMixin):
 
     def add_model_folder_dialog(self) -> None:
         """"Add model from folder…": ask for a folder, then take it (`add_model_folder`)."""
-        folder = QFileDialog.getExistingDirectory(self, "Add model from folder")
+        start = dialog_folder(Path(added).parent for added in reversed(self.settings.model_folders))  # beside the last added
+        folder = QFileDialog.getExistingDirectory(self, "Add model from folder", str(start))
         if folder:
             self.add_model_folder(Path(folder))
 

@@ -54,6 +54,7 @@ class MainWindow(FilesMixin, ModelsMixin):
         self.paths = paths
         self.engine = engine or Engine()
         self.model: LoadedModel | None = None
+        self.model_name = ""
         self.labels: LabelSource | None = None
         self._loader: BackgroundCall | None = None
         self._preparer: BackgroundCall | None = None

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from app.controls.modes import ModeError, build_request
+from app.controls.modes import MODES, ModeError, build_request
 from app.controls.spec import decode_config
 from app.controls.values import clean_control_values
 from app.editor.document import DocumentEditor
@@ -19,7 +19,7 @@ from app.variants.labels import LabelSource
 from app.variants.pane import VariantPane
 from app.window_base import WindowBase
 from app.worker import BackgroundCall, GenerationOutcome
-from engine.decode_fields import MAX_SEED
+from engine.decode_fields import MAX_SEED, SEED
 from engine.front_door import GenerationRequest, LoadedModel, TokenEvent, can_tag_words, tag_words
 
 SUMMARY_CHARS = 40
@@ -30,6 +30,7 @@ class GenerationMixin(WindowBase):
     """Part of MainWindow (its bases: FilesMixin, ModelsMixin, GenerationMixin); `self` is the window."""
 
     model: LoadedModel | None  # None until a bundle has loaded
+    model_name: str  # the loaded model's folder name ("" until one has loaded), kept with each batch
     labels: LabelSource | None  # colour labels for the loaded model
     _loader: BackgroundCall | None  # the bundle load in flight (kept so it is not collected)
     _preparer: BackgroundCall | None  # what a mode needs beyond the weights, loading (`LoadedModel.prepare`)
@@ -61,6 +62,7 @@ class GenerationMixin(WindowBase):
 
     def _on_loaded(self, path: Path, model: LoadedModel) -> None:
         self.model = model
+        self.model_name = path.name
         self.labels = LabelSource(model)
         capabilities = model.capabilities
         self.controls.model.set_busy(False)
@@ -145,6 +147,7 @@ class GenerationMixin(WindowBase):
         self._batch_editor = editor
         self._batch_plan = self.controls.mode.plan_values()  # recorded with the batch: "Use its settings" restores it
         self._new_batch = new_batch
+        self._batch_model = self.model_name
         self._gen_started = time.perf_counter()
         self._first_token_at: float | None = None
         assert self.model is not None  # _request() returned a request, so a model is loaded (it is never unloaded)
@@ -214,7 +217,7 @@ class GenerationMixin(WindowBase):
         settings: dict[str, Any] = {"task": request.task, "n": request.n, **request.decode.to_dict(),
                                     INPUTS_KEY: self._batch_plan}
         if self._new_batch:
-            editor.history.add(Batch(request.task, summary, settings, states))
+            editor.history.add(Batch(request.task, summary, settings, states, model=self._batch_model))
         elif editor.history.batches:  # a regenerated pane updates the latest batch
             latest = editor.history.batches[-1]
             latest.variants.append(states[0])
@@ -233,22 +236,39 @@ class GenerationMixin(WindowBase):
         if batch is None:
             return
         self.variants.show_states([copy.deepcopy(s) for s in batch.variants])
+        self.side_tabs.setCurrentWidget(self.variants)  # the restored variants are what the writer asked to see
         self.recolour()
         self.statusBar().showMessage(f"Restored batch from {batch.label()}", 5000)
 
     def use_batch_settings(self, index: int) -> None:
-        """Set the controls to a past batch's settings (only when the writer asks; the seed stays)."""
+        """Set the controls to a past batch's settings (only when the writer asks). "Same variants each time"
+        is as it was for the batch: on with the batch's seed when it had a fixed one (its recorded seed is
+        None otherwise), off when every Generate drew new ones; then the batch's mode and model."""
         batch = self._batch(index)
         if batch is None:
             return
-        values, _ = clean_control_values({k: v for k, v in batch.settings.items() if k not in ("seed", INPUTS_KEY)})
+        recorded = {k: v for k, v in batch.settings.items() if k != INPUTS_KEY and not (k == SEED.name and v is None)}
+        values, _ = clean_control_values(recorded)
+        values["seed_fixed"] = SEED.name in values
         self.controls.decode.set_values(values)
+        mode = str(batch.settings.get("task", batch.mode))
         inputs = batch.settings.get(INPUTS_KEY)
         if isinstance(inputs, dict):
-            mode = str(batch.settings.get("task", batch.mode))
             self.controls.mode.set_inputs(mode, inputs)
-            self.load_model_for_mode(mode)
+        self._load_batch_model(batch.model, mode)
         self.statusBar().showMessage(f"Controls set to the settings of {batch.label()}", 5000)
+
+    def _load_batch_model(self, name: str, mode: str) -> None:
+        """Load the model a batch was written with when it is still listed, else the mode's own model."""
+        if mode not in MODES:
+            return
+        self.controls.mode.set_mode(mode)
+        info = next((b for b in self.controls.model.bundles if b.name == name and not b.error), None)
+        if info is None:
+            self.load_model_for_mode(mode)
+        elif name != self.model_name:
+            self.controls.model.select(info)
+            self.load_bundle(Path(info.path))
 
     def refresh_history(self) -> None:
         self.history_list.clear()

@@ -10,6 +10,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.controls.modes import MODE_LABELS
 from app.variants.state import VariantState
 
 MAX_BATCHES = 100
@@ -17,21 +18,24 @@ MAX_BATCHES = 100
 
 @dataclass
 class Batch:
-    """One Generate press: mode, request inputs, decode settings and the variants it produced."""
+    """One Generate press: mode, request inputs, decode settings, the model and the variants it produced."""
 
     mode: str
     summary: str  # e.g. the prompt's last words, for the history list
     settings: dict[str, Any]
     variants: list[VariantState] = field(default_factory=list)
     created: float = field(default_factory=time.time)
+    model: str = ""  # the model's folder name ("" in batches kept before models were named)
 
     def label(self) -> str:
         when = time.strftime("%H:%M:%S", time.localtime(self.created))
-        return f"{when} · {self.mode} · {len(self.variants)} variants · {self.summary}"
+        parts = [when, MODE_LABELS.get(self.mode, self.mode), *([self.model] if self.model else []),
+                 f"{len(self.variants)} variant{'s' if len(self.variants) != 1 else ''}", self.summary]
+        return " · ".join(part for part in parts if part)
 
     def to_json(self) -> dict[str, Any]:
         return {"mode": self.mode, "summary": self.summary, "settings": self.settings,
-                "variants": [v.to_dict() for v in self.variants], "created": self.created}
+                "variants": [v.to_dict() for v in self.variants], "created": self.created, "model": self.model}
 
     @classmethod
     def from_json(cls, data: Any) -> Batch:
@@ -41,7 +45,8 @@ class Batch:
         variants = [VariantState.from_dict(v) for v in data["variants"]]
         if not all(isinstance(v.text, str) for v in variants):
             raise ValueError("a variant's text must be a string")
-        return cls(str(data["mode"]), str(data["summary"]), data["settings"], variants, float(data["created"]))
+        return cls(str(data["mode"]), str(data["summary"]), data["settings"], variants, float(data["created"]),
+                   str(data.get("model", "")))
 
 
 class History:

@@ -65,7 +65,8 @@ class ModelsMixin(GenerationMixin):
 
     def add_model_folder_dialog(self) -> None:
         """"Add model from folder…": ask for a folder, then take it (`add_model_folder`)."""
-        start = dialog_folder(Path(added).parent for added in reversed(self.settings.model_folders))  # beside the last added
+        # beside the model folder added last, else in the writer's documents folder
+        start = dialog_folder(Path(added).parent for added in reversed(self.settings.model_folders))
         folder = QFileDialog.getExistingDirectory(self, "Add model from folder", str(start))
         if folder:
             self.add_model_folder(Path(folder))

@@ -10,10 +10,12 @@ leaves a complete checkpoint: the previous one or the new one. `resume_state` is
 from __future__ import annotations
 
 import json
+import math
 import pickle
 import warnings
+from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import torch
 from safetensors.torch import load_model, save_model
@@ -21,9 +23,14 @@ from safetensors.torch import load_model, save_model
 from engine.files.atomic_writes import atomic_directory, recover_directory
 from engine.files.small_reads import UnusableFileError, read_small_json
 
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
 STATE_FILE = "state.json"
 OPTIMIZER_FILE = "optimizer.pt"
 WEIGHTS_FILE = "model.safetensors"
+# a dataclass a checkpoint saves in its state.json (the loop's early stop, its throughput)
+D = TypeVar("D", bound="DataclassInstance")
 
 
 def save_checkpoint(
@@ -48,9 +55,47 @@ def read_checkpoint_state(directory: Path) -> dict[str, Any] | None:
         state = read_small_json(path)
     except UnusableFileError as error:
         raise CheckpointError(f"checkpoint {directory}: {error}") from None
-    if not isinstance(state, dict) or not isinstance(state.get("step"), int):
+    step = state.get("step") if isinstance(state, dict) else None
+    if not isinstance(state, dict) or not isinstance(step, int) or isinstance(step, bool):
         raise CheckpointError(f"checkpoint {directory}: {STATE_FILE} does not hold a step; the checkpoint is damaged")
+    if step < 0:
+        raise CheckpointError(f"checkpoint {directory}: {STATE_FILE} holds step {step}, which no run reaches; "
+                              "the checkpoint is damaged")
     return state
+
+
+def state_section(state: dict[str, Any], key: str, kind: type[D], directory: Path) -> D:
+    """The dataclass `kind` a checkpoint saved under `key` (its defaults when absent, as in older
+    checkpoints), or a `CheckpointError`: every field a known one, each a number >= 0 (or a bool) of
+    the field's type, since a damaged section would otherwise fail deep inside the loop."""
+    value = state.get(key, {})
+    defaults = asdict(kind())
+    damaged = CheckpointError(f"checkpoint {directory}: {STATE_FILE} has a damaged {key!r} section")
+    if not isinstance(value, dict) or not set(value) <= set(defaults):
+        raise damaged
+    for name, saved in value.items():
+        if not _same_kind(saved, defaults[name]):
+            raise damaged
+    return kind(**value)
+
+
+def state_seconds(state: dict[str, Any], directory: Path) -> float:
+    """The training seconds a checkpoint records (0 when absent), or a `CheckpointError`."""
+    seconds = state.get("train_seconds", 0.0)
+    if not _same_kind(seconds, 0.0) or not math.isfinite(seconds):
+        raise CheckpointError(f"checkpoint {directory}: {STATE_FILE} has a damaged 'train_seconds'")
+    return float(seconds)
+
+
+def _same_kind(value: object, default: object) -> bool:
+    """Whether a saved value can stand for a field whose default is `default`: a bool for a bool, an int
+    for an int, any number for a float; numbers not negative (NaN is not), ints within 64 bits (a larger
+    one overflows where the loop divides by it)."""
+    if isinstance(default, bool) or isinstance(value, bool):
+        return isinstance(value, bool) and isinstance(default, bool)
+    if isinstance(value, int):
+        return 0 <= value < 2**63
+    return isinstance(value, float) and not isinstance(default, int) and value >= 0
 
 
 class CheckpointError(ValueError):

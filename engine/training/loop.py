@@ -38,12 +38,19 @@ from engine.bundles.bundle import OnBase, save_bundle
 from engine.bundles.words import training_words
 from engine.config import ConfigError, TrainConfig
 from engine.devices import resolve_device
-from engine.files.atomic_writes import write_text_atomic
 from engine.files.small_reads import UnusableFileError, read_small_json
 from engine.tokenizer import VariorumTokenizer
 from engine.torch_modes import eval_mode
-from engine.training.checkpoint import load_checkpoint, resume_state, save_checkpoint
+from engine.training.checkpoint import (
+    CheckpointError,
+    load_checkpoint,
+    resume_state,
+    save_checkpoint,
+    state_seconds,
+    state_section,
+)
 from engine.training.loss_plot import plot_loss_curve
+from engine.training.metrics_log import METRICS_FILE, last_logged_step, trim_metrics_log
 from engine.training.precision import resolve_precision
 from engine.training.speed import Throughput, build_optimizer, compile_step, compile_wanted, mark_weights_updated
 from engine.training.start_weights import start_base
@@ -51,7 +58,6 @@ from engine.training.trainable import LowRank, merge_lora, select_trainable
 from engine.word_sources import write_bundle_words
 
 M = TypeVar("M", bound=BundledModel)  # any family's model: the bundle writer saves it through this base
-METRICS_FILE = "metrics.jsonl"
 
 
 def learning_rate(step: int, config: TrainConfig) -> float:
@@ -84,26 +90,6 @@ def check_finite_weights(step: int, model: torch.nn.Module) -> None:
             f"training diverged at step {step}: {len(broken)} weight tensor(s) hold NaN/inf (first: {broken[0]}); "
             "nothing was saved for this step; lower --lr and start again"
         )
-
-
-def trim_metrics_log(path: Path, start: int) -> None:
-    """Keep the records of steps <= start: a run killed after its last checkpoint redoes the later
-    steps, and a fresh run starts a fresh log. A line a kill cut short is dropped; the log is
-    rewritten atomically, so a kill meanwhile keeps the old one."""
-    if path.is_file():
-        lines = path.read_text(errors="replace").splitlines()
-        kept = [line for line in lines if (step := _logged_step(line)) is not None and step <= start]
-        write_text_atomic(path, "".join(line + "\n" for line in kept))
-
-
-def _logged_step(line: str) -> int | None:
-    """The step of one metrics.jsonl record, or None for a line a kill cut short."""
-    try:
-        record = json.loads(line)
-    except ValueError:
-        return None
-    step = record.get("step") if isinstance(record, dict) else None
-    return step if isinstance(step, int) else None
 
 
 def add_run_flags(parser: argparse.ArgumentParser) -> None:
@@ -321,12 +307,27 @@ class TrainingLoop(abc.ABC, Generic[M]):
             if state.get(key) != json.loads(json.dumps(value)):  # as stored (tuples → lists)
                 raise ConfigError(f"{directory} was written for another model config ({key!r} differs); "
                                   "resume with the same flags or use a new --out-dir")
+        seconds = state_seconds(state, directory)
+        early_stop = state_section(state, "early_stop", EarlyStop, directory)
+        throughput = state_section(state, "throughput", Throughput, directory)  # absent from older checkpoints
+        self._check_resume_step(directory, state["step"])
         step = load_checkpoint(directory, self.model, self.optimizer)
-        self.seconds_before = float(state.get("train_seconds", 0.0))
-        self.early_stop = EarlyStop(**state.get("early_stop", {}))
-        self.throughput = Throughput(**state.get("throughput", {}))  # absent from older checkpoints
+        self.seconds_before, self.early_stop, self.throughput = seconds, early_stop, throughput
         self.after_resume(step)
         return step
+
+    def _check_resume_step(self, directory: Path, step: int) -> None:
+        """Refuse a checkpoint step this run cannot go on from: one past `max_steps` (the bundle's card would
+        claim steps never trained) or past the steps the metrics log records (a damaged or edited state.json:
+        the loop logs every step before its checkpoint)."""
+        max_steps = self.train_config.max_steps
+        if step > max_steps:
+            raise CheckpointError(f"checkpoint {directory} is at step {step}, beyond max_steps {max_steps}: "
+                                  "resume with the run's own max_steps, or use a new --out-dir")
+        logged = last_logged_step(self.out / METRICS_FILE) if self.rank == 0 else step
+        if step > logged:
+            raise CheckpointError(f"checkpoint {directory} is at step {step} but {METRICS_FILE} records only "
+                                  f"{logged} step(s): the run folder is damaged; start again in a new --out-dir")
 
     def run(self, resume: bool = False, chunk_steps: int = 0, allow_fresh: bool = False) -> dict[str, Any]:
         """Train to `max_steps` (or `chunk_steps` more steps, then checkpoint and return), or until

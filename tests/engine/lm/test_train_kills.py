@@ -14,7 +14,7 @@ import pytest
 
 from engine.bundles.bundle import load_bundle
 from engine.lm.train import main as train_main
-from engine.training.loop import trim_metrics_log
+from engine.training.metrics_log import trim_metrics_log
 from tests.conftest import STORIES
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -11,16 +11,18 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
-from app.editor.document import DocumentEditor
+from app.editor.document import DocumentEditor, paragraph_words
 from app.editor.history import History
-from app.editor.tabs import DocumentError
-from app.editor.text_file import UTF8, describe
+from app.editor.tabs import DocumentError, read_document
+from app.editor.text_file import UTF8, TextFile, describe
 from app.paths import dialog_folder
 from app.persistence.autosave import FoundDocument, find_recoverable, forget_files, kept_notice, remove_empty_orphans
 from app.persistence.autosaver import saved_document
 from app.window_base import WindowBase
+from app.worker import BackgroundCall
 
 FILE_FILTER = "Text and Markdown (*.txt *.md);;Text (*.txt);;Markdown (*.md)"
+READ_AT_ONCE = 2 * 2**20  # bytes: a larger file is read off the UI thread (an 80 MB one takes seconds)
 LISTED_UNSAVED = 15  # titles the quit dialog names before "and N more"
 
 
@@ -29,6 +31,12 @@ def unsaved_list(titles: list[str]) -> str:
     shown = "\n".join(f"• {title}" for title in titles[:LISTED_UNSAVED])
     more = len(titles) - LISTED_UNSAVED
     return shown + (f"\n…and {more} more" if more > 0 else "")
+
+
+def _read_and_count(path: Path) -> tuple[TextFile, list[int]]:
+    """A large file's text and its paragraphs' word counts, both worked out off the UI thread."""
+    file = read_document(path)
+    return file, paragraph_words(file.text)
 
 
 class FilesMixin(WindowBase):
@@ -40,11 +48,45 @@ class FilesMixin(WindowBase):
         return self.tabs.new_document()
 
     def open_path(self, path: Path) -> DocumentEditor | None:
+        """Open `path` in a tab and return it. A file larger than `READ_AT_ONCE` is read off the UI thread and
+        opens once read (None now; the message bar says it is opening). Why a file cannot be opened (not a
+        regular file, such as a FIFO, which would wait for a writer forever) is one line in the message bar."""
+        if (editor := self.tabs.find_open(path)) is not None:
+            return editor
         try:
-            editor = self.tabs.open_file(path)
+            size = path.stat().st_size
+        except OSError:
+            size = 0  # read_document names the problem
+        if size > READ_AT_ONCE:
+            self._read_in_background(path, size)
+            return None
+        try:
+            return self._show_opened(path, read_document(path))
         except DocumentError as error:
             self.show_error(str(error))
             return None
+
+    def _read_in_background(self, path: Path, size: int) -> None:
+        opening = f"Opening {path.name} ({size / 2**20:.0f} MB)… You can keep writing meanwhile."
+        reader = BackgroundCall(lambda: _read_and_count(path), self)
+        reader.done.connect(lambda read: self._on_read(reader, opening, path, read))
+        reader.failed.connect(lambda message: self._on_read(reader, opening, path, None, message))
+        self.messages.show_message(opening, "info")
+        reader.start()
+
+    def _on_read(self, reader: BackgroundCall, opening: str, path: Path, read: tuple[TextFile, list[int]] | None,
+                 error: str = "") -> None:
+        reader.deleteLater()  # it holds the file's text
+        if self.messages.label.text() == opening:
+            self.messages.dismiss()
+        if read is None:
+            self.show_error(error)
+        else:
+            self._show_opened(path, *read)
+
+    def _show_opened(self, path: Path, file: TextFile, block_words: list[int] | None = None) -> DocumentEditor:
+        """The tab for `path` (a new one showing `file`, unless it was opened meanwhile), with its history."""
+        editor = self.tabs.find_open(path) or self.tabs.open_text(path, file, block_words)
         if editor.path is not None and not editor.history.batches:
             editor.history, notice = self.history_store.load(editor.path)
             self.refresh_history()
@@ -105,7 +147,7 @@ class FilesMixin(WindowBase):
         kept in the settings, so this holds across runs), else the writer's documents folder."""
         return dialog_folder(Path(name).parent for name in self.settings.recent_files)
 
-    def ask_unsaved(self, editors: list[DocumentEditor]) -> str:
+    def ask_unsaved(self, editors: list[DocumentEditor], /) -> str:
         """'save' / 'discard' / 'cancel' for modified documents being closed, asked once for all of them: one
         document gets Save / Discard / Cancel, several get one list with Save All / Discard All / Cancel
         (tests replace this)."""

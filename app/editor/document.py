@@ -10,10 +10,15 @@ from PySide6.QtGui import QTextCursor, QTextDocument
 from PySide6.QtWidgets import QPlainTextEdit, QWidget
 
 from app.editor.history import History
-from app.editor.text_file import UTF8, describe, file_text, write_text_file
+from app.editor.text_file import LINE_BREAK, UTF8, describe, file_text, write_text_file
 
 WORD = re.compile(r"\b[\w'’-]+\b")
 FILE_TYPES = (".txt", ".md")
+
+
+def paragraph_words(text: str) -> list[int]:
+    """The words of each paragraph the editor shows for the file text `text` (any thread may count them)."""
+    return [len(WORD.findall(line)) for line in LINE_BREAK.split(text)]
 
 
 class DocumentEditor(QPlainTextEdit):
@@ -27,6 +32,11 @@ class DocumentEditor(QPlainTextEdit):
         self.history = History()
         self.encoding = UTF8  # what the file was read in; saving writes it back the same way
         self.original = ""  # the text as the file holds it (line breaks, a leading U+FEFF), as last read or saved
+        # words per paragraph (block), kept current as the text changes, so counting the words of a long
+        # document after each pause in typing costs one paragraph, not the whole text
+        self._block_words: list[int] = [0]
+        self._replacing = False  # setPlainText: the counts are set afterwards, in one go
+        self.document().contentsChange.connect(self._recount)
         self.setAccessibleName("Document text")
         self.setUndoRedoEnabled(True)
 
@@ -38,10 +48,18 @@ class DocumentEditor(QPlainTextEdit):
     def modified(self) -> bool:
         return self.document().isModified()
 
-    def load_text(self, text: str, encoding: str) -> None:
-        """Show `text` (as a file holds it, in `encoding`) as this document's unmodified content."""
+    def load_text(self, text: str, encoding: str, block_words: list[int] | None = None) -> None:
+        """Show `text` (as a file holds it, in `encoding`) as this document's unmodified content; `block_words`
+        are its `paragraph_words`, when they were counted already (off the UI thread, for a large file)."""
         self.original, self.encoding = text, encoding
-        self.setPlainText(text)
+        self._replacing = True
+        try:
+            self.setPlainText(text)
+        finally:
+            self._replacing = False
+        if block_words is None or len(block_words) != self.document().blockCount():
+            block_words = paragraph_words(text)
+        self._block_words = block_words
         self.document().setModified(False)
 
     def file_text(self) -> str:
@@ -82,7 +100,26 @@ class DocumentEditor(QPlainTextEdit):
         return True
 
     def word_count(self) -> int:
-        return len(WORD.findall(self.toPlainText()))
+        return sum(self._block_words)
+
+    def _recount(self, position: int, removed: int, added: int) -> None:
+        """Recount the paragraphs a change touched: those now between `position` and `position + added`,
+        which replace as many old ones as the change did not add or remove."""
+        if self._replacing:
+            return
+        document = self.document()
+        first = document.findBlock(position)
+        last = document.findBlock(position + added)
+        if not last.isValid():
+            last = document.lastBlock()
+        counts = []
+        block = first
+        while block.isValid() and block.blockNumber() <= last.blockNumber():
+            counts.append(len(WORD.findall(block.text())))
+            block = block.next()
+        old_span = len(counts) - (document.blockCount() - len(self._block_words))
+        start = first.blockNumber()
+        self._block_words[start:start + old_span] = counts
 
     def find_text(self, needle: str, backward: bool = False, case: bool = False) -> bool:
         """Find the next (or previous) match, wrapping around; select it."""

@@ -9,11 +9,23 @@ from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QTabWidget, QWidget
 
 from app.editor.document import FILE_TYPES, DocumentEditor
-from app.editor.text_file import UTF8, is_read_only, read_text_file
+from app.editor.text_file import UTF8, TextFile, is_read_only, read_text_file
 
 
 class DocumentError(ValueError):
     """A file cannot be opened or saved; the message is for the writer."""
+
+
+def read_document(path: Path) -> TextFile:
+    """Read a writer's file to open it; any thread may call this (the window reads large files off the UI
+    thread). DocumentError says why it cannot be opened: not .txt or .md, missing, unreadable, not a
+    regular file (a FIFO, a device) or too large."""
+    if path.suffix.lower() not in FILE_TYPES:
+        raise DocumentError(f"{path.name}: only plain text (.txt) and Markdown (.md) files can be opened.")
+    try:
+        return read_text_file(path)
+    except OSError as error:
+        raise DocumentError(f"Could not open {path}: {error.strerror or error}") from error
 
 
 class DocumentTabs(QTabWidget):
@@ -43,12 +55,14 @@ class DocumentTabs(QTabWidget):
         widget = self.currentWidget()
         return widget if isinstance(widget, DocumentEditor) else None
 
-    def new_document(self, text: str = "", path: Path | None = None, encoding: str = UTF8) -> DocumentEditor:
+    def new_document(self, text: str = "", path: Path | None = None, encoding: str = UTF8,
+                     block_words: list[int] | None = None) -> DocumentEditor:
+        """A new tab showing `text` (`block_words`: its paragraphs' word counts, when counted already)."""
         self._untitled += 1
         editor = DocumentEditor(self._untitled, path)
         if self._editor_font is not None:
             editor.setFont(self._editor_font)
-        editor.load_text(text, encoding)
+        editor.load_text(text, encoding, block_words)
         editor.textChanged.connect(lambda: self._on_changed(editor))
         editor.cursorPositionChanged.connect(lambda: self.cursor_moved.emit(editor))
         editor.document().modificationChanged.connect(lambda _: self.refresh_title(editor))
@@ -56,19 +70,21 @@ class DocumentTabs(QTabWidget):
         return editor
 
     def open_file(self, path: Path) -> DocumentEditor:
-        """Open `path` in a tab (or switch to it when already open)."""
+        """Open `path` in a tab (or switch to it when already open), reading it here (see `read_document`)."""
+        return self.find_open(path) or self.open_text(path, read_document(path))
+
+    def find_open(self, path: Path) -> DocumentEditor | None:
+        """The tab that holds the file `path`, made current; None when it is not open."""
         path = path.resolve()
         for editor in self.editors():
             if editor.path == path:
                 self.setCurrentWidget(editor)
                 return editor
-        if path.suffix.lower() not in FILE_TYPES:
-            raise DocumentError(f"{path.name}: only plain text (.txt) and Markdown (.md) files can be opened.")
-        try:
-            file = read_text_file(path)
-        except OSError as error:
-            raise DocumentError(f"Could not open {path}: {error.strerror or error}") from error
-        editor = self.new_document(file.text, path, file.encoding)
+        return None
+
+    def open_text(self, path: Path, file: TextFile, block_words: list[int] | None = None) -> DocumentEditor:
+        """A new tab for the file `path`, read as `file` (`block_words`: as `new_document`)."""
+        editor = self.new_document(file.text, path.resolve(), file.encoding, block_words)
         self.refresh_title(editor)
         return editor
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engine.files.atomic_writes import write_bytes_atomic
+from engine.files.small_reads import read_small_bytes
 
 UTF8 = "utf-8"
 FALLBACKS = ("cp1252", "latin-1")  # tried in order when the bytes are not UTF-8
@@ -36,6 +37,7 @@ LINE_BREAK = re.compile("\r\n|\r|\n|\u2029|\ufdd0|\ufdd1")  # each is one paragr
 NEW_LINE_BREAKS = frozenset({"\r\n", "\r", "\n", "\u2029"})  # what a line the writer adds may end with
 PARAGRAPH = "\u2029"  # how the editor's raw text separates paragraphs
 HIDDEN_START = "\ufeff"  # the editor drops one leading zero-width no-break space
+DOCUMENT_LIMIT = 512 * 2**20  # bytes: far beyond any manuscript, and what the editor can hold in memory
 MATCH_LIMIT = 1_000_000  # changed lines (old x new) above which new lines just take the common break
 
 
@@ -75,8 +77,10 @@ def encode_text(text: str, encoding: str) -> bytes:
 
 
 def read_text_file(path: Path) -> TextFile:
-    """Read `path` and detect its encoding (raises OSError when it cannot be read)."""
-    return decode_bytes(path.read_bytes())
+    """Read `path` and detect its encoding. Raises OSError when it cannot be read, and `NotAFileError` (one
+    line naming the path) when it is not a regular file (a FIFO would block the read until some program
+    writes to it; /dev/zero never ends) or is larger than `DOCUMENT_LIMIT`."""
+    return decode_bytes(read_small_bytes(path, DOCUMENT_LIMIT))
 
 
 def write_text_file(path: Path, text: str, encoding: str) -> str:

@@ -5,6 +5,12 @@ files that the deterministic hash split puts in validation (with the bundle's ow
 `valid_fraction`), encoded and blocked exactly as in training (`lm_perplexity`). Each family says
 what it measures (engine/families `held_out_perplexity`): for a PermGen bundle it is the held-out
 target NLL of engine/permgen/heldout.py (natural and random sentence order).
+
+Any file must get an answer in bounded time (docs/engine-input-safety.md): a run of more than
+`MAX_WORD_CHARS` characters without a space (or of spaces) is encoded in pieces of that length, since
+BPE's time grows faster than the length of one "word" and no word of prose comes near the limit; at
+most `MAX_TOKENS` tokens are scored (the numbers say how many of the held-out tokens that was); and a
+perplexity too large for a float is reported as `Infinity` rather than failing.
 """
 
 from __future__ import annotations
@@ -12,11 +18,14 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import torch
+from tqdm import tqdm
 
 from engine.bundles.bundle import Bundle, bundle_family, load_bundle
 from engine.cli_errors import reports_user_errors
@@ -24,21 +33,30 @@ from engine.data.blocks import make_blocks
 from engine.data.corpus import read_corpus, split_documents
 from engine.decoding.backbone_runner import BackboneRunner
 from engine.model import LanguageModel
+from engine.tokenizer import VariorumTokenizer
 from engine.torch_modes import eval_mode
+
+MAX_WORD_CHARS = 1000
+# Held-out tokens scored at most: the five ROCStories files' held-out split is well under it, and past
+# it the mean NLL moves in the fourth digit while the time (minutes per million tokens on a laptop CPU)
+# does not stop growing.
+MAX_TOKENS = 1_000_000
+_LONG_RUN = re.compile(rf"\S{{{MAX_WORD_CHARS},}}|\s{{{MAX_WORD_CHARS},}}")
 
 
 @torch.no_grad()
 def block_perplexity(
-    model: LanguageModel, blocks: torch.Tensor, batch_size: int = 16, runner: BackboneRunner[Any] | None = None
+    model: LanguageModel, blocks: torch.Tensor, batch_size: int = 16, runner: BackboneRunner[Any] | None = None,
+    progress: bool = False,
 ) -> tuple[float, float]:
-    """(mean NLL, perplexity) over every block [num_blocks, block_size + 1].
+    """(mean NLL, perplexity) over every block [num_blocks, block_size + 1]; `progress`: a bar on stderr.
 
     With a `runner` (e.g. an ONNX decoder, engine/onnx) the hidden states come from it and the
     model's own head scores them, so a runner is measured exactly as the torch model is."""
     device = next(model.parameters()).device
     total, count = 0.0, 0
     with eval_mode(model):
-        for start in range(0, len(blocks), batch_size):
+        for start in tqdm(range(0, len(blocks), batch_size), disable=not progress, unit="batch", leave=False):
             block = blocks[start : start + batch_size].to(device)
             inputs, targets = block[:, :-1], block[:, 1:]
             if runner is None:
@@ -69,7 +87,37 @@ def held_out_blocks(bundle: Bundle, files: list[Path], fraction: float | None = 
                     everything: bool = False) -> tuple[int, torch.Tensor]:
     """(documents, blocks [num_blocks, block_size + 1]) of `held_out_documents`."""
     held_out = held_out_documents(bundle, files, fraction, everything)
-    return len(held_out), _blocks(bundle, bundle.tokenizer.encode_batch(held_out))
+    return len(held_out), _blocks(bundle, encode_documents(bundle.tokenizer, held_out))
+
+
+def encode_documents(tokenizer: VariorumTokenizer, documents: Sequence[str]) -> list[list[int]]:
+    """Each document's token ids, as `encode_batch` gives them, except that a run of more than
+    `MAX_WORD_CHARS` non-space (or space) characters is encoded in pieces of that length."""
+    pieces: list[str] = []
+    owners: list[int] = []
+    for index, document in enumerate(documents):
+        cut = _bounded_pieces(document)
+        pieces += cut
+        owners += [index] * len(cut)
+    encoded: list[list[int]] = [[] for _ in documents]
+    for owner, ids in zip(owners, tokenizer.encode_batch(pieces), strict=True):
+        encoded[owner] += ids
+    return encoded
+
+
+def _bounded_pieces(text: str) -> list[str]:
+    """`text` cut around and inside its runs longer than `MAX_WORD_CHARS`; [text] when it has none."""
+    pieces: list[str] = []
+    start = 0
+    for run in _LONG_RUN.finditer(text):
+        if run.start() > start:
+            pieces.append(text[start : run.start()])
+        end = run.end()
+        pieces += [text[at : min(at + MAX_WORD_CHARS, end)] for at in range(run.start(), end, MAX_WORD_CHARS)]
+        start = end
+    if start < len(text) or not pieces:
+        pieces.append(text[start:])
+    return pieces
 
 
 def _blocks(bundle: Bundle, encoded: list[list[int]]) -> torch.Tensor:
@@ -87,12 +135,26 @@ def lm_perplexity(directory: Path, files: list[Path], fraction: float | None = N
     """A language-model bundle's perplexity (per token and per word) on `held_out_documents`."""
     bundle = load_bundle(directory)
     documents = held_out_documents(bundle, files, fraction, everything)
-    encoded = bundle.tokenizer.encode_batch(documents)
+    encoded = encode_documents(bundle.tokenizer, documents)
     blocks = _blocks(bundle, encoded)
-    loss, ppl = block_perplexity(bundle.model, blocks)
+    scored = blocks[: max(1, MAX_TOKENS // max(1, blocks.shape[1] - 1))]
+    loss, _ = block_perplexity(bundle.model, scored, progress=sys.stderr.isatty())
     ratio = tokens_per_word(documents, encoded)
-    return {"documents": len(documents), "tokens": int(blocks[:, 1:].numel()), "loss": round(loss, 4),
-            "perplexity": round(ppl, 2), "perplexity_per_word": round(math.exp(loss * ratio), 2)}
+    numbers: dict[str, Any] = {
+        "documents": len(documents), "tokens": int(scored[:, 1:].numel()), "loss": round(loss, 4),
+        "perplexity": round(_exp(loss), 2), "perplexity_per_word": round(_exp(loss * ratio), 2)}
+    if len(scored) < len(blocks):
+        numbers["held_out_tokens"] = int(blocks[:, 1:].numel())  # the first MAX_TOKENS of these were scored
+    return numbers
+
+
+def _exp(value: float) -> float:
+    """exp(value), or inf where that is beyond a float (a text of NUL bytes or emoji: thousands of tokens
+    per "word", each very unlikely, make the per-word number overflow)."""
+    try:
+        return math.exp(value)
+    except OverflowError:
+        return math.inf
 
 
 @reports_user_errors("perplexity")

@@ -4,24 +4,25 @@
 #   .ci/setup-venv package,pos && packaging/build.sh      (PYTHON=… picks another interpreter)
 #
 # The folder holds the Variorum executable, torch (whichever build the venv has), the bundled models
-# (resources/models), the icon and variorum.desktop. Exits non-zero when the build or the smoke test fails.
+# (resources/models), what Paraphrase needs (spaCy and its English model, WordNet), the icon and
+# variorum.desktop; the smoke test fails a build that cannot paraphrase. Exits non-zero when the build or
+# the smoke test fails. packaging/check-paraphrase.sh checks Paraphrase's parts alone, in minutes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python="${PYTHON:-.venv/bin/python}"
 started=$SECONDS
-# Real words only (engine/word_sources.py) reads wordfreq's large English list; the package's other
-# languages (~55 MB) stay out. langcodes, which wordfreq asks for the language, reads its own data.
-wordfreq_data="$("$python" -c 'import pathlib, wordfreq; print(pathlib.Path(wordfreq.__file__).parent / "data")')"
-# The engine imports some modules lazily (per-head and per-task code), so all of engine/ and app/
-# are collected; training-only and optional tagging packages are left out to keep the folder small.
+# Paraphrase's parts (spaCy and its English model, WordNet's word lists, lemminflect) and wordfreq's English
+# list, which Paraphrase and Real words only read: packaging/paraphrase-parts.sh.
+# shellcheck source=packaging/paraphrase-parts.sh
+source packaging/paraphrase-parts.sh
 "$python" -m PyInstaller --noconfirm --clean --log-level WARN --onedir --name Variorum \
   --distpath dist --workpath build/pyinstaller --specpath build/pyinstaller --paths "$PWD" \
   --add-data "$PWD/resources/models:resources/models" --add-data "$PWD/resources/icons:resources/icons" \
   --add-data "$PWD/resources/licenses:resources/licenses" \
-  --add-data "$wordfreq_data/large_en.msgpack.gz:wordfreq/data" --collect-data langcodes \
+  "${paraphrase_parts[@]}" \
   --collect-submodules engine --collect-submodules app \
   --hidden-import transformers.models.gpt2 --hidden-import transformers.models.bart \
-  --exclude-module matplotlib --exclude-module spacy --exclude-module stanza --exclude-module tkinter \
+  --exclude-module matplotlib --exclude-module stanza --exclude-module tkinter \
   --exclude-module sacrebleu --exclude-module rouge_score --exclude-module jiwer --exclude-module pytest \
   app/__main__.py
 cp packaging/variorum.desktop resources/icons/variorum.png dist/Variorum/

@@ -10,6 +10,7 @@ from PySide6.QtWidgets import (
     QApplication,
     QLabel,
     QListWidget,
+    QProgressBar,
     QPushButton,
     QSplitter,
     QTabWidget,
@@ -92,7 +93,7 @@ class MainWindow(FilesMixin, ModelsMixin):
     # --- layout ------------------------------------------------------------------------------------
     def _build(self) -> None:
         central = QWidget()
-        self.messages = MessageBar(central)  # floats over the top edge: a notice never moves the controls
+        self.messages = MessageBar()  # under the document: it covers no tab and moves no control
         self.tabs = DocumentTabs()
         self.find_bar = FindBar(self.tabs.current)
         editor_side = QWidget()
@@ -100,6 +101,7 @@ class MainWindow(FilesMixin, ModelsMixin):
         editor_layout.setContentsMargins(0, 0, 0, 0)
         editor_layout.addWidget(self.tabs, 1)
         editor_layout.addWidget(self.find_bar)
+        editor_layout.addWidget(self.messages)
         self.variants = VariantsPanel()
         self.preview = InlinePreview(self.variants.texts, self)
         self.preview.message.connect(lambda text: self.statusBar().showMessage(text, 8000))
@@ -130,13 +132,23 @@ class MainWindow(FilesMixin, ModelsMixin):
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.splitter, 1)
         self.setCentralWidget(central)
-        self.messages.raise_()
-        self.words_label = QLabel()
-        self.model_label = QLabel("No model loaded")
-        self.statusBar().addPermanentWidget(self.words_label)
-        self.statusBar().addPermanentWidget(self.model_label)
+        self._build_status_bar()
         self._word_timer = QTimer(self, singleShot=True, interval=250)
         self._word_timer.timeout.connect(self._update_words)
+
+    def _build_status_bar(self) -> None:
+        """Messages on the left; the progress of loading or writing, the word count and the model on the right."""
+        self.words_label = QLabel()
+        self.model_label = QLabel("No model loaded")
+        self.activity = QLabel()
+        self.activity.setAccessibleName("Progress")
+        self.activity_bar = QProgressBar(textVisible=False)
+        self.activity_bar.setMaximumWidth(120)
+        self.activity_bar.hide()
+        self.statusBar().addPermanentWidget(self.activity_bar)
+        self.statusBar().addPermanentWidget(self.activity)
+        self.statusBar().addPermanentWidget(self.words_label)
+        self.statusBar().addPermanentWidget(self.model_label)
 
     def _action(self, menu_name: str, text: str, slot: object,
                 shortcut: str | QKeySequence | QKeySequence.StandardKey = "") -> QAction:

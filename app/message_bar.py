@@ -1,9 +1,10 @@
-"""A bar at the top of the window for errors, notices and offers (e.g. recovering unsaved work).
+"""A bar for errors, notices and offers (e.g. recovering unsaved work), under the document.
 
 Messages never block the window (no modal dialogs), so the app keeps running and tests can read them.
 Text is shown as plain text: messages quote file names and document titles, which may look like HTML.
-Given a parent, the bar floats over the parent's top edge instead of taking a place in its layout, so
-showing or dismissing a message never moves the controls under the writer's pointer.
+The window keeps the bar in its editor column, under the document (app/main_window.py): showing or
+dismissing a message only shortens or lengthens the document's text area, so it never covers a tab nor
+moves a control, and a click meant for a tab always lands on the tab.
 Each kind sets its text colour on the label itself: a style sheet's colour is not inherited by child
 widgets, so the label would keep the theme's text colour (light in the dark theme, on a light background).
 """
@@ -12,8 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QEvent, QObject, Qt
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QWidget
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 STYLES = {  # kind: (background, text, border)
     "error": ("#fdecea", "#611a15", "#f5c6cb"),
@@ -23,20 +24,21 @@ STYLES = {  # kind: (background, text, border)
 
 
 class MessageBar(QFrame):
-    """Shows one message at a time with optional action buttons and a close button."""
+    """Shows one message at a time, with optional action buttons and a Dismiss button under it."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.label = QLabel(wordWrap=True, textFormat=Qt.TextFormat.PlainText)
         self.label.setAccessibleName("Message")
         self.kind = ""
-        self._layout = QHBoxLayout(self)
-        self._layout.setContentsMargins(8, 4, 8, 4)
-        self._layout.addWidget(self.label, 1)
+        self._row = QHBoxLayout()  # the buttons, right-aligned under the text: the column may be narrow
+        self._row.addStretch(1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 4, 8, 4)
+        layout.addWidget(self.label)
+        layout.addLayout(self._row)
         self._buttons: list[QPushButton] = []
         self.setAutoFillBackground(True)
-        if parent is not None:
-            parent.installEventFilter(self)  # follow the parent's width
         self.hide()
 
     def show_message(self, text: str, kind: str = "info", actions: list[tuple[str, Callable[[], object]]] | None = None,
@@ -54,25 +56,9 @@ class MessageBar(QFrame):
         for label, callback in [*(actions or []), ("Dismiss", self.dismiss)]:
             button = QPushButton(label)
             button.clicked.connect(callback)
-            self._layout.addWidget(button)
+            self._row.addWidget(button)
             self._buttons.append(button)
         self.show()
-        self.raise_()
-        self._place()
-
-    def _place(self) -> None:
-        """Span the parent's top edge, as tall as the message needs."""
-        parent = self.parentWidget()
-        if parent is not None:
-            width = parent.width()
-            layout = self._layout
-            height = layout.totalHeightForWidth(width) if layout.hasHeightForWidth() else self.sizeHint().height()
-            self.setGeometry(0, 0, width, max(height, self.minimumSizeHint().height()))
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if event.type() == QEvent.Type.Resize and self.isVisible():
-            self._place()
-        return False
 
     def dismiss(self) -> None:
         self.kind = ""

@@ -3,7 +3,7 @@ type-check against a real base class instead of a `self: MainWindow` annotation 
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QLabel, QListWidget, QMainWindow, QMenu, QTabWidget
+from PySide6.QtWidgets import QLabel, QListWidget, QMainWindow, QMenu, QProgressBar, QTabWidget
 
 from app.controls.panel import ControlsPanel
 from app.editor.document import DocumentEditor
@@ -42,10 +42,24 @@ class WindowBase(QMainWindow):
     history_list: QListWidget
     controls: ControlsPanel
     model_label: QLabel
+    activity: QLabel  # the status line's progress: loading, writing (speed, time left), or how the last batch went
+    activity_bar: QProgressBar
     recent_menu: QMenu
 
     def show_error(self, text: str, details: str = "") -> None:
         self.messages.show_message(text, "error", details=details)
+
+    def show_activity(self, text: str, busy: bool = False, share: float | None = None) -> None:
+        """Say on the status line what the window is doing or last did; a bar shows while `busy`, filling up
+        with `share` (0–1) when the share done is known, moving to and fro when it is not. The text stays
+        until the next activity replaces it."""
+        self.activity.setText(text)
+        self.activity_bar.setVisible(busy)
+        if busy and share is None:
+            self.activity_bar.setRange(0, 0)
+        elif busy and share is not None:
+            self.activity_bar.setRange(0, 100)
+            self.activity_bar.setValue(round(100 * share))
 
     def add_notice(self, text: str, details: str = "") -> None:
         """Show a notice without hiding an open offer (e.g. recovery): it is added to the offer's text."""

@@ -17,6 +17,7 @@ from app.editor.document import DocumentEditor
 from app.editor.history import Batch
 from app.variants.labels import LabelSource
 from app.variants.pane import VariantPane
+from app.variants.progress import done_words, duration_words, share_written, writing_words
 from app.window_base import WindowBase
 from app.worker import BackgroundCall, GenerationOutcome
 from engine.decode_fields import MAX_SEED, SEED
@@ -36,6 +37,7 @@ class GenerationMixin(WindowBase):
     _preparer: BackgroundCall | None  # what a mode needs beyond the weights, loading (`LoadedModel.prepare`)
     _batch_editor: DocumentEditor | None  # the document the running batch belongs to
     _tagger_call: BackgroundCall | None  # the POS tagging in flight for colouring
+    _load_started = 0.0  # when the latest model load began (perf_counter)
 
     # --- model -------------------------------------------------------------------------------------
     def load_bundle(self, path: Path) -> None:
@@ -43,6 +45,8 @@ class GenerationMixin(WindowBase):
             self.generator.stop()
         device, runtime = self.controls.model.device_name(), self.controls.model.runtime_name()
         self.controls.model.set_busy(True, f"Loading {path.name}…")
+        self.show_activity(f"Loading the model {path.name}… You can write meanwhile.", busy=True)
+        self._load_started = time.perf_counter()
         info = next((b for b in self.controls.model.bundles if Path(b.path) == Path(path)), None)
         self.controls.mode.set_loading(set(info.tasks) if info is not None else set())  # its modes wait, no error
         self._loader = BackgroundCall(lambda: self.engine.load(path, device, runtime), self)
@@ -68,6 +72,8 @@ class GenerationMixin(WindowBase):
         self.controls.model.set_busy(False)
         self.controls.mode.set_loading(set())
         self.controls.model.set_status(f"{path.name} is ready.")
+        took = duration_words(time.perf_counter() - self._load_started)
+        self.show_activity(f"{path.name} is ready (loaded in {took}).")
         self.controls.model.status.setToolTip(f"Loaded on {model.device.type.upper()} with {model.runtime}.")
         if model.runtime_note:  # a faster runtime could not be used: say so once, the engine's reason in the tooltip
             self.add_notice(f"{path.name} runs the standard way here: its faster version could not be used. "
@@ -92,6 +98,7 @@ class GenerationMixin(WindowBase):
         self.controls.model.set_busy(False)
         self.controls.mode.set_loading(set())
         self.controls.model.set_status(f"Could not load {path.name}.", error=True)
+        self.show_activity(f"Could not load {path.name}.")
         self.show_error(f"Could not load the model {path.name}: {message}")
 
     # --- generate ----------------------------------------------------------------------------------
@@ -147,15 +154,23 @@ class GenerationMixin(WindowBase):
         self._batch_editor = editor
         self._batch_plan = self.controls.mode.plan_values()  # recorded with the batch: "Use its settings" restores it
         self._new_batch = new_batch
+        self._batch_request: tuple[GenerationRequest, list[int]] | None = (request, targets)
         self._batch_model = self.model_name
-        self._gen_started = time.perf_counter()
         self._first_token_at: float | None = None
         assert self.model is not None  # _request() returned a request, so a model is loaded (it is never unloaded)
         self.generator.start(self.model, request, targets)
         self.controls.set_running(True)
         self.variants.set_busy(True, targets)
-        self.statusBar().showMessage(f"Writing {len(targets)} variant(s)…")
+        self._show_writing(request, targets)
         return True
+
+    def _show_writing(self, request: GenerationRequest, targets: list[int]) -> None:
+        """The status line while a batch is written: speed and time left, with a bar filling up."""
+        panes = self.variants.panes
+        states = [panes[i].state for i in targets if i < len(panes)]
+        tokens, elapsed = self.generator.progress()
+        self.show_activity(writing_words(request, states, tokens, elapsed), busy=True,
+                           share=share_written(request, states))
 
     def stop(self) -> None:
         if self.generator.running:
@@ -183,8 +198,8 @@ class GenerationMixin(WindowBase):
             pane = self.variants.panes[index]
             pane.show_text()
             pane.refresh_header()
-        rate = self.generator.tokens_per_second()
-        self.statusBar().showMessage(f"Writing… {rate:.0f} tokens/s")
+        if self.generator.running and self._batch_request is not None:
+            self._show_writing(*self._batch_request)
 
     def _on_finished(self, outcome: GenerationOutcome) -> None:
         panes = self.variants.panes
@@ -199,10 +214,9 @@ class GenerationMixin(WindowBase):
         self.variants.update_diversity()
         if outcome.error:
             self.show_error(f"Generation failed: {outcome.error}. Your text is unchanged; try other settings.")
-        word = "Stopped" if outcome.stopped else "Done"
-        rate = outcome.tokens / outcome.seconds if outcome.seconds else 0.0
-        self.statusBar().showMessage(f"{word}: {outcome.tokens} tokens in {outcome.seconds:.1f} s "
-                                     f"({rate:.0f} tokens/s)", 8000)
+        self._batch_request = None
+        self.show_activity(done_words(outcome.stopped, bool(outcome.error), outcome.tokens, outcome.seconds,
+                                      len(outcome.targets)))
         self._record_batch(outcome)
         self.recolour()
 
@@ -237,6 +251,7 @@ class GenerationMixin(WindowBase):
             return
         self.variants.show_states([copy.deepcopy(s) for s in batch.variants])
         self.side_tabs.setCurrentWidget(self.variants)  # the restored variants are what the writer asked to see
+        self.show_activity("")  # the last batch's line is about other variants than these
         self.recolour()
         self.statusBar().showMessage(f"Restored batch from {batch.label()}", 5000)
 

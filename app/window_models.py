@@ -86,6 +86,7 @@ class ModelsMixin(GenerationMixin):
                             "loaded or imported.")
             return
         self.controls.model.set_busy(True, f"{doing}…")
+        self.show_activity(f"{doing}…", busy=True)
         self.messages.show_message(f"{doing} ({why_slow}). You can keep writing meanwhile.", "info")
         self._importer = BackgroundCall(job, self)
         self._importer.done.connect(lambda bundle: self._on_model_added(name, Path(bundle), picked))
@@ -111,6 +112,7 @@ class ModelsMixin(GenerationMixin):
         self.controls.model.set_busy(False)
         self.controls.model.select_path(self.settings.last_bundle)  # the box shows the model still loaded
         self.controls.model.set_status(f"Could not add {name}.", error=True)
+        self.show_activity(f"Could not add {name}.")
         self.show_error(f"Could not add {name} as a model: {message.rstrip('.')}. Your document and the model "
                         "you had are unchanged.")
 

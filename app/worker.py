@@ -113,11 +113,11 @@ class GenerationController(QObject):
             job.stop_event.set()
             job.thread.join(timeout_s)
 
-    def tokens_per_second(self) -> float:
+    def progress(self) -> tuple[int, float]:
+        """Tokens written so far by the running generation and the seconds since it started ((0, 0) when idle)."""
         if self._job is None:
-            return 0.0
-        elapsed = time.perf_counter() - self._job.started
-        return self._job.outcome.tokens / elapsed if elapsed > 0 else 0.0
+            return 0, 0.0
+        return self._job.outcome.tokens, time.perf_counter() - self._job.started
 
     def _drain(self) -> None:
         job = self._job

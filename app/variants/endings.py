@@ -11,7 +11,7 @@ from engine.decode_fields import BY_NAME, Checkbox, Slider
 from engine.decoding.loops import FINISH_LOOP
 from engine.decoding.sentence_end import FINISH_SENTENCE
 
-AT_LIMIT = "reached length limit"  # one wording whether or not it was cut back to a full sentence
+AT_LIMIT = "at length limit"  # one wording whether or not it was cut back to a full sentence
 ENDINGS = {  # the engine's finish reasons (engine/decoding, engine/permgen)
     "eos": "ended",
     "eop": "ended",
@@ -42,7 +42,7 @@ def is_empty_result(state: VariantState) -> bool:
 
 
 def ending_words(state: VariantState) -> str:
-    """A few plain words for the pane header: writing…, ended, reached length limit, stopped, …"""
+    """A few plain words for the pane header: writing…, ended, at length limit, stopped, …"""
     if not state.finish_reason:
         return "writing…"
     if is_empty_result(state):

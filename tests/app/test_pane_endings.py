@@ -24,7 +24,7 @@ def test_each_ending_is_said_in_plain_words(qtbot: QtBot) -> None:
     reasons = ["eos", "eop", "length", "sentence", "cancelled"]
     panel.show_states([VariantState(text="Tom ran.", finish_reason=r) for r in reasons])
     words = [pane.header.text().split(" · ")[1] for pane in panel.panes]
-    assert words == ["ended", "ended", "reached length limit", "reached length limit", "stopped"]
+    assert words == ["ended", "ended", "at length limit", "at length limit", "stopped"]
     assert all("eop" not in pane.header.text() for pane in panel.panes)
     assert "How it ended: the model ended it." in panel.panes[1].header.toolTip()
 

@@ -23,9 +23,12 @@ def _panel(qtbot: QtBot, width: int = 520, height: int = 700) -> VariantsPanel:
 
 def test_the_length_limit_has_one_wording(qtbot: QtBot) -> None:
     panel = _panel(qtbot)
-    panel.show_states([VariantState(text="Tom ran.", finish_reason=r) for r in ("length", FINISH_SENTENCE)])
+    panel.show_states([VariantState(text="Tom ran.", finish_reason=r) for r in ("length", FINISH_SENTENCE)] * 2)
+    panel.update_diversity()  # all four the same: each header names the other three
+    qtbot.wait(20)
     words = {pane.header.text().split(" · ")[1] for pane in panel.panes}
-    assert words == {"reached length limit"}
+    assert words == {"at length limit"}
+    assert all(pane.header.height() < 2 * pane.header.fontMetrics().lineSpacing() for pane in panel.panes)
     tips = [pane.header.toolTip() for pane in panel.panes]
     assert "maybe in mid-sentence" in tips[0] and "cut back to its last full sentence" in tips[1]
 

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from app.editor.document import DocumentEditor, paragraph_words
 from app.editor.history import History
-from app.editor.tabs import DocumentError, read_document
+from app.editor.tabs import DocumentError, check_file_type, read_document
 from app.editor.text_file import UTF8, TextFile, describe
 from app.paths import dialog_folder
 from app.persistence.autosave import FoundDocument, find_recoverable, forget_files, kept_notice, remove_empty_orphans
@@ -54,7 +54,11 @@ class FilesMixin(WindowBase):
         if (editor := self.tabs.find_open(path)) is not None:
             return editor
         try:
+            check_file_type(path)
             size = path.stat().st_size
+        except DocumentError as error:
+            self.show_error(str(error))
+            return None
         except OSError:
             size = 0  # read_document names the problem
         if size > READ_AT_ONCE:

@@ -16,12 +16,17 @@ class DocumentError(ValueError):
     """A file cannot be opened or saved; the message is for the writer."""
 
 
+def check_file_type(path: Path) -> None:
+    """DocumentError unless `path` names a plain text or Markdown file."""
+    if path.suffix.lower() not in FILE_TYPES:
+        raise DocumentError(f"{path.name}: only plain text (.txt) and Markdown (.md) files can be opened.")
+
+
 def read_document(path: Path) -> TextFile:
     """Read a writer's file to open it; any thread may call this (the window reads large files off the UI
     thread). DocumentError says why it cannot be opened: not .txt or .md, missing, unreadable, not a
     regular file (a FIFO, a device) or too large."""
-    if path.suffix.lower() not in FILE_TYPES:
-        raise DocumentError(f"{path.name}: only plain text (.txt) and Markdown (.md) files can be opened.")
+    check_file_type(path)
     try:
         return read_text_file(path)
     except OSError as error:

@@ -90,3 +90,11 @@ def test_a_large_file_that_cannot_be_read_says_why(make_window: MakeWindow, tmp_
     assert window.open_path(big) is None
     qtbot.waitUntil(lambda: window.messages.kind == "error", timeout=10_000)
     assert window.messages.label.text() == f"Could not open {big}: Permission denied"
+
+
+def test_a_large_file_of_another_type_is_refused_at_once(make_window: MakeWindow, tmp_path: Path) -> None:
+    image = tmp_path / "photo.png"
+    image.write_bytes(b"\x89PNG" + b"\0" * (READ_AT_ONCE + 1))
+    window = make_window(load_model=False, wait_model=False)
+    assert window.open_path(image) is None
+    assert window.messages.label.text() == "photo.png: only plain text (.txt) and Markdown (.md) files can be opened."

@@ -38,9 +38,11 @@ class GenerationMixin(WindowBase):
     _batch_editor: DocumentEditor | None  # the document the running batch belongs to
     _tagger_call: BackgroundCall | None  # the POS tagging in flight for colouring
     _load_started = 0.0  # when the latest model load began (perf_counter)
+    _loading_path: Path | None = None  # the bundle the latest load is for
 
     # --- model -------------------------------------------------------------------------------------
     def load_bundle(self, path: Path) -> None:
+        """Load the bundle at `path` in the background; a load started later wins over one still running."""
         if self.generator.running:
             self.generator.stop()
         device, runtime = self.controls.model.device_name(), self.controls.model.runtime_name()
@@ -49,10 +51,15 @@ class GenerationMixin(WindowBase):
         self._load_started = time.perf_counter()
         info = next((b for b in self.controls.model.bundles if Path(b.path) == Path(path)), None)
         self.controls.mode.set_loading(set(info.tasks) if info is not None else set())  # its modes wait, no error
-        self._loader = BackgroundCall(lambda: self.engine.load(path, device, runtime), self)
-        self._loader.done.connect(lambda model: self._on_loaded(path, model))
-        self._loader.failed.connect(lambda message: self._on_load_failed(path, message))
-        self._loader.start()
+        loader = BackgroundCall(lambda: self.engine.load(path, device, runtime), self)
+        loader.done.connect(lambda model: self._on_loaded(path, model) if loader is self._loader else None)
+        loader.failed.connect(lambda message: self._on_load_failed(path, message) if loader is self._loader else None)
+        self._loader, self._loading_path = loader, Path(path)
+        loader.start()
+
+    def _is_loading(self, path: Path) -> bool:
+        """True while the bundle at `path` is the one loading."""
+        return self._loader is not None and self._loader.running and self._loading_path == Path(path)
 
     def load_model_for_mode(self, mode: str) -> None:
         """The writer picked `mode`: load its model unless the loaded one can do it already."""
@@ -60,7 +67,7 @@ class GenerationMixin(WindowBase):
             self._prepare(self.model, mode)
             return
         info = self.controls.model.bundle_for_mode(mode)
-        if info is not None:
+        if info is not None and not self._is_loading(Path(info.path)):  # already on its way: nothing to restart
             self.controls.model.select(info)
             self.load_bundle(Path(info.path))
 

@@ -65,8 +65,10 @@ class LoadingEngine(FakeEngine):
         super().__init__(bundles=[lm, para])
         self.models = {"lm": FakeModel(writes("continue")), "para": FakeModel(writes("paraphrase"))}
         self.release = False
+        self.loads: list[str] = []
 
     def load(self, path: Path, device: str = "auto", runtime: str = "auto") -> FakeModel:
+        self.loads.append(Path(path).name)
         while Path(path).name == "para" and not self.release:
             __import__("time").sleep(0.01)
         return self.models[Path(path).name]
@@ -88,6 +90,11 @@ def test_no_error_while_the_modes_model_loads_and_a_reason_never_moves_the_contr
     assert mode.description.text().startswith("Rewrites the passage")
     assert not window.controls.generate.isEnabled()  # it waits for the model
     assert window.messages.kind == ""
+    mode.picker.setCurrentIndex(MODES.index("continue"))  # the writer looks at Continue and comes back
+    mode.picker.setCurrentIndex(MODES.index("paraphrase"))
+    mode.picker.activated.emit(MODES.index("paraphrase"))
+    assert "needs a model trained for it" not in mode.description.text()
+    assert engine.loads == ["lm", "para"]  # the load on its way is not started again
     engine.release = True
     qtbot.waitUntil(lambda: window.model is engine.models["para"], timeout=5000)
     assert window.controls.generate.isEnabled()
@@ -122,3 +129,15 @@ def test_the_description_keeps_the_full_width_after_a_model_change(make_window: 
         assert mode.description.width() == full
         QApplication.processEvents()
         assert mode.description.width() == full
+
+
+def test_a_load_started_later_wins_over_one_still_running(make_window: MakeWindow, qtbot: QtBot,
+                                                           tmp_path: Path) -> None:
+    engine = LoadingEngine(tmp_path)
+    window = make_window(engine)
+    window.load_bundle(tmp_path / "para")  # slow: waits for the test
+    window.load_bundle(tmp_path / "lm")  # the writer changed their mind
+    qtbot.waitUntil(lambda: window.activity.text().startswith("lm is ready"), timeout=5000)
+    engine.release = True
+    qtbot.wait(200)
+    assert window.model is engine.models["lm"] and window.model_name == "lm"

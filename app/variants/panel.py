@@ -23,7 +23,9 @@ from app.variants.diversity import DIVERSITY_HELP, near_identical, readout
 from app.variants.pane import VariantPane
 from app.variants.state import VariantState
 
-PANE_MIN_WIDTH = 240  # a column narrower than this is dropped; panes wrap their header and buttons to fit
+# A column narrower than this is dropped; two fit at the default window size. Panes wrap their header and
+# buttons to fit.
+PANE_MIN_WIDTH = 230
 MAX_COLUMNS = 4
 
 

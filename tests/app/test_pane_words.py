@@ -9,6 +9,7 @@ from pytestqt.qtbot import QtBot
 from app.variants.panel import VariantsPanel
 from app.variants.state import VariantState
 from engine.decoding.sentence_end import FINISH_SENTENCE
+from tests.app.conftest import MakeWindow
 
 UNCHANGED = {"sentence_self_wer": [0.0, 0.0]}
 
@@ -82,3 +83,13 @@ def test_the_same_width_lays_variants_out_the_same_way(qtbot: QtBot) -> None:
         layouts.append(panel.columns)
         qtbot.wait(30)
     assert len(set(layouts)) == 1
+
+
+def test_the_default_window_shows_two_columns_for_every_batch(make_window: MakeWindow, qtbot: QtBot) -> None:
+    window = make_window()
+    qtbot.wait(20)
+    long_text = " ".join(["Tom walked to the old mill by the river and sat down to rest."] * 12)
+    for text in ("Tom ran.", long_text, "Tom ran."):
+        window.variants.show_states([VariantState(text=text, finish_reason="eos") for _ in range(4)])
+        qtbot.wait(30)
+        assert window.variants.columns == 2

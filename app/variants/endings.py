@@ -65,8 +65,17 @@ def unchanged_note(state: VariantState) -> str:
     if not kept:
         return ""
     if kept == total:
-        return "Same as your passage: the model found no other wording this time."
+        return "Same as your passage: no other wording found."
     return f"{kept} of its {total} sentences are as you wrote them."
+
+
+def twins_note(numbers: list[int]) -> str:
+    """"≈ Nearly the same as 2, 3 and 4." for the variants whose words are nearly this one's ("" for none)."""
+    if not numbers:
+        return ""
+    names = [str(n) for n in numbers]
+    listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+    return f"≈ Nearly the same as {listed}."
 
 
 def likelihood_words(state: VariantState) -> str:

@@ -23,6 +23,7 @@ from app.variants.endings import (
     likelihood_words,
     sentences_kept,
     settings_words,
+    twins_note,
     unchanged_note,
 )
 from app.variants.flow import FlowLayout
@@ -37,8 +38,8 @@ class VariantPane(QFrame):
     """Shows one VariantState; emits requests the panel turns into editor actions.
 
     The header is one short line (number, how the variant ended, the pin); seed, likelihood and settings are
-    in its tooltip, in words. A paraphrase that kept the writer's wording says so on a line of its own under
-    the header, and offers another try. The text grows with its content: the panel scrolls, a pane never
+    in its tooltip, in words. Under it, at the pane's full width, a note says when a paraphrase kept the
+    writer's wording (and offers another try) and which variants are nearly the same as this one. The text grows with its content: the panel scrolls, a pane never
     does."""
 
     insert_requested = Signal(str)
@@ -54,7 +55,7 @@ class VariantPane(QFrame):
         self.near_identical: list[int] = []  # numbers of the panes whose text is nearly the same
         self._shown = ""  # the text the text box shows (it may lag the state by one drain)
         self.header = QLabel(wordWrap=True)  # one short line; wraps rather than widen a narrow column
-        self.note = QLabel(wordWrap=True)  # a paraphrase that kept the writer's words says so here
+        self.note = QLabel(wordWrap=True)  # kept wording and near-twins, said under the header at its full width
         self.note.setAccessibleName("Variant note")
         self.again = QToolButton()
         self.again.setText("Try again")
@@ -69,6 +70,7 @@ class VariantPane(QFrame):
         self.text.document().documentLayout().documentSizeChanged.connect(self._fit_height)
         self.buttons: dict[str, QToolButton] = {}
         row = FlowLayout()  # wraps the buttons in a narrow column
+        row.addWidget(self.again)  # first, where the eye lands after the note
         for key, label, tip in (
             ("insert", "Insert", "Insert this variant at the cursor in the document (one undo step)."),
             ("replace", "Replace", "Replace the document's selection with this variant."),
@@ -87,14 +89,12 @@ class VariantPane(QFrame):
         top = QHBoxLayout()
         top.addWidget(self.header, 1)
         top.addWidget(pin)
-        note_row = QHBoxLayout()
-        note_row.addWidget(self.note, 1)
-        note_row.addWidget(self.again)
         layout = QVBoxLayout(self)
         layout.addLayout(top)
-        layout.addLayout(note_row)
+        layout.addWidget(self.note)
         layout.addWidget(self.text)
         layout.addLayout(row)
+        layout.addStretch(1)  # a pane taller than its content (its row-mate is longer) keeps it at the top
         self._busy = False
         self.set_number(number)
         self._fit_height()
@@ -152,12 +152,12 @@ class VariantPane(QFrame):
 
     def refresh_header(self) -> None:
         s = self.state
-        twins = ", ".join(map(str, self.near_identical))
-        self.header.setText(f"<b>{self.number}</b> · {ending_words(s)}" + (f" · <b>≈ {twins}</b>" if twins else ""))
+        self.header.setText(f"<b>{self.number}</b> · {ending_words(s)}")
         self.header.setToolTip(self.details())
         kept, total = sentences_kept(s)
-        self.note.setText(unchanged_note(s))
-        self.note.setVisible(bool(kept))
+        notes = [note for note in (unchanged_note(s), twins_note(self.near_identical)) if note]
+        self.note.setText("\n".join(notes))
+        self.note.setVisible(bool(notes))
         self.again.setVisible(bool(kept) and kept == total)
         self.text.setPlaceholderText(EMPTY_RESULT if is_empty_result(s) else "" if s.finish_reason else "Writing…")
         self._sync_buttons()

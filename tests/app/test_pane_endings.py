@@ -84,8 +84,9 @@ def test_a_paraphrase_says_how_much_it_left_as_written(qtbot: QtBot) -> None:
     panel = VariantsPanel()
     qtbot.addWidget(panel)
     rates = [[0.0, 0.0], [0.25, 0.0], [0.25, 0.5]]
-    panel.show_states([VariantState(text="Tom ran. He won.", finish_reason="done",
-                                    settings={"sentence_self_wer": r}) for r in rates])
+    texts = ["Tom ran. He won.", "Tom sprinted. He won.", "Tom hurried off. He came first."]
+    panel.show_states([VariantState(text=t, finish_reason="done", settings={"sentence_self_wer": r})
+                       for t, r in zip(texts, rates, strict=True)])
     notes = [pane.note.text() for pane in panel.panes]
     assert notes[0].startswith("Same as your passage")
     assert notes[1] == "1 of its 2 sentences are as you wrote them."

@@ -25,11 +25,12 @@ def _panel(qtbot: QtBot, width: int = 520, height: int = 700) -> VariantsPanel:
 def test_the_length_limit_has_one_wording(qtbot: QtBot) -> None:
     panel = _panel(qtbot)
     panel.show_states([VariantState(text="Tom ran.", finish_reason=r) for r in ("length", FINISH_SENTENCE)] * 2)
-    panel.update_diversity()  # all four the same: each header names the other three
+    panel.update_diversity()  # all four the same: each names the other three, under its header
     qtbot.wait(20)
     words = {pane.header.text().split(" · ")[1] for pane in panel.panes}
     assert words == {"at length limit"}
     assert all(pane.header.height() < 2 * pane.header.fontMetrics().lineSpacing() for pane in panel.panes)
+    assert panel.panes[0].note.text() == "≈ Nearly the same as 2, 3 and 4."
     tips = [pane.header.toolTip() for pane in panel.panes]
     assert "maybe in mid-sentence" in tips[0] and "cut back to its last full sentence" in tips[1]
 
@@ -54,8 +55,9 @@ def test_an_unchanged_paraphrase_says_so_and_offers_another_try(qtbot: QtBot) ->
     tried = []
     panel.regenerate_requested.connect(tried.append)
     rates = [[0.0, 0.0], [0.25, 0.0], [0.25, 0.5]]
-    panel.show_states([VariantState(text="Tom ran. He won.", finish_reason="done", tokens=9,
-                                    settings={"sentence_self_wer": r}) for r in rates])
+    texts = ["Tom ran. He won.", "Tom sprinted. He won.", "Tom hurried off. He came first."]
+    panel.show_states([VariantState(text=t, finish_reason="done", tokens=9, settings={"sentence_self_wer": r})
+                       for t, r in zip(texts, rates, strict=True)])
     qtbot.wait(20)
     same, half, changed = panel.panes
     assert "Same as your passage" in same.note.text() and same.again.isVisible()

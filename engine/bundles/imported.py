@@ -15,6 +15,8 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+import torch
+
 from engine.bundles.base import BaseReference
 from engine.bundles.bundle import OnBase, save_bundle
 from engine.checkpoints.hf_cache import cached_checkpoints, find_checkpoint
@@ -67,6 +69,11 @@ def import_checkpoint(name_or_dir: str, out: Path, environ: Mapping[str, str] | 
     if family is None:
         raise CheckpointError(f"{info.name}: {info.architecture} checkpoints are recognised but not imported yet")
     model, tokenizer = family.from_checkpoint(info)
+    broken = next((name for name, tensor in model.state_dict().items()
+                   if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all())), None)
+    if broken is not None:  # caught here, not as a diverged loss on a fine-tune's first step
+        raise CheckpointError(f"{info.path}: its weights hold NaN or infinite values (in {broken}): the checkpoint "
+                              "is damaged; download or convert it again")
     reference = BaseReference.of(info)
     provenance = {"imported_from": reference.to_dict()}
     card = _card(info, model.num_parameters(), tokenizer.vocab_size, reference, family.trainer)

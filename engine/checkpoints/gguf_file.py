@@ -210,6 +210,8 @@ def _vocabulary(path: Path, metadata: Mapping[str, Any], found: Mapping[str, Ten
     tokens = metadata.get("tokenizer.ggml.tokens")
     if not isinstance(tokens, list) or not tokens:
         raise CheckpointError(f"{path}: no tokenizer.ggml.tokens (the vocabulary)")
+    if not all(isinstance(token, str) for token in tokens):
+        raise CheckpointError(f"{path}: tokenizer.ggml.tokens holds values that are not strings")
     if len(tokens) > vocab:
         raise CheckpointError(f"{path}: the tokenizer has {len(tokens):,} tokens but the embedding only "
                               f"{vocab:,} rows")
@@ -316,7 +318,8 @@ def _dequantize(file: Any, info: TensorInfo) -> np.ndarray:
         raise CheckpointError(f"{file.name}: cut short while reading {info.name}")
     block, block_bytes = GGML_QUANT_SIZES[info.ggml_type]
     raw = np.frombuffer(data, dtype=np.uint8).reshape(*info.shape[:-1], info.shape[-1] // block * block_bytes)
-    values = dequantize(raw, info.ggml_type)  # F32: a view of `data`; the others: a new float32 array
+    with np.errstate(all="ignore"):  # damaged blocks overflow to inf / NaN: refused as such after the import
+        values = dequantize(raw, info.ggml_type)  # F32: a view of `data`; the others: a new float32 array
     if values.dtype != np.float32 or values.shape != info.shape:
         raise CheckpointError(f"{file.name}: {info.name} dequantizes to {values.dtype} {values.shape}")
     return values

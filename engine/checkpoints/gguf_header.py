@@ -14,6 +14,7 @@ the tensors.
 
 from __future__ import annotations
 
+import itertools
 import math
 import mmap
 import struct
@@ -172,6 +173,13 @@ def read_header(path: Path) -> Header:
             dims = tuple(cursor.scalar("<Q", name) for _ in range(n_dims))
             infos.append((name, dims, cursor.scalar("<I", name), cursor.scalar("<Q", name)))
         data_start = -(-cursor.pos // alignment) * alignment  # rounded up to the alignment
+    return Header(metadata, _tensor_infos(path, infos, data_start, alignment, size))
+
+
+def _tensor_infos(path: Path, infos: list[tuple[str, tuple[int, ...], int, int]], data_start: int, alignment: int,
+                  size: int) -> dict[str, TensorInfo]:
+    """The tensor table's (name, dims, type, offset) entries as `TensorInfo`s, each checked: a known type,
+    whole blocks, an aligned offset, data inside the file and apart from every other tensor's."""
     tensors: dict[str, TensorInfo] = {}
     for name, dims, type_id, offset in infos:
         if name in tensors:
@@ -188,9 +196,21 @@ def read_header(path: Path) -> Header:
         if dims[0] % block:
             raise CheckpointError(f"{path}: damaged: tensor {name}'s rows of {dims[0]} are not whole "
                                   f"{ggml_type.name} blocks of {block}")
+        if offset % alignment:  # llama.cpp refuses these too: the data would be read from the wrong place
+            raise CheckpointError(f"{path}: damaged: tensor {name}'s data offset {offset:,} is not a multiple of "
+                                  f"the file's alignment {alignment}")
         info = TensorInfo(name, dims, ggml_type, data_start + offset, elements // block * block_bytes)
         if info.start + info.nbytes > size:
             raise CheckpointError(f"{path}: cut short: tensor {name} ends at byte {info.start + info.nbytes:,} "
                                   f"of a {size:,}-byte file (download incomplete?)")
         tensors[name] = info
-    return Header(metadata, tensors)
+    _check_disjoint(path, tensors)
+    return tensors
+
+
+def _check_disjoint(path: Path, tensors: dict[str, TensorInfo]) -> None:
+    """No two tensors' data overlap: a damaged offset pointing into another tensor would be read silently."""
+    ordered = sorted(tensors.values(), key=lambda info: info.start)
+    for before, after in itertools.pairwise(ordered):
+        if after.start < before.start + before.nbytes:
+            raise CheckpointError(f"{path}: damaged: the data of tensors {before.name} and {after.name} overlap")

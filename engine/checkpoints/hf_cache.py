@@ -66,8 +66,10 @@ def _valid_name(name: str) -> bool:
 def find_checkpoint(name_or_dir: str, environ: Mapping[str, str] | None = None) -> CheckpointInfo:
     """A checkpoint folder, or a model name looked up in the local Hugging Face cache (never downloaded)."""
     path = Path(name_or_dir).expanduser()
-    if path.is_dir() or (path.suffix == ".gguf" and path.is_file()):
+    if path.is_dir():
         return inspect_checkpoint(path.resolve())
+    if path.suffix == ".gguf" or (os.path.lexists(path) and not path.is_file()):  # a FIFO, device, broken link
+        return inspect_checkpoint(path)  # not resolved: a cache snapshot's .gguf links to a blob without the suffix
     if not _valid_name(name_or_dir):
         raise CheckpointError(f"{name_or_dir}: no such folder, and not a model name like 'gpt2' or 'org/model'")
     roots = cache_roots(environ)

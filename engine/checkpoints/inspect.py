@@ -16,29 +16,49 @@ Checked without loading a single weight, so listing a large cache stays fast:
   A safetensors file is checked against its own header (a download cut short is shorter than the
   tensors it declares); a link whose target is missing counts as a missing file;
 - the tokenizer: `tokenizer.json`, or GPT-2's byte-level BPE pair `vocab.json` + `merges.txt`;
-  its vocabulary (plus added tokens) may not be larger than the weights' `vocab_size`, or the model
-  would read embedding rows it does not have (smaller is fine: some fine-tunes pad the embedding
-  table to a round size; the padding rows are never written).
+  its vocabulary (plus added tokens) may not be larger than the weights' `vocab_size`, nor any id
+  past it, or the model would read embedding rows it does not have (smaller is fine: some fine-tunes
+  pad the embedding table to a round size; the padding rows are never written);
+- the depth of each stack (`n_layer`, `encoder_layers`, `decoder_layers`, `num_hidden_layers`): bounded,
+  and equal to the blocks the weights hold (from the safetensors headers), before a layer is built.
+
+Every file is read by engine/checkpoints/checkpoint_files.py: a regular file inside the folder (a link
+out of it is refused), through the bundles' bounded JSON reader, its content type-checked.
 """
 
 from __future__ import annotations
 
-import json
-import struct
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engine.config import ConfigError
+from engine.checkpoints import checkpoint_files
+from engine.checkpoints.checkpoint_files import (
+    is_count,
+    present,
+    read_json,
+    read_object,
+    safetensors_shapes,
+    shard_name,
+)
+from engine.files.small_reads import file_problem
+
+CheckpointError = checkpoint_files.CheckpointError  # defined beside the file readers; importers know it from here
 
 ARCHITECTURES = {"GPT2LMHeadModel": "gpt2", "BartForConditionalGeneration": "bart", "LlamaForCausalLM": "llama"}
 SINGLE_WEIGHTS = ("model.safetensors", "pytorch_model.bin")
 SHARD_INDEXES = ("model.safetensors.index.json", "pytorch_model.bin.index.json")
-MAX_JSON_BYTES = 64 * 1024 * 1024  # tokenizer.json of large vocabularies is a few MB; refuse absurd files
-
-
-class CheckpointError(ConfigError):
-    """A folder or name that is not an importable checkpoint; the message says which file and why."""
+GENERATION_CONFIG = "generation_config.json"  # read by transformers when it loads some models: checked as ours
+MAX_VOCAB = 1 << 21  # rows of an embedding table (the largest vocabularies have about 260k)
+MAX_LAYERS = 1024  # a stack's depth (the largest published models have about 130)
+# Each stack of blocks: the config key counting them, and the weight names that hold block i (group 1).
+LAYER_COUNTS = {
+    "gpt2": {"n_layer": r"(?:^|\.)h\.(\d+)\."},
+    "bart": {"encoder_layers": r"(?:^|\.)encoder\.layers\.(\d+)\.",
+             "decoder_layers": r"(?:^|\.)decoder\.layers\.(\d+)\."},
+    "llama": {"num_hidden_layers": r"(?:^|\.)layers\.(\d+)\."},
+}
 
 
 @dataclass(frozen=True)
@@ -64,113 +84,143 @@ class CheckpointInfo:
         """One line for listings: name, family, vocabulary and where it is."""
         return f"{self.name} ({self.architecture}, {self.vocab_size:,} tokens) at {self.path}"
 
-
-def _read_json(path: Path, what: str) -> Any:
-    if not path.is_file():
-        raise CheckpointError(f"{path.parent}: no {path.name} ({what})")
-    if path.stat().st_size > MAX_JSON_BYTES:
-        raise CheckpointError(f"{path}: {path.stat().st_size:,} bytes is too large for a {what}")
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise CheckpointError(f"{path}: not a readable {what} ({error})") from None
+    @property
+    def read_files(self) -> tuple[Path, ...]:
+        """Every file an import reads besides the weights: config.json and the tokenizer (and transformers'
+        generation config where there is one); none for a .gguf file, which is its weights."""
+        if self.path.suffix == ".gguf":
+            return ()
+        extra = [self.path / GENERATION_CONFIG] if (self.path / GENERATION_CONFIG).exists() else []
+        return (self.path / "config.json", *self.tokenizer, *extra)
 
 
 def read_config(directory: Path) -> dict[str, Any]:
     """config.json of a checkpoint folder as a JSON object, or a CheckpointError naming what is wrong."""
-    config = _read_json(directory / "config.json", "model config")
-    if not isinstance(config, dict):
-        raise CheckpointError(f"{directory / 'config.json'}: not a model config (a JSON object)")
-    return config
+    return read_object(directory, "config.json", "model config")
 
 
 def read_architecture(directory: Path) -> tuple[str, str, int]:
     """(architecture, family, vocab_size) from config.json, or a CheckpointError naming what is wrong."""
     config = read_config(directory)
-    architectures = config.get("architectures") or []
+    where = directory / "config.json"
+    architectures = config.get("architectures")
+    if architectures is None:
+        raise CheckpointError(f"{where}: names no model class (no 'architectures'; its model_type is "
+                              f"{config.get('model_type', 'missing')!r:.40}): Variorum imports checkpoints saved as "
+                              "GPT2LMHeadModel, LlamaForCausalLM or BartForConditionalGeneration")
+    if not isinstance(architectures, list) or not all(isinstance(a, str) for a in architectures):
+        raise CheckpointError(f"{where}: 'architectures' is {architectures!r:.60}, not a list of model class names")
     known = [a for a in architectures if a in ARCHITECTURES]
     if not known:
-        found = ", ".join(map(str, architectures)) or f"model_type {config.get('model_type', 'unknown')!r}"
-        raise CheckpointError(f"{directory}: {found} is not supported; Variorum imports GPT-2 (GPT2LMHeadModel), "
+        found = ", ".join(architectures) or "an empty list"
+        raise CheckpointError(f"{directory}: {found:.200} is not supported; Variorum imports GPT-2 (GPT2LMHeadModel), "
                               "Llama (LlamaForCausalLM, or a .gguf file) and BART (BartForConditionalGeneration) "
                               "checkpoints")
     vocab_size = config.get("vocab_size")
-    if not isinstance(vocab_size, int) or vocab_size <= 0:
-        raise CheckpointError(f"{directory / 'config.json'}: no positive vocab_size")
+    if not is_count(vocab_size) or not 0 < vocab_size <= MAX_VOCAB:
+        raise CheckpointError(f"{where}: vocab_size is {vocab_size!r:.40}; Variorum reads 1 to {MAX_VOCAB:,}")
     return known[0], ARCHITECTURES[known[0]], vocab_size
 
 
-def _check_safetensors(path: Path) -> None:
-    """A safetensors file at least as long as its header says (8-byte length, JSON, then the data)."""
-    size = path.stat().st_size
-    with path.open("rb") as file:
-        head = file.read(8)
-        if len(head) < 8:
-            raise CheckpointError(f"{path}: too short to be a safetensors file (download cut short?)")
-        (header_len,) = struct.unpack("<Q", head)
-        if header_len > min(size - 8, MAX_JSON_BYTES):
-            raise CheckpointError(f"{path}: not a safetensors file, or cut short")
-        try:
-            header = json.loads(file.read(header_len))
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            raise CheckpointError(f"{path}: its safetensors header is damaged") from None
-    ends = [int(t["data_offsets"][1]) for k, t in header.items() if k != "__metadata__" and isinstance(t, dict)]
-    if 8 + header_len + max(ends, default=0) > size:
-        raise CheckpointError(f"{path}: {size:,} bytes, its header declares {8 + header_len + max(ends):,} "
-                              "(download cut short?)")
+def check_layer_counts(directory: Path, family: str, shapes: dict[str, tuple[int, ...]] | None) -> None:
+    """Each stack's depth in config.json: a count Variorum builds, and, where the weights' names are known
+    (safetensors headers), the number of blocks the weights hold: checked before a single layer is built."""
+    config = read_config(directory)
+    for key, pattern in LAYER_COUNTS[family].items():
+        count = config.get(key)
+        if not is_count(count) or not 0 < count <= MAX_LAYERS:
+            raise CheckpointError(f"{directory / 'config.json'}: {key} is {count!r:.40}; Variorum reads 1 to "
+                                  f"{MAX_LAYERS:,} layers")
+        if shapes is None:
+            continue
+        found = [int(m.group(1)) for name in shapes if (m := re.search(pattern, name))]
+        held = max(found, default=-1) + 1
+        if held != count:
+            raise CheckpointError(f"{directory / 'config.json'}: {key} is {count:,} but the weights hold {held:,} "
+                                  "layers: config and weights do not belong together")
 
 
-def _present(path: Path, what: str) -> Path:
-    if not path.is_file():  # also a link into the cache whose blob is missing
-        state = "is a broken link" if path.is_symlink() else "is missing"
-        raise CheckpointError(f"{path.parent}: {path.name} ({what}) {state}")
-    return path
-
-
-def find_weights(directory: Path) -> tuple[Path, ...]:
-    """The weights files of a checkpoint folder (one file or every shard), each checked present."""
+def find_weights(directory: Path) -> tuple[tuple[Path, ...], dict[str, tuple[int, ...]] | None]:
+    """The weights files of a checkpoint folder (one file or every shard), each checked present, and the
+    tensor shapes their safetensors headers declare (None for pickled .bin weights, whose names are unknown
+    until loaded)."""
     for index_name in SHARD_INDEXES:
-        if (directory / index_name).exists():
-            index = _read_json(directory / index_name, "weights index")
-            shards = sorted(set((index.get("weight_map") or {}).values())) if isinstance(index, dict) else []
-            if not shards:
-                raise CheckpointError(f"{directory / index_name}: lists no weight files")
-            files = tuple(_present(directory / shard, "a weights shard") for shard in shards)
-            for file in files:
-                if file.suffix == ".safetensors":
-                    _check_safetensors(file)
-            return files
+        if (directory / index_name).exists() or (directory / index_name).is_symlink():
+            index = read_object(directory, index_name, "weights index")
+            weight_map = index.get("weight_map")
+            if not isinstance(weight_map, dict) or not weight_map:
+                raise CheckpointError(f"{directory / index_name}: lists no weight files (its 'weight_map')")
+            shards = sorted({shard_name(directory / index_name, shard) for shard in weight_map.values()})
+            return _checked_weights(directory, shards, "a weights shard")
     for name in SINGLE_WEIGHTS:
         if (directory / name).exists() or (directory / name).is_symlink():
-            file = _present(directory / name, "the weights")
-            if file.suffix == ".safetensors":
-                _check_safetensors(file)
-            return (file,)
+            return _checked_weights(directory, [name], "the weights")
     raise CheckpointError(f"{directory}: no weights ({' or '.join(SINGLE_WEIGHTS)})")
 
 
-def tokenizer_vocab_size(directory: Path) -> tuple[tuple[Path, ...], int]:
-    """(tokenizer files, vocabulary size with added tokens) of a checkpoint folder."""
+def _checked_weights(directory: Path, names: list[str],
+                     what: str) -> tuple[tuple[Path, ...], dict[str, tuple[int, ...]] | None]:
+    files = tuple(present(directory, name, what) for name in names)
+    if not all(file.suffix == ".safetensors" for file in files):
+        return files, None
+    shapes: dict[str, tuple[int, ...]] = {}
+    for file in files:
+        shapes.update(safetensors_shapes(file))
+    return files, shapes
+
+
+def checked_ids(where: Path, table: Any, what: str) -> dict[str, int]:
+    """`table`, checked to be a token → id map, each id a non-negative integer."""
+    if not isinstance(table, dict) or not all(isinstance(t, str) and is_count(i) and i >= 0 for t, i in table.items()):
+        raise CheckpointError(f"{where}: its {what} is not a map of tokens to ids (whole numbers from 0)")
+    return table
+
+
+def checked_tokenizer_json(path: Path, spec: Any) -> tuple[dict[str, int], list[tuple[str, str]]]:
+    """(token → id with the added tokens, merges) of a byte-level BPE tokenizer.json's content, every part of
+    the shape the `tokenizers` library reads, or a `CheckpointError` naming the part that is not."""
+    model = spec.get("model") if isinstance(spec, dict) else None
+    if not isinstance(model, dict):
+        raise CheckpointError(f"{path}: not a tokenizer (a JSON object with a 'model')")
+    if model.get("type") != "BPE":
+        raise CheckpointError(f"{path}: a {model.get('type')!r:.40} tokenizer, not byte-level BPE")
+    vocab = checked_ids(path, model.get("vocab"), "vocabulary")
+    added = spec.get("added_tokens") or []
+    if not isinstance(added, list) or not all(isinstance(t, dict) for t in added):
+        raise CheckpointError(f"{path}: its added_tokens is not a list of tokens")
+    extra = checked_ids(path, {t.get("content"): t.get("id") for t in added}, "added_tokens")
+    merges = model.get("merges") or []
+    pairs = [tuple(m.split(" ", 1)) if isinstance(m, str) else tuple(m) if isinstance(m, list | tuple) else ()
+             for m in (merges if isinstance(merges, list) else [None])]
+    if not all(len(p) == 2 and all(isinstance(piece, str) for piece in p) for p in pairs):
+        raise CheckpointError(f"{path}: its merges are not pairs of pieces")
+    return {**vocab, **extra}, [(a, b) for a, b in pairs]
+
+
+def tokenizer_vocab_size(directory: Path, vocab_size: int) -> tuple[tuple[Path, ...], int]:
+    """(tokenizer files, vocabulary size with added tokens) of a checkpoint folder; every id must be a row of
+    the weights' embedding table (`vocab_size` rows)."""
     if (directory / "tokenizer.json").exists() or (directory / "tokenizer.json").is_symlink():
-        path = _present(directory / "tokenizer.json", "the tokenizer")
-        spec = _read_json(path, "tokenizer")
-        vocab = ((spec.get("model") or {}).get("vocab") if isinstance(spec, dict) else None) or {}
-        ids = set(vocab.values()) if isinstance(vocab, dict) else set(range(len(vocab)))
-        ids |= {t.get("id") for t in spec.get("added_tokens") or [] if isinstance(t, dict)}
-        return (path,), len(ids)
-    if (directory / "vocab.json").exists() or (directory / "merges.txt").exists():
-        vocab_path = _present(directory / "vocab.json", "the tokenizer's vocabulary")
-        merges = _present(directory / "merges.txt", "the tokenizer's merges")
-        vocab = _read_json(vocab_path, "tokenizer vocabulary")
-        if not isinstance(vocab, dict):
-            raise CheckpointError(f"{vocab_path}: not a token → id map")
+        files: tuple[Path, ...] = (present(directory, "tokenizer.json", "the tokenizer"),)
+        vocab, _ = checked_tokenizer_json(files[0], read_json(directory, "tokenizer.json", "tokenizer"))
         ids = set(vocab.values())
-        added = directory / "added_tokens.json"
-        if added.is_file():
-            extra = _read_json(added, "added tokens")
-            ids |= set(extra.values()) if isinstance(extra, dict) else set()
-        return (vocab_path, merges), len(ids)
-    raise CheckpointError(f"{directory}: no tokenizer (tokenizer.json, or vocab.json + merges.txt)")
+    elif (directory / "vocab.json").exists() or (directory / "merges.txt").exists():
+        files = (present(directory, "vocab.json", "the tokenizer's vocabulary"),
+                 present(directory, "merges.txt", "the tokenizer's merges"))
+        vocab = checked_ids(files[0], read_json(directory, "vocab.json", "tokenizer vocabulary"), "vocabulary")
+        ids = set(vocab.values())
+        if (directory / "added_tokens.json").exists() or (directory / "added_tokens.json").is_symlink():
+            added = read_json(directory, "added_tokens.json", "added tokens")
+            ids |= set(checked_ids(directory / "added_tokens.json", added, "added tokens").values())
+    else:
+        raise CheckpointError(f"{directory}: no tokenizer (tokenizer.json, or vocab.json + merges.txt)")
+    if len(ids) > vocab_size:
+        raise CheckpointError(f"{directory}: the tokenizer has {len(ids):,} tokens but the weights only "
+                              f"{vocab_size:,}: they do not belong together")
+    if max(ids, default=0) >= vocab_size:
+        raise CheckpointError(f"{directory}: the tokenizer has a token of id {max(ids):,} but the weights have only "
+                              f"{vocab_size:,} rows: they do not belong together")
+    return files, len(ids)
 
 
 def inspect_gguf(path: Path, name: str | None = None) -> CheckpointInfo:
@@ -184,18 +234,22 @@ def inspect_gguf(path: Path, name: str | None = None) -> CheckpointInfo:
 
 def inspect_checkpoint(directory: Path, name: str | None = None) -> CheckpointInfo:
     """The importable checkpoint in `directory` (a folder, or a `.gguf` file), or a CheckpointError naming the
-    first problem found."""
+    first problem found. The path is kept absolute: a bundle records it, and must find it from any folder."""
+    directory = Path(directory).absolute()
     if directory.suffix == ".gguf" and not directory.is_dir():
-        if not directory.is_file():
-            raise CheckpointError(f"{directory}: no such file")
+        problem = file_problem(directory)
+        if problem:
+            raise CheckpointError(f"{directory} {problem}")
         return inspect_gguf(directory, name)
     if not directory.is_dir():
-        raise CheckpointError(f"{directory}: no such folder")
+        problem = file_problem(directory)
+        raise CheckpointError(f"{directory}: " + ("no such folder" if problem == "does not exist" else
+                                                  f"not a checkpoint folder (it {problem or 'is a file'})"))
     architecture, family, vocab_size = read_architecture(directory)
-    weights = find_weights(directory)
-    tokenizer, tokens = tokenizer_vocab_size(directory)
-    if tokens > vocab_size:
-        raise CheckpointError(f"{directory}: the tokenizer has {tokens:,} tokens but the weights only "
-                              f"{vocab_size:,}: they do not belong together")
+    weights, shapes = find_weights(directory)
+    check_layer_counts(directory, family, shapes)
+    tokenizer, tokens = tokenizer_vocab_size(directory, vocab_size)
+    if (directory / GENERATION_CONFIG).exists() or (directory / GENERATION_CONFIG).is_symlink():
+        read_object(directory, GENERATION_CONFIG, "generation config")  # transformers reads it; checked the same way
     return CheckpointInfo(directory, name or directory.name, architecture, family, vocab_size, tokens, weights,
                           tokenizer)

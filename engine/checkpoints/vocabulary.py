@@ -37,8 +37,8 @@ from typing import Any
 import torch
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors
 
-from engine.checkpoints.inspect import CheckpointError, CheckpointInfo
-from engine.files.small_reads import UnusableFileError, read_small_json, read_small_text
+from engine.checkpoints.checkpoint_files import read_json, read_text
+from engine.checkpoints.inspect import CheckpointError, CheckpointInfo, checked_ids, checked_tokenizer_json
 from engine.tokenizer import EOS, PAD, SPECIAL_TOKENS, VariorumTokenizer
 
 # The checkpoint tokens our eos and pad take, by family, in the order they are looked for.
@@ -56,27 +56,21 @@ class ImportedVocabulary:
 
 def _read_bpe(info: CheckpointInfo, spec: Any = None) -> tuple[dict[str, int], list[tuple[str, str]], Any]:
     """The checkpoint's token → id map (added tokens included), its merges in order, and its pre-tokenizer's
-    spec (None: byte-level). `spec`: the tokenizer in tokenizer.json's shape, when not read from a file."""
-    pre_tokenizer = None
-    try:
-        if spec is not None or info.tokenizer[0].name == "tokenizer.json":
-            spec = read_small_json(info.tokenizer[0]) if spec is None else spec
-            model = spec.get("model") or {}
-            if model.get("type") != "BPE":
-                raise CheckpointError(f"{info.tokenizer[0]}: a {model.get('type')} tokenizer, not byte-level BPE")
-            vocab = dict(model["vocab"])
-            vocab.update({t["content"]: t["id"] for t in spec.get("added_tokens") or []})
-            merges = [tuple(m.split(" ", 1)) if isinstance(m, str) else tuple(m) for m in model.get("merges") or []]
-            pre_tokenizer = spec.get("pre_tokenizer") if info.family == "llama" else None
-        else:
-            vocab = dict(read_small_json(info.tokenizer[0]))
-            lines = read_small_text(info.tokenizer[1]).splitlines()
-            merges = [tuple(line.split(" ", 1)) for line in lines if line and not line.startswith("#version")]
-    except (UnusableFileError, KeyError, TypeError, ValueError) as error:
-        raise CheckpointError(f"{info.path}: its tokenizer cannot be read ({error})") from None
-    if any(len(m) != 2 for m in merges):
-        raise CheckpointError(f"{info.path}: its tokenizer's merges are not pairs of pieces")
-    return vocab, [(a, b) for a, b in merges], pre_tokenizer
+    spec (None: byte-level). `spec`: the tokenizer in tokenizer.json's shape, when not read from a file.
+    Every file is read and type-checked as engine/checkpoints/inspect.py reads it."""
+    folder, first = info.tokenizer[0].parent, info.tokenizer[0]
+    if spec is None and first.name == "tokenizer.json":
+        spec = read_json(folder, first.name, "tokenizer")
+    if spec is not None:
+        vocab, merges = checked_tokenizer_json(first, spec)
+        pre_tokenizer = spec.get("pre_tokenizer") if info.family == "llama" else None
+        return vocab, merges, pre_tokenizer
+    vocab = checked_ids(first, read_json(folder, first.name, "tokenizer vocabulary"), "vocabulary")
+    lines = read_text(folder, info.tokenizer[1].name, "the tokenizer's merges").splitlines()
+    pairs = [tuple(line.split(" ", 1)) for line in lines if line and not line.startswith("#version")]
+    vocab, merges = checked_tokenizer_json(info.tokenizer[1], {"model": {"type": "BPE", "vocab": vocab,
+                                                                          "merges": pairs}})
+    return vocab, merges, None
 
 
 def _special_row(vocab: dict[str, int], names: tuple[str, ...]) -> int:
@@ -101,7 +95,10 @@ def import_vocabulary(info: CheckpointInfo, spec: Any = None) -> ImportedVocabul
         new_vocab[token] = len(source_rows)
         source_rows.append(row)
         used_rows.add(row)
-    tokenizer = Tokenizer(models.BPE(vocab=new_vocab, merges=merges))
+    try:
+        tokenizer = Tokenizer(models.BPE(vocab=new_vocab, merges=merges))
+    except Exception as error:  # the library raises its own bare Exception: a merge of pieces not in the vocabulary
+        raise CheckpointError(f"{info.path}: its tokenizer's merges do not fit its vocabulary ({error})") from None
     tokenizer.pre_tokenizer = _pre_tokenizer(info, pre_tokenizer)
     tokenizer.decoder = decoders.ByteLevel()
     tokenizer.post_processor = processors.ByteLevel(trim_offsets=False)

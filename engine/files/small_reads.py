@@ -97,10 +97,23 @@ def read_small_text(path: Path, label: str | None = None, errors: str = "strict"
 def read_small_json(path: Path, label: str | None = None) -> Any:
     """A small JSON file, or an `UnusableFileError` saying why not (as `read_small_text`, or bad JSON, or nesting
     too deep for the parser)."""
-    name = str(path) if label is None else label
+    return parse_json(read_small_text(path, label), str(path) if label is None else label)
+
+
+def parse_json(text: str | bytes, name: str) -> Any:
+    """JSON already read (a file's, or a header inside one, as safetensors keeps), or an `UnusableFileError`
+    naming `name` when it is not UTF-8, not JSON or nested too deeply for the parser."""
     try:
-        return json.loads(read_small_text(path, label))
+        return json.loads(text)
+    except UnicodeDecodeError:
+        raise UnusableFileError(f"{name} is not UTF-8 text (a binary file?)") from None
     except json.JSONDecodeError as error:
         raise UnusableFileError(f"{name} is not valid JSON ({error})") from None
     except RecursionError:  # json's parser recurses once per nesting level
         raise UnusableFileError(f"{name} is nested too deeply to be read") from None
+
+
+def inside_folder(path: Path, folder: Path) -> bool:
+    """Whether `path`, its links followed, is `folder` or lies under it (also followed): a name in a folder
+    from elsewhere can be a link to any file on the computer."""
+    return path.resolve().is_relative_to(folder.resolve())

@@ -35,7 +35,7 @@ def test_an_unsupported_architecture_is_named(gpt2_folder: Path, tmp_path: Path)
 
 
 @pytest.mark.parametrize(("remove", "message"), [
-    ("config.json", "no config.json"),
+    ("config.json", r"config.json \(model config\) is missing"),
     ("model.safetensors", "no weights"),
     ("merges.txt", r"merges.txt \(the tokenizer's merges\) is missing"),
     ("vocab.json", r"vocab.json \(the tokenizer's vocabulary\) is missing"),
@@ -84,5 +84,5 @@ def test_a_tokenizer_larger_than_the_weights_does_not_belong(gpt2_folder: Path, 
 def test_damaged_json_is_one_line(gpt2_folder: Path, tmp_path: Path) -> None:
     folder = _copy(gpt2_folder, tmp_path)
     (folder / "config.json").write_bytes(b"{\xff")
-    with pytest.raises(CheckpointError, match=r"config\.json: not a readable model config"):
+    with pytest.raises(CheckpointError, match=r"config\.json \(model config\) is not UTF-8 text"):
         inspect_checkpoint(folder)

@@ -39,8 +39,8 @@ class VariantPane(QFrame):
 
     The header is one short line (number, how the variant ended, the pin); seed, likelihood and settings are
     in its tooltip, in words. Under it, at the pane's full width, a note says when a paraphrase kept the
-    writer's wording (and offers another try) and which variants are nearly the same as this one. The text grows with its content: the panel scrolls, a pane never
-    does."""
+    writer's wording (and offers another try) and which variants are nearly the same as this one. The text
+    grows with its content: the panel scrolls, a pane never does."""
 
     insert_requested = Signal(str)
     replace_requested = Signal(str)

@@ -46,7 +46,7 @@ from engine.permgen.control import OrderControl
 from engine.permgen.decode import FIRST_WORD_ID, PermGenStream
 from engine.permgen.marks import begin_id
 from engine.permgen.model import START_ID, PermGenModel
-from engine.permgen.passage import reassemble, separators, split_passage
+from engine.permgen.passage import paraphrase_spans, reassemble, separators
 from engine.permgen.rows import PermGenRows
 from engine.permgen.runner import Seq2SeqRunner
 from engine.tokenizer import VariorumTokenizer
@@ -108,9 +108,7 @@ class ParaphraseStream(BatchStream[ParaphraseVariant]):
         if model.config.task != "paraphrase":
             raise ValueError(f"this model writes a {model.config.task!r}, not paraphrases")
         BEAM_WIDTH.check(beam_width)
-        self.spans = split_passage(passage)
-        if not self.spans:
-            raise ValueError("the passage to paraphrase is empty")
+        self.spans = paraphrase_spans(passage)
         self.seq2seq, self.tokenizer, self.passage = model, tokenizer, passage
         self.beam_width, self.runner = beam_width, runner
         super().__init__(model.head, n, settings, should_stop, words)  # its sampler writes every sentence

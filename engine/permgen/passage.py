@@ -7,6 +7,12 @@ followed by whitespace, except after a title-like abbreviation ("Dr.", "e.g.") o
 initial ("J. K."), or after an ambiguous one ("p.m.", "etc.") unless the next word is capitalised;
 a blank line always ends one; the passage end ends the last. Decimals ("3.5")
 and dotted names ("engine.py") never split, since no whitespace follows their dot.
+
+`paraphrase_spans` is how both paraphrasers (a paraphrase bundle's, engine/permgen/paraphrase.py, and
+rewording, engine/rewording/stream.py) take a passage: each sentence costs a parse and a model pass
+(tens of milliseconds on a laptop CPU, several times that on a busy one), so a passage over
+`MAX_PASSAGE_WORDS` words, `MAX_PASSAGE_SENTENCES` sentences or `MAX_PASSAGE_CHARS` characters is
+refused with a message saying so, before any of that work starts (docs/paraphrase.md).
 """
 
 from __future__ import annotations
@@ -22,6 +28,9 @@ AMBIGUOUS = frozenset({  # end a sentence only when the next word is capitalised
     "a.m", "p.m", "etc", "inc", "ltd", "co", "corp", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep",
     "sept", "oct", "nov", "dec", "ed", "eds", "u.s", "u.k",
 })
+MAX_PASSAGE_WORDS = 2000
+MAX_PASSAGE_SENTENCES = 200
+MAX_PASSAGE_CHARS = 20_000
 _END = re.compile(r"[.!?]+[\"'”’)\]]*(?=\s|$)")
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
 _WORD_BEFORE = re.compile(r"([\w.]+)\.$")
@@ -86,3 +95,26 @@ def separators(text: str, spans: Sequence[tuple[int, int]]) -> list[str]:
     """The text before each span (from the previous span's end), for streaming a reassembled passage."""
     ends = [0, *(end for _, end in spans[:-1])]
     return [text[previous:start] for previous, (start, _) in zip(ends, spans, strict=True)]
+
+
+class PassageTooLongError(ValueError):
+    """A passage to paraphrase is over the limits; the message says by how much and what to do."""
+
+
+def paraphrase_spans(passage: str) -> list[tuple[int, int]]:
+    """The sentence spans of a passage to paraphrase, or a `ValueError`: it is empty, or over the limits
+    (checked on the raw text first, so that a huge selection is not even split)."""
+    words = len(passage.split())
+    if words > MAX_PASSAGE_WORDS or len(passage) > MAX_PASSAGE_CHARS:
+        raise PassageTooLongError(_too_long(f"{words:,} words and {len(passage):,} characters"))
+    spans = split_passage(passage)
+    if not spans:
+        raise ValueError("the passage to paraphrase is empty")
+    if len(spans) > MAX_PASSAGE_SENTENCES:
+        raise PassageTooLongError(_too_long(f"{len(spans):,} sentences"))
+    return spans
+
+
+def _too_long(size: str) -> str:
+    return (f"the passage to paraphrase has {size}; Paraphrase takes at most {MAX_PASSAGE_WORDS:,} words "
+            f"({MAX_PASSAGE_CHARS:,} characters, {MAX_PASSAGE_SENTENCES} sentences) at a time: select a part of it")

@@ -31,7 +31,7 @@ from engine.permgen.paraphrase import (
     ParaphraseVariant,
     complete_paraphrases,
 )
-from engine.permgen.passage import separators, split_passage
+from engine.permgen.passage import paraphrase_spans, separators
 from engine.rewording.search import Rewording, RewordSettings, ScoredText, SentenceScorer, split_at_an_initial
 from engine.rewording.wordnet import WordNet
 from engine.tokenizer import VariorumTokenizer
@@ -58,9 +58,7 @@ class RewordStream(DecodeStream):
 
     def __init__(self, model: LanguageModel, tokenizer: VariorumTokenizer, passage: str, n: int,
                  settings: DecodeConfig, should_stop: Callable[[], bool] | None = None) -> None:
-        self.spans = split_passage(passage)
-        if not self.spans:
-            raise ValueError("the passage to paraphrase is empty")
+        self.spans = paraphrase_spans(passage)
         self.passage, self.tokenizer = passage, tokenizer
         self.should_stop = should_stop or never
         self.base_seed = settings.seed if settings.seed is not None else random.randrange(2**62)

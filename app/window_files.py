@@ -9,8 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QTextDocument
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
+from app.editor.building import DocumentBuilder
 from app.editor.document import DocumentEditor, paragraph_words
 from app.editor.history import History
 from app.editor.tabs import DocumentError, check_file_type, read_document
@@ -80,17 +82,31 @@ class FilesMixin(WindowBase):
 
     def _on_read(self, reader: BackgroundCall, opening: str, path: Path, read: tuple[TextFile, list[int]] | None,
                  error: str = "") -> None:
+        """The file is read: build its document a piece at a time (app/editor/building.py), then show it."""
         reader.deleteLater()  # it holds the file's text
+        if read is None:
+            self._done_opening(opening)
+            self.show_error(error)
+            return
+        file, block_words = read
+        builder = DocumentBuilder(file.text, self)
+        builder.built.connect(lambda document: self._on_built(builder, opening, path, file, block_words, document))
+        builder.start()
+
+    def _on_built(self, builder: DocumentBuilder, opening: str, path: Path, file: TextFile, block_words: list[int],
+                  document: QTextDocument) -> None:
+        self._done_opening(opening)
+        self._show_opened(path, file, block_words, document)
+        builder.deleteLater()  # with the document, unless an editor took it
+
+    def _done_opening(self, opening: str) -> None:
         if self.messages.label.text() == opening:
             self.messages.dismiss()
-        if read is None:
-            self.show_error(error)
-        else:
-            self._show_opened(path, *read)
 
-    def _show_opened(self, path: Path, file: TextFile, block_words: list[int] | None = None) -> DocumentEditor:
+    def _show_opened(self, path: Path, file: TextFile, block_words: list[int] | None = None,
+                     built: QTextDocument | None = None) -> DocumentEditor:
         """The tab for `path` (a new one showing `file`, unless it was opened meanwhile), with its history."""
-        editor = self.tabs.find_open(path) or self.tabs.open_text(path, file, block_words)
+        editor = self.tabs.find_open(path) or self.tabs.open_text(path, file, block_words, built)
         if editor.path is not None and not editor.history.batches:
             editor.history, notice = self.history_store.load(editor.path)
             self.refresh_history()

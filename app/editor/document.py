@@ -7,18 +7,32 @@ import uuid
 from pathlib import Path
 
 from PySide6.QtGui import QTextCursor, QTextDocument
-from PySide6.QtWidgets import QPlainTextEdit, QWidget
+from PySide6.QtWidgets import QPlainTextDocumentLayout, QPlainTextEdit, QWidget
 
 from app.editor.history import History
 from app.editor.text_file import LINE_BREAK, UTF8, describe, file_text, write_text_file
 
 WORD = re.compile(r"\b[\w'’-]+\b")
 FILE_TYPES = (".txt", ".md")
+COUNT_PIECE = 2**16  # characters split at once when counting a text's paragraphs
 
 
 def paragraph_words(text: str) -> list[int]:
-    """The words of each paragraph the editor shows for the file text `text` (any thread may count them)."""
-    return [len(WORD.findall(line)) for line in LINE_BREAK.split(text)]
+    """The words of each paragraph the editor shows for the file text `text`. A thread counting a long text
+    splits it a piece at a time (each piece ends after an LF, so no CRLF is cut in two): one split of the
+    whole text would hold Python's lock, and so the UI thread, for seconds."""
+    counts: list[int] = []
+    start = 0
+    while True:
+        cut = text.find("\n", start + COUNT_PIECE)
+        end = len(text) if cut < 0 else cut + 1
+        lines = LINE_BREAK.split(text[start:end])
+        if end < len(text):
+            lines.pop()  # "": the paragraph after the piece's last break begins in the next piece
+        counts += [len(WORD.findall(line)) for line in lines]
+        if end >= len(text):
+            return counts
+        start = end
 
 
 class DocumentEditor(QPlainTextEdit):
@@ -48,19 +62,32 @@ class DocumentEditor(QPlainTextEdit):
     def modified(self) -> bool:
         return self.document().isModified()
 
-    def load_text(self, text: str, encoding: str, block_words: list[int] | None = None) -> None:
-        """Show `text` (as a file holds it, in `encoding`) as this document's unmodified content; `block_words`
-        are its `paragraph_words`, when they were counted already (off the UI thread, for a large file)."""
+    def load_text(self, text: str, encoding: str, block_words: list[int] | None = None,
+                  built: QTextDocument | None = None) -> None:
+        """Show `text` (as a file holds it, in `encoding`) as this document's unmodified content. For a large
+        file, `block_words` are its `paragraph_words`, counted off the UI thread, and `built` is the document
+        already made of it (app/editor/building.py)."""
         self.original, self.encoding = text, encoding
         self._replacing = True
         try:
-            self.setPlainText(text)
+            if built is None:
+                self.setPlainText(text)
+            else:
+                self._take(built)
         finally:
             self._replacing = False
         if block_words is None or len(block_words) != self.document().blockCount():
             block_words = paragraph_words(text)
         self._block_words = block_words
         self.document().setModified(False)
+
+    def _take(self, document: QTextDocument) -> None:
+        """Show `document` instead of the editor's own (which Qt deletes, with its connections)."""
+        document.setParent(self)
+        document.setDocumentLayout(QPlainTextDocumentLayout(document))
+        document.setDefaultFont(self.font())  # as the editor's own document has it
+        self.setDocument(document)
+        document.contentsChange.connect(self._recount)
 
     def file_text(self) -> str:
         """The text as its file should hold it: `toPlainText` turns every line break into LF and

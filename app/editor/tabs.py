@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import Signal
-from PySide6.QtGui import QFont
+from PySide6.QtGui import QFont, QTextDocument
 from PySide6.QtWidgets import QTabWidget, QWidget
 
 from app.editor.document import FILE_TYPES, DocumentEditor
@@ -61,13 +61,13 @@ class DocumentTabs(QTabWidget):
         return widget if isinstance(widget, DocumentEditor) else None
 
     def new_document(self, text: str = "", path: Path | None = None, encoding: str = UTF8,
-                     block_words: list[int] | None = None) -> DocumentEditor:
-        """A new tab showing `text` (`block_words`: its paragraphs' word counts, when counted already)."""
+                     block_words: list[int] | None = None, built: QTextDocument | None = None) -> DocumentEditor:
+        """A new tab showing `text` (`block_words`, `built`: see `DocumentEditor.load_text`)."""
         self._untitled += 1
         editor = DocumentEditor(self._untitled, path)
         if self._editor_font is not None:
             editor.setFont(self._editor_font)
-        editor.load_text(text, encoding, block_words)
+        editor.load_text(text, encoding, block_words, built)
         editor.textChanged.connect(lambda: self._on_changed(editor))
         editor.cursorPositionChanged.connect(lambda: self.cursor_moved.emit(editor))
         editor.document().modificationChanged.connect(lambda _: self.refresh_title(editor))
@@ -87,9 +87,10 @@ class DocumentTabs(QTabWidget):
                 return editor
         return None
 
-    def open_text(self, path: Path, file: TextFile, block_words: list[int] | None = None) -> DocumentEditor:
-        """A new tab for the file `path`, read as `file` (`block_words`: as `new_document`)."""
-        editor = self.new_document(file.text, path.resolve(), file.encoding, block_words)
+    def open_text(self, path: Path, file: TextFile, block_words: list[int] | None = None,
+                  built: QTextDocument | None = None) -> DocumentEditor:
+        """A new tab for the file `path`, read as `file` (`block_words`, `built`: as `new_document`)."""
+        editor = self.new_document(file.text, path.resolve(), file.encoding, block_words, built)
         self.refresh_title(editor)
         return editor
 

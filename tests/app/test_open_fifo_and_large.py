@@ -10,8 +10,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from PySide6.QtGui import QTextCursor
 from pytestqt.qtbot import QtBot
 
+from app.editor.building import DocumentBuilder
+from app.editor.document import DocumentEditor
 from app.editor.tabs import read_document
 from app.editor.text_file import TextFile
 from app.window_files import READ_AT_ONCE
@@ -78,6 +81,31 @@ def test_a_large_file_is_read_off_the_ui_thread(make_window: MakeWindow, tmp_pat
     (editor,) = [e for e in window.tabs.editors() if e.path == big.resolve()]
     assert editor.toPlainText() == big.read_text() and not editor.modified
     assert window.messages.kind == "" and window.settings.recent_files[0] == str(big.resolve())
+    assert editor.document().defaultFont() == editor.font() and not editor.document().isUndoAvailable()
+    words = editor.word_count()
+    editor.moveCursor(QTextCursor.MoveOperation.End)
+    editor.insertPlainText(" one more")  # the built document is the editor's own now: edits, undo, counts
+    assert editor.modified and editor.word_count() == words + 2
+    editor.undo()
+    assert editor.word_count() == words and editor.toPlainText() == big.read_text()
+
+
+@pytest.mark.parametrize("piece", [1, 2, 7])  # pieces of one character end between every CR and LF
+def test_a_document_built_in_pieces_is_the_one_set_plain_text_makes(qtbot: QtBot, monkeypatch: pytest.MonkeyPatch,
+                                                                     piece: int) -> None:
+    monkeypatch.setattr("app.editor.building.PIECE", piece)
+    text = "\ufeffone\r\ntwo\rthree\n\u2029four\ufdd0five\u2028six\r\n\r\nseven\r" * 3
+    builder = DocumentBuilder(text)
+    with qtbot.waitSignal(builder.built, timeout=10_000):
+        builder.start()
+    built, whole = DocumentEditor(), DocumentEditor()
+    qtbot.addWidget(built)
+    qtbot.addWidget(whole)
+    built.load_text(text, "utf-8", built=builder.document)
+    whole.load_text(text, "utf-8")
+    assert built.document().toRawText() == whole.document().toRawText()
+    assert built.document().blockCount() == whole.document().blockCount()
+    assert built.file_text() == text and built.word_count() == whole.word_count()
 
 
 def test_a_large_file_that_cannot_be_read_says_why(make_window: MakeWindow, tmp_path: Path, qtbot: QtBot) -> None:

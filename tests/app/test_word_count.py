@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from PySide6.QtGui import QTextCursor
 from pytestqt.qtbot import QtBot
 
@@ -47,3 +48,15 @@ def test_counts_given_with_the_text_are_used_and_checked(qtbot: QtBot) -> None:
     assert editor.word_count() == 6
     editor.load_text(text, "utf-8", [1])  # counts of another text: counted again
     assert editor.word_count() == 6
+
+
+def test_paragraph_words_counted_in_pieces_match_the_editors_paragraphs(qtbot: QtBot,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("app.editor.document.COUNT_PIECE", 3)
+    text = "one two\r\nthree\rfour five\ufdd0six\n\nseven eight nine\r\n\r\nten\r" * 3
+    editor = DocumentEditor()
+    qtbot.addWidget(editor)
+    editor.setPlainText(text)
+    paragraphs = editor.document().toRawText().split("\u2029")
+    assert paragraph_words(text) == [len(WORD.findall(p)) for p in paragraphs]
+    assert paragraph_words("") == [0] and paragraph_words("a\n") == [1, 0]

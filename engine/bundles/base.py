@@ -27,7 +27,7 @@ provenance but loading does not read the checkpoint.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +38,7 @@ from engine.bundled_model import BundleError
 from engine.checkpoints.inspect import CheckpointError, CheckpointInfo, inspect_checkpoint
 from engine.data.corpus import file_sha256
 from engine.families import model_family
+from engine.files.small_reads import file_problem
 
 UP, DOWN = "low_rank.up.", "low_rank.down."
 LowRank = dict[str, tuple[torch.Tensor, torch.Tensor]]  # weight name → (U [rows, r], V [r, cols])
@@ -45,18 +46,21 @@ LowRank = dict[str, tuple[torch.Tensor, torch.Tensor]]  # weight name → (U [ro
 
 @dataclass(frozen=True)
 class BaseReference:
-    """The checkpoint a bundle is built on: its folder, name, architecture and weights' sha256."""
+    """The checkpoint a bundle is built on: its folder, name, architecture, and the sha256 of its weights and of
+    the other files its import reads (config.json, the tokenizer; absent in bundles made before they were kept)."""
 
     checkpoint: str
     name: str
     architecture: str
     weights_sha256: dict[str, str]
+    files_sha256: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def of(cls, info: CheckpointInfo) -> BaseReference:
-        """The reference to `info`, hashing each weights file once (hundreds of MB for GPT-2)."""
+        """The reference to `info`, hashing each file once (hundreds of MB of weights for GPT-2)."""
         hashes = {path.name: file_sha256(path) for path in info.weights}
-        return cls(str(info.path), info.name, info.architecture, hashes)
+        files = {path.name: file_sha256(path) for path in info.read_files}
+        return cls(str(info.path), info.name, info.architecture, hashes, files)
 
     @classmethod
     def from_config(cls, directory: Path, config: Mapping[str, Any]) -> BaseReference | None:
@@ -66,11 +70,14 @@ class BaseReference:
             return None
         fields = ("checkpoint", "name", "architecture")
         hashes = section.get("weights_sha256") if isinstance(section, dict) else None
+        files = section.get("files_sha256", {}) if isinstance(section, dict) else None
         if (not isinstance(section, dict) or not all(isinstance(section.get(f), str) for f in fields)
-                or not isinstance(hashes, dict) or not all(isinstance(v, str) for v in hashes.values())):
+                or not all(isinstance(h, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in h.items())
+                           for h in (hashes, files))):
             raise BundleError(f"bundle {directory}: 'base' in config.json must name the checkpoint, its name, "
                               "architecture and weights_sha256")
-        return cls(section["checkpoint"], section["name"], section["architecture"], dict(hashes))
+        assert isinstance(hashes, dict) and isinstance(files, dict)  # checked just above
+        return cls(section["checkpoint"], section["name"], section["architecture"], dict(hashes), dict(files))
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -95,22 +102,30 @@ class BaseReference:
         return f"its checkpoint {self.name} is no longer at {self.checkpoint}: import it again, or put it back"
 
     def checked_info(self, directory: Path) -> CheckpointInfo:
-        """The checkpoint, after checking its files are the ones the bundle was made from."""
+        """The checkpoint, after checking that every file its import reads is the one the bundle was made from:
+        the config and tokenizer before they are parsed, the weights before they are loaded."""
         redo = f"import {self.name} again, or put its files back"
+        location = self.located() or Path(self.checkpoint)
+        if location.is_dir():
+            self._check_hashes(directory, {name: location / name for name in self.files_sha256}, self.files_sha256)
         try:
-            info = inspect_checkpoint(self.located() or Path(self.checkpoint), self.name)
+            info = inspect_checkpoint(location, self.name)
         except CheckpointError as error:
             raise BundleError(f"bundle {directory} is built on the checkpoint {self.name} at {self.checkpoint}, "
                               f"which cannot be read now ({error}); {redo}") from None
-        found = {path.name: path for path in info.weights}
-        for file, digest in self.weights_sha256.items():
-            if file not in found:
-                raise BundleError(f"bundle {directory}: its base checkpoint {self.checkpoint} has no {file} now; "
-                                  f"{redo}")
+        self._check_hashes(directory, {path.name: path for path in info.weights}, self.weights_sha256)
+        return info
+
+    def _check_hashes(self, directory: Path, found: Mapping[str, Path], hashes: Mapping[str, str]) -> None:
+        redo = f"import {self.name} again, or put its files back"
+        for file, digest in hashes.items():
+            problem = file_problem(found[file]) if file in found else "does not exist"
+            if problem:
+                raise BundleError(f"bundle {directory}: {file} of its base checkpoint {self.checkpoint} {problem} "
+                                  f"now; {redo}")
             if file_sha256(found[file]) != digest:
                 raise BundleError(f"bundle {directory}: {file} of its base checkpoint {self.checkpoint} has changed "
                                   f"since the bundle was made (sha256 differs); {redo}")
-        return info
 
     def state(self, directory: Path, kind: str) -> dict[str, torch.Tensor]:
         """The base model's tensors (checked checkpoint → the family's import), by our parameter names."""

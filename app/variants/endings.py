@@ -80,8 +80,8 @@ def twins_note(numbers: list[int]) -> str:
 
 def likelihood_words(state: VariantState) -> str:
     """How sure the model was of the words it chose, as a chance per word piece."""
-    if state.tokens <= 0:
-        return "No words were written."
+    if state.tokens <= 0:  # e.g. a paraphrase that kept the passage: its text is the writer's
+        return "The model wrote no words of its own."
     chance = math.exp(state.log_prob / state.tokens)
     pieces = "word piece" if state.tokens == 1 else "word pieces"
     return f"Written in {state.tokens} {pieces}; the model gave each an average chance of {_percent(chance)}."

@@ -68,6 +68,9 @@ def test_an_unchanged_paraphrase_says_so_and_offers_another_try(qtbot: QtBot) ->
         assert pane.header.height() < 2 * pane.header.fontMetrics().lineSpacing()
     same.again.click()
     assert tried == [same]
+    panel.show_states([VariantState(text="Tom ran. He won.", finish_reason="done", settings=UNCHANGED)])
+    tip = panel.panes[0].header.toolTip()
+    assert "The model wrote no words of its own." in tip and "0 tokens" not in tip
 
 
 def test_the_same_width_lays_variants_out_the_same_way(qtbot: QtBot) -> None:

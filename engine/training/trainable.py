@@ -95,7 +95,7 @@ def _inject_lora(model: BundledModel, config: TrainConfig) -> list[str]:
     targets, conv1d = _projections(model, blocks)
     # A rank above a projection's smaller side adds no freedom, only memory (factors of rank × side each):
     # refused before peft allocates them, as is a number too large to allocate at all
-    largest = min((min(model.get_submodule(name).weight.shape) for name in targets), default=0)
+    largest = min((min(model.get_parameter(f"{name}.weight").shape) for name in targets), default=0)
     if config.lora_rank > largest:
         raise ConfigError(f"lora_rank {config.lora_rank:,} is larger than this model's projections allow (at most "
                           f"{largest:,}, the smaller side of its smallest projection)")

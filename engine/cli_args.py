@@ -8,6 +8,7 @@ import dataclasses
 import typing
 from typing import Any, TypeVar
 
+from engine.config import ConfigError
 from engine.controls import METHOD_NEEDS
 from engine.decode_fields import FIELDS, DecodeField, Flag, NotOffered, number_text
 
@@ -42,6 +43,14 @@ def dataclass_from_flags(cls: type[T], namespace: argparse.Namespace, base: T | 
         if getattr(namespace, f.name, None) is not None
     }
     return cls(**{**start, **given})
+
+
+def check_start_flags(namespace: argparse.Namespace, init_from: str) -> None:
+    """A fine-tune (`init_from`) keeps its start bundle's tokenizer, so a vocabulary size on the command line
+    cannot be honoured: refused, as sizes that differ from the bundle's weights are (`ConfigError`)."""
+    if init_from and getattr(namespace, "vocab_size", None) is not None:
+        raise ConfigError(f"--vocab-size cannot change a fine-tune's vocabulary: the start bundle {init_from} "
+                          "brings its tokenizer; leave out --vocab-size")
 
 
 def add_decode_flags(parser: argparse.ArgumentParser) -> None:

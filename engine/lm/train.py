@@ -23,7 +23,7 @@ import torch
 import torch.distributed as dist
 
 from engine.bundles.bundle import Bundle, BundleError, load_bundle
-from engine.cli_args import add_dataclass_flags, dataclass_from_flags
+from engine.cli_args import add_dataclass_flags, check_start_flags, dataclass_from_flags
 from engine.config import ConfigError, ModelConfig, TrainConfig, config_from_dict
 from engine.data.blocks import BatchOrder, make_blocks
 from engine.data.corpus import file_sha256, read_corpus, split_documents
@@ -248,6 +248,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.init_from_hf:
             train_config.init_from = str(imported_start(args.init_from_hf, train_config.init_from,
                                                         Path(train_config.out_dir)))
+        check_start_flags(args, train_config.init_from)
         settings = {**start_model_settings(train_config.init_from), **base.get("model", {})}  # a start's by default
         model_config = dataclass_from_flags(ModelConfig, args, config_from_dict(ModelConfig, settings))
         trainer = Trainer(model_config, train_config, args.tokenizer, command, not args.no_progress)

@@ -47,7 +47,7 @@ from typing import Any
 import torch
 
 from engine.bundled_model import BundleError
-from engine.cli_args import add_dataclass_flags, dataclass_from_flags
+from engine.cli_args import add_dataclass_flags, check_start_flags, dataclass_from_flags
 from engine.config import ConfigError, ModelConfig, TrainConfig, config_from_dict
 from engine.data.blocks import BatchOrder, LengthBatchOrder
 from engine.data.paragraphs import ParagraphExample
@@ -253,6 +253,7 @@ def run_configs(args: argparse.Namespace) -> tuple[PermGenConfig, TrainConfig]:
                                  config_from_dict(TrainConfig, {**train_defaults, **base.get("train", {})}))
     if args.init_from_hf:
         train.init_from = str(imported_start(args.init_from_hf, train.init_from, Path(train.out_dir)))
+    check_start_flags(args, train.init_from)
     start_model, start_permgen = start_sizes(Path(train.init_from)) if train.init_from else ({}, {})
     defaults = dataclasses.asdict(ModelConfig(backbone="bart", n_layer=2, n_embd=128))
     model = dataclass_from_flags(ModelConfig, args, config_from_dict(

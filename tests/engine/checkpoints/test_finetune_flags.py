@@ -1,4 +1,5 @@
-"""A LoRA rank is bounded by the projections it adapts, and refused before any adapter is allocated."""
+"""Fine-tune flags a start bundle cannot honour, refused in one line before anything is built: a LoRA rank past the
+projections it adapts, a vocabulary size (the bundle brings its tokenizer)."""
 
 from __future__ import annotations
 
@@ -41,4 +42,13 @@ def test_the_trainer_answers_a_huge_rank_in_one_line(imported: Path, tmp_path: P
                          "--batch-size", "2", "--seq-len", "16", "--no-compile", "--no-progress"])
     error = [line for line in capsys.readouterr().err.splitlines() if line.strip() and "it/s]" not in line]
     assert status == 2 and len(error) == 1 and "lora_rank 99,999,999,999,999,999,999 is larger" in error[0], error
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_vocabulary_size_with_a_start_bundle_is_refused(imported: Path, tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    status = train_main(["--init-from", str(imported), "--vocab-size", "500", "--train-files", str(STORIES),
+                         "--out-dir", str(tmp_path / "run"), "--max-steps", "1", "--no-compile", "--no-progress"])
+    error = [line for line in capsys.readouterr().err.splitlines() if line.strip() and "it/s]" not in line]
+    assert status == 2 and len(error) == 1 and "--vocab-size cannot change a fine-tune's vocabulary" in error[0]
     assert not (tmp_path / "run").exists()

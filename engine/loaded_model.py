@@ -20,6 +20,8 @@ from engine.controls import MAX_VARIANTS, TASKS, Capabilities
 from engine.decode_fields import BEAM_WIDTH
 from engine.decoding import DecodeConfig, DecodeStream, TokenEvent, Variant
 from engine.decoding.real_words import WordSpeller
+from engine.selection.scorers import ScorerChoice, choose_scorer
+from engine.selection.stream import SelectingStream
 from engine.tokenizer import MAX_SENTENCES
 from engine.word_sources import RealWordVocabulary, read_bundle_words
 
@@ -90,6 +92,7 @@ class LoadedModel(ABC):
     device: torch.device
     runtime = "torch"  # what runs the decoder step, e.g. "onnx (CPUExecutionProvider)" (engine/onnx/runtime.py)
     runtime_note = ""  # why a faster runtime (ONNX, the recorded GPU step) fell back, '' when none did
+    selection_note = ""  # which scorer chose the last request's drafts (engine/selection/scorers.py)
     _real_words: RealWordVocabulary | None = None  # built by the first request with real words on
 
     @property
@@ -98,9 +101,33 @@ class LoadedModel(ABC):
         """Which controls this model honours and what it writes (engine/controls.py): the CLI, the app
         and eval read this."""
 
-    @abstractmethod
     def stream(self, request: GenerationRequest, should_stop: Callable[[], bool] | None = None) -> DecodeStream:
-        """A stream of the request's variants; a request this model cannot serve raises ValueError."""
+        """A stream of the request's variants; a request this model cannot serve raises ValueError. With
+        `decode.drafts` K > 1 it drafts K·N and shows the N chosen (engine/selection/stream.py)."""
+        drafts = request.decode.drafts
+        if drafts == 1:
+            return self.stream_rows(request, request.n, should_stop)
+        if request.task == "paraphrase" or request.beam_width > 1:
+            raise ValueError("choosing among drafts is for sampled Continue, Story and Abstract variants; "
+                             "set drafts to 1 for paraphrases and beam search")
+        choice = self.drafts_scorer()
+        scorer, prompt = choice.scorer, request.prompt or ". ".join(filter(None, [request.title, *request.keywords]))
+
+        def score(texts: list[str]) -> list[float]:
+            return scorer(prompt, texts) if scorer is not None else [0.0] * len(texts)
+
+        self.selection_note = choice.note
+        return SelectingStream(self.stream_rows(request, request.n * drafts, should_stop), request.n, score,
+                               request.prompt)
+
+    @abstractmethod
+    def stream_rows(self, request: GenerationRequest, rows: int,
+                    should_stop: Callable[[], bool] | None = None) -> DecodeStream:
+        """The request's variants as sampled, `rows` of them (`request.n`, or K·N drafts), nothing chosen."""
+
+    def drafts_scorer(self) -> ScorerChoice:
+        """Which scorer chooses among this model's drafts (engine/selection/scorers.py)."""
+        return choose_scorer(None, self.device)
 
     def generate(
         self,

@@ -31,6 +31,7 @@ TEMPERATURE_WHY = "float32-stable range (see TEMPERATURE_BOUNDS); the processor 
 POS_BIAS_FACTORS = Bounds(0.1, 10.0)  # each POS bias factor's bounds (POS_BIAS says why)
 MAX_COPY_LIMIT = 32  # COPY_LIMIT says why
 MAX_BEAM_WIDTH = 16  # BEAM_WIDTH says why
+MAX_DRAFTS = 8  # DRAFTS says why
 
 REAL_WORDS: DecodeField[bool] = DecodeField(
     "real_words", bool, False, None, "", "Real words only",
@@ -166,9 +167,18 @@ BEAM_WIDTH: DecodeField[int] = DecodeField(
     NotOffered("eval's --beam-width sets it for a whole run (engine/evaluation/run.py)"),
     NotOffered("the app samples its variants"), off_words="sample", request=True)
 
+DRAFTS: DecodeField[int] = DecodeField(
+    "drafts", int, 1, Bounds(1, MAX_DRAFTS),
+    "each draft is one more decoding row and one more scoring pass; 8 drafts of 8 variants fill a stream's 64 "
+    "rows, and past 8 the best of the drafts hardly improves (docs/coherence.md)",
+    "Drafts to choose from",
+    "Write this many drafts for every variant shown, then show the ones that make most sense after your text "
+    "and differ most from each other. More drafts take longer.",
+    Flag("--drafts", "write K drafts per variant and show the most coherent, most different ones", metavar="K"),
+    "drafts", Slider(1, MAX_DRAFTS), off_words="off: every draft is shown")
 FIELDS: tuple[DecodeField[object], ...] = (
     REAL_WORDS, TEMPERATURE, TOP_K, TOP_P, REPETITION_PENALTY, MAX_NEW_TOKENS, END_AT_SENTENCE, NO_DOUBLED_WORDS,
     CLASS_TEMPERATURE, CLASS_TOP_K, CLASS_RARITY_BIAS, POS_TOP_K, POS_BIAS, SEED, GREEDY, FLAT_SAMPLING, COPY_LIMIT,
-    BEAM_WIDTH,
+    BEAM_WIDTH, DRAFTS,
 )
 BY_NAME: dict[str, DecodeField[object]] = {field.name: field for field in FIELDS}

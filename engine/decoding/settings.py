@@ -24,6 +24,7 @@ from engine.decode_fields import (
     CLASS_TEMPERATURE,
     CLASS_TOP_K,
     COPY_LIMIT,
+    DRAFTS,
     END_AT_SENTENCE,
     FLAT_SAMPLING,
     GREEDY,
@@ -78,6 +79,8 @@ class DecodeConfig:
     end_at_sentence: bool = END_AT_SENTENCE.off
     # --- no doubled words (engine/decoding/doubled_words.py): sampled decodes of every head ---
     no_doubled_words: bool = NO_DOUBLED_WORDS.off
+    # --- over-generate and select (engine/selection): K drafts per variant shown; every family ---
+    drafts: int = DRAFTS.off
 
     def __post_init__(self) -> None:
         for spec in dataclasses.fields(self):

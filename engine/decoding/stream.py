@@ -54,6 +54,7 @@ class TokenEvent:
     log_prob: float  # model's marginal log p(token), before decoding processors
     group: int
     sentence: int = 0  # PermGen: the sentence t this token writes (its ⟨B-t⟩ too); 0 for a language model
+    draft: bool = False  # a draft the selection may not show (engine/selection/stream.py)
 
 
 @dataclass

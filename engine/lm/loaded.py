@@ -21,6 +21,7 @@ from engine.lm.family import lm_tasks
 from engine.loaded_model import GenerationRequest, LoadedModel
 from engine.model import LanguageModel
 from engine.prompt_join import stream_after_prompt
+from engine.selection.scorers import ScorerChoice, choose_scorer
 from engine.tokenizer import VariorumTokenizer
 from engine.word_sources import RealWordVocabulary
 
@@ -65,7 +66,8 @@ class LanguageLoadedModel(LoadedModel):
         return Capabilities(self.bundle.model.head.capabilities(), self.tasks,
                             decode_starts=self.bundle.decode_starts)
 
-    def stream(self, request: GenerationRequest, should_stop: Callable[[], bool] | None = None) -> DecodeStream:
+    def stream_rows(self, request: GenerationRequest, rows: int,
+                    should_stop: Callable[[], bool] | None = None) -> DecodeStream:
         if request.task == "paraphrase":
             return self._reword(request, should_stop)
         if request.task not in LM_TASKS:
@@ -74,7 +76,7 @@ class LanguageLoadedModel(LoadedModel):
             raise ValueError("beam search is for story / abstract / paraphrase models; a language model samples")
         # Encoded without trailing whitespace; variants come back ready to append (engine/prompt_join.py).
         return stream_after_prompt(
-            self.bundle.model, self.bundle.tokenizer, request.prompt, request.n, request.decode, should_stop,
+            self.bundle.model, self.bundle.tokenizer, request.prompt, rows, request.decode, should_stop,
             self.runner, self.speller(request),
         )
 
@@ -99,6 +101,10 @@ class LanguageLoadedModel(LoadedModel):
             raise ValueError("beam search does not apply to rewording; a language model picks rewordings by seed")
         return RewordStream(self.bundle.model, self.bundle.tokenizer, request.prompt, request.n, request.decode,
                             should_stop)
+
+    def drafts_scorer(self) -> ScorerChoice:
+        """The shipped scorer, else this model's own pmi (engine/selection/scorers.py)."""
+        return choose_scorer((self.bundle.model, self.bundle.tokenizer), self.device)
 
     @property
     def bundle_path(self) -> Path:

@@ -71,7 +71,8 @@ class PermGenLoadedModel(LoadedModel):
         keywords = list(request.keywords) or title_keywords(normalize(request.title, lowercase))
         return format_source(request.title, keywords, lowercase)
 
-    def stream(self, request: GenerationRequest, should_stop: Callable[[], bool] | None = None) -> DecodeStream:
+    def stream_rows(self, request: GenerationRequest, rows: int,
+                    should_stop: Callable[[], bool] | None = None) -> DecodeStream:
         config = self.permgen.model.config
         if request.task != config.task:
             raise ValueError(f"this model writes a {config.task!r}; it cannot do task {request.task!r}")
@@ -86,7 +87,7 @@ class PermGenLoadedModel(LoadedModel):
         if request.beam_width > 1:
             return BeamPermGenStream(model, tokenizer, source, request.n, request.decode, control, request.beam_width,
                                      should_stop, self.runner, words, case)
-        return PermGenStream(model, tokenizer, source, request.n, request.decode, control, should_stop, self.runner,
+        return PermGenStream(model, tokenizer, source, rows, request.decode, control, should_stop, self.runner,
                              words, case=case)
 
     def case_table(self, request: GenerationRequest) -> CaseTable | None:

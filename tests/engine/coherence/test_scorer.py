@@ -1,0 +1,81 @@
+"""A saved coherence scorer: read back it scores as fitted, and it refuses a language model it was not
+fitted on."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+
+from engine.bundles.bundle import load_bundle, save_bundle
+from engine.coherence.features import FeatureLimits, continuation_features, feature_width
+from engine.coherence.fit import LinearScore
+from engine.coherence.scorer import (
+    SCORER_FILE,
+    ScorerRecord,
+    ScorerUnavailableError,
+    load_scorer,
+    model_fingerprint,
+    save_scorer,
+)
+from engine.model import LanguageModel
+
+PROMPT = "The dog ran to the park."
+ENDINGS = [" It played with a ball.", " The stock market fell."]
+
+
+def _saved_scorer(tmp_path: Path, bundle: Path) -> tuple[Path, LinearScore]:
+    model = load_bundle(bundle).model
+    assert isinstance(model, LanguageModel)
+    width = feature_width(model)
+    generator = torch.Generator().manual_seed(0)
+    score = LinearScore(torch.randn(width, generator=generator), torch.rand(width, generator=generator) + 0.5,
+                        torch.randn(width, generator=generator))
+    folder = tmp_path / "scorer"
+    save_scorer(folder, score, ScorerRecord(bundle.name, model_fingerprint(bundle), FeatureLimits(24, 8, 4),
+                                            {"story_cloze_test_accuracy": 0.5}))
+    return folder, score
+
+
+def test_a_saved_scorer_scores_as_its_weights_say(tmp_path: Path, tiny_bundle: Path) -> None:
+    folder, score = _saved_scorer(tmp_path, tiny_bundle)
+    scorer = load_scorer(folder, [tiny_bundle.parent])
+    bundle = load_bundle(tiny_bundle)
+    assert isinstance(bundle.model, LanguageModel)
+    expected = score(continuation_features(bundle.model, bundle.tokenizer, [PROMPT] * 2, ENDINGS,
+                                           FeatureLimits(24, 8, 4)))
+    assert scorer(PROMPT, ENDINGS) == pytest.approx(expected.tolist(), abs=1e-5)
+    assert scorer(PROMPT, []) == []
+    assert scorer.record.measured == {"story_cloze_test_accuracy": 0.5}
+
+
+def test_a_scorer_needs_the_very_model_it_was_fitted_on(tmp_path: Path, tiny_bundle: Path) -> None:
+    folder, _ = _saved_scorer(tmp_path, tiny_bundle)
+    with pytest.raises(ScorerUnavailableError, match="needs the model tiny, which is not installed"):
+        load_scorer(folder, [tmp_path / "elsewhere"])
+    changed = tmp_path / "models" / "tiny"
+    shutil.copytree(tiny_bundle, changed)
+    model = load_bundle(changed).model
+    with torch.no_grad():
+        next(model.parameters()).add_(1.0)  # the copy gets other weights
+    save_bundle(changed, model, load_bundle(changed).tokenizer, "# changed\n", {})
+    with pytest.raises(ScorerUnavailableError, match="fitted on another version of tiny"):
+        load_scorer(folder, [changed.parent])
+
+
+@pytest.mark.parametrize("damage", [
+    lambda data: data.pop("fingerprint"),
+    lambda data: data.update(kind="bundle"),
+    lambda data: data["limits"].update(batch_size=0),
+    lambda data: data["limits"].update(extra=1),
+])
+def test_a_damaged_description_is_refused_in_one_line(tmp_path: Path, tiny_bundle: Path, damage: object) -> None:
+    folder, _ = _saved_scorer(tmp_path, tiny_bundle)
+    data = json.loads((folder / SCORER_FILE).read_text())
+    damage(data)  # type: ignore[operator]
+    (folder / SCORER_FILE).write_text(json.dumps(data))
+    with pytest.raises(ScorerUnavailableError):
+        load_scorer(folder, [tiny_bundle.parent])

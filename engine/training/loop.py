@@ -73,13 +73,15 @@ class TrainingDivergedError(ValueError):
     """The loss or the weights stopped being finite numbers (too high a learning rate, bad data)."""
 
 
-def check_finite_loss(step: int, loss: float) -> None:
-    """Stop at the first non-finite loss: every later step, checkpoint and bundle would be NaN."""
+def check_finite_loss(step: int, loss: float, first: bool = False) -> None:
+    """Stop at the first non-finite loss: every later step, checkpoint and bundle would be NaN. The `first`
+    step of a run computes its loss on the weights it started from, before any update: no lower --lr helps."""
     if not math.isfinite(loss):
-        raise TrainingDivergedError(
-            f"training diverged at step {step}: the loss is {loss}; lower --lr (or check the data) and "
-            "start again, or --resume from the last checkpoint (it holds finite weights)"
-        )
+        advice = ("it is the first step of this run: the weights it started from (its --init-from bundle, or the "
+                  "checkpoint it resumed) or the data hold NaN or infinite values" if first else
+                  "lower --lr (or check the data) and start again, or --resume from the last checkpoint (it holds "
+                  "finite weights)")
+        raise TrainingDivergedError(f"training diverged at step {step}: the loss is {loss}; {advice}")
 
 
 def check_finite_weights(step: int, model: torch.nn.Module) -> None:
@@ -354,7 +356,7 @@ class TrainingLoop(abc.ABC, Generic[M]):
         for step in range(start, end):
             tick = time.perf_counter()
             loss, tokens = self.train_step(step, module)
-            check_finite_loss(step + 1, loss)
+            check_finite_loss(step + 1, loss, first=step == start)
             rate = self.throughput.add(tokens, time.perf_counter() - tick)
             bar.update(1)
             bar.set_postfix(loss=f"{loss:.3f}", tok_s=f"{rate:,.0f}")

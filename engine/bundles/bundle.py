@@ -42,7 +42,13 @@ from engine.config import BUNDLE_DTYPES, BUNDLE_FORMAT_VERSION, ConfigError
 from engine.controls import DecodeStarts, read_decode_starts
 from engine.families import ModelBuilder, ModelFamily, family_kinds, model_family
 from engine.files.atomic_writes import atomic_directory
-from engine.files.small_reads import UnusableFileError, file_problem, read_small_json, read_small_text
+from engine.files.small_reads import (
+    UnusableFileError,
+    file_problem,
+    links_out_of,
+    read_small_json,
+    read_small_text,
+)
 from engine.heads.base import OutputHead
 from engine.model import LanguageModel
 from engine.tokenizer import TOKENIZER_FILE, TokenizerError, VariorumTokenizer
@@ -326,6 +332,9 @@ def _checked_config(directory: Path) -> dict[str, Any]:
     missing = [name for name in REQUIRED_FILES if not (directory / name).exists()]  # the readers name other kinds
     if missing:
         raise BundleError(f"bundle {directory} is missing {', '.join(missing)}")
+    if outside := links_out_of(directory):  # the readers follow links: a bundle from elsewhere may point anywhere
+        raise BundleError(f"bundle {directory}: {outside[0].relative_to(directory)} is a link to "
+                          f"{outside[0].resolve()}, outside the bundle folder; copy the file in instead")
     return read_bundle_config(directory)
 
 

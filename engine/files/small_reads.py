@@ -117,3 +117,19 @@ def inside_folder(path: Path, folder: Path) -> bool:
     """Whether `path`, its links followed, is `folder` or lies under it (also followed): a name in a folder
     from elsewhere can be a link to any file on the computer."""
     return path.resolve().is_relative_to(folder.resolve())
+
+
+def links_out_of(folder: Path, limit: int = 10_000) -> list[Path]:
+    """The links under `folder` (its subfolders too, links to folders not entered) to a file or folder outside it,
+    among its first `limit` entries: a model folder is a handful of files, so a larger one is not searched
+    further. (Links to devices or nowhere are left to the readers, which name those.)"""
+    found, seen = [], 0
+    for root, folders, files in os.walk(folder):
+        for name in [*folders, *files]:
+            seen += 1
+            path = Path(root) / name
+            if path.is_symlink() and (path.is_file() or path.is_dir()) and not inside_folder(path, folder):
+                found.append(path)
+        if seen >= limit:
+            break
+    return found

@@ -42,13 +42,7 @@ from engine.config import BUNDLE_DTYPES, BUNDLE_FORMAT_VERSION, ConfigError
 from engine.controls import DecodeStarts, read_decode_starts
 from engine.families import ModelBuilder, ModelFamily, family_kinds, model_family
 from engine.files.atomic_writes import atomic_directory
-from engine.files.small_reads import (
-    UnusableFileError,
-    file_problem,
-    links_out_of,
-    read_small_json,
-    read_small_text,
-)
+from engine.files.small_reads import UnusableFileError, file_problem, links_out_of, read_small_json, read_small_text
 from engine.heads.base import OutputHead
 from engine.model import LanguageModel
 from engine.tokenizer import TOKENIZER_FILE, TokenizerError, VariorumTokenizer

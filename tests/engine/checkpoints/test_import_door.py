@@ -179,3 +179,14 @@ def test_a_relative_folder_is_recorded_absolute(gpt2_folder: Path, tmp_path: Pat
     assert main(["import", folder.name, "--out", "bundle"]) == 0
     base = json.loads((tmp_path / "bundle" / "config.json").read_text())["base"]
     assert base["checkpoint"] == str(folder)
+
+
+def test_a_relative_cache_folder_is_recorded_absolute(gpt2_folder: Path, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from engine.bundles.imported import import_checkpoint
+    from tests.engine.checkpoints.conftest import add_to_cache
+
+    snapshot = add_to_cache(tmp_path / "hub", "acme/tiny", gpt2_folder)
+    monkeypatch.chdir(tmp_path)
+    bundle = import_checkpoint("acme/tiny", tmp_path / "bundle", {"HF_HUB_CACHE": "hub", "HOME": "/nonexistent"})
+    assert json.loads((bundle / "config.json").read_text())["base"]["checkpoint"] == str(snapshot)

@@ -17,7 +17,7 @@ from app.editor.document import DocumentEditor
 from app.editor.history import Batch
 from app.variants.labels import LabelSource
 from app.variants.pane import VariantPane
-from app.variants.progress import done_words, duration_words, share_written, writing_words
+from app.variants.progress import done_words, drafting_words, duration_words, share_written, writing_words
 from app.window_base import WindowBase
 from app.worker import BackgroundCall, GenerationOutcome
 from engine.decode_fields import MAX_SEED, SEED
@@ -176,6 +176,11 @@ class GenerationMixin(WindowBase):
         panes = self.variants.panes
         states = [panes[i].state for i in targets if i < len(panes)]
         tokens, elapsed = self.generator.progress()
+        drafted, choosing = self.generator.drafting()
+        if (drafted or choosing) and not any(state.tokens for state in states):
+            words, share = drafting_words(request, drafted, choosing, elapsed)
+            self.show_activity(words, busy=True, share=share)
+            return
         self.show_activity(writing_words(request, states, tokens, elapsed), busy=True,
                            share=share_written(request, states))
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from engine.front_door import GenerationRequest, LoadedModel, TokenEvent, Variant
+from engine.front_door import GenerationRequest, LoadedModel, SelectingStream, TokenEvent, Variant
 
 DRAIN_MS = 30
 STOP_POLL_MS = 5
@@ -34,8 +34,10 @@ class GenerationOutcome:
     variants: list[Variant] = field(default_factory=list)
     stopped: bool = False
     error: str = ""
-    tokens: int = 0
+    tokens: int = 0  # every token written, drafts included (the speed a writer waits on)
     seconds: float = 0.0
+    drafted: int = 0  # tokens of drafts, which the window does not show (engine/selection)
+    choosing: bool = False  # the drafts are written and being scored
 
 
 class _Job:
@@ -53,16 +55,25 @@ class _Job:
     def _run(self) -> None:
         try:
             stream = self.model.stream(self.outcome.request, self.stop_event.is_set)
+            if isinstance(stream, SelectingStream):
+                stream.on_scoring = self._choosing
             for event in stream:
-                with self.lock:
-                    self.buffer.append(event)
-                self.outcome.tokens += 1
+                if event.draft:
+                    self.outcome.drafted += 1
+                else:
+                    with self.lock:
+                        self.buffer.append(event)
+                if event.draft or not self.outcome.drafted:  # chosen drafts are shown again, not written again
+                    self.outcome.tokens += 1
             self.outcome.variants = stream.variants
         except Exception as error:  # any engine failure becomes a message in the window
             self.outcome.error = f"{type(error).__name__}: {error}"
             traceback.print_exc()
         self.outcome.stopped = self.stop_event.is_set()
         self.outcome.seconds = time.perf_counter() - self.started
+
+    def _choosing(self) -> None:
+        self.outcome.choosing = True
 
     def take(self) -> list[TokenEvent]:
         with self.lock:
@@ -118,6 +129,13 @@ class GenerationController(QObject):
         if self._job is None:
             return 0, 0.0
         return self._job.outcome.tokens, time.perf_counter() - self._job.started
+
+    def drafting(self) -> tuple[int, bool]:
+        """Draft tokens written so far, and whether the drafts are being scored ((0, False) when idle or when
+        every draft is shown)."""
+        if self._job is None:
+            return 0, False
+        return self._job.outcome.drafted, self._job.outcome.choosing
 
     def _drain(self) -> None:
         job = self._job

@@ -47,6 +47,7 @@ from engine.decoding import DecodeConfig, TokenEvent, Variant
 from engine.devices import gpu_unavailable_reason, resolve_device
 from engine.loaded_model import GenerationRequest, LoadedModel
 from engine.pos.tagger import Tagger, TaggerUnavailableError
+from engine.selection.stream import SelectingStream
 
 if TYPE_CHECKING:  # onnxruntime's runner loads only when a bundle runs on it
     pass
@@ -231,6 +232,7 @@ __all__ = [
     "Engine",
     "GenerationRequest",
     "LoadedModel",
+    "SelectingStream",
     "TaggerUnavailableError",
     "TokenEvent",
     "Variant",

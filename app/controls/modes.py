@@ -107,7 +107,9 @@ def build_request(
     if mode == "paraphrase":
         if not inputs.selection.strip():
             raise ModeError("Select the passage to paraphrase first, then press Generate.")
-        return GenerationRequest(prompt=inputs.selection, n=n, task=mode, decode=decode, document=inputs.document)
+        # A paraphrase keeps the passage's sense by construction: there are no drafts to choose among.
+        return GenerationRequest(prompt=inputs.selection, n=n, task=mode, decode=decode.replace(drafts=1),
+                                 document=inputs.document)
     if not inputs.title.strip():
         raise ModeError(f"A {MODE_LABELS[mode].lower()} needs a title: type one in the Title field.")
     most = max_sentences(capabilities)

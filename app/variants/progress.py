@@ -59,3 +59,22 @@ def done_words(stopped: bool, failed: bool, tokens: int, seconds: float, variant
     if seconds > 0:
         parts.append(f"{tokens / seconds:.0f} tokens/s")
     return " · ".join(parts)
+
+
+def drafting_words(request: GenerationRequest, drafted: int, choosing: bool,
+                   elapsed: float) -> tuple[str, float | None]:
+    """The line (and the bar's share, None when it cannot be told) while drafts are written, then scored: the
+    window shows only the chosen variants, once chosen (engine/selection)."""
+    n, drafts = request.n, request.n * request.decode.drafts
+    if choosing:
+        return f"Choosing the {n} variant{'s' if n != 1 else ''} that make most sense, of {drafts} drafts…", 1.0
+    what = f"Writing {drafts} drafts for {n} variant{'s' if n != 1 else ''}"
+    if drafted == 0 or elapsed <= 0:
+        return f"{what}: starting…", None
+    parts = [what, f"{drafted / elapsed:.0f} tokens/s"]
+    share = None
+    if request.task == "continue":
+        share = min(drafted / (max(request.decode.max_new_tokens, 1) * drafts), 1.0)
+        if share >= EARLIEST_ESTIMATE:
+            parts.append(f"up to {duration_words(elapsed * (1 - share) / share)} left, then choosing")
+    return " · ".join(parts), share

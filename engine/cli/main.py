@@ -38,6 +38,7 @@ FORWARDED: dict[str, tuple[str, str]] = {
     "bundle-words": ("engine.bundles.words", "write a bundle's training words (words.txt) for real words only"),
     "import": ("engine.cli.import_command", "a pretrained GPT-2 checkpoint on this machine as a bundle (offline)"),
     "get-base": ("engine.cli.get_base", "fetch the pretrained base model (SmolLM2-135M-Instruct) once, as a bundle"),
+    "fit-scorer": ("engine.coherence.fit_cli", "fit the coherence scorer on Story Cloze val, measure it on test"),
 }
 
 
@@ -137,6 +138,9 @@ def run_generate(args: argparse.Namespace, console: Console) -> int:
         print(f"note: {missing_words_note(path)}", file=sys.stderr)
     stop = threading.Event()
     stream = model.stream(request, should_stop=stop.is_set)
+    if request.decode.drafts > 1:
+        print(f"note: {model.selection_note}; {request.n * request.decode.drafts} drafts are written first",
+              file=sys.stderr)
     texts = [""] * request.n
     finished: set[int] = set()
     if console.is_terminal:
@@ -155,6 +159,8 @@ def _consume(
     """Drain the stream, keeping `texts` current; Ctrl+C asks the stream to stop."""
     try:
         for event in stream:
+            if event.draft:  # not shown: the chosen drafts stream again as the variants
+                continue
             texts[event.variant] += event.text_delta
             if stream.variants[event.variant].finish_reason:
                 finished.add(event.variant)

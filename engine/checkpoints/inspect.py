@@ -59,6 +59,16 @@ LAYER_COUNTS = {
              "decoder_layers": r"(?:^|\.)decoder\.layers\.(\d+)\."},
     "llama": {"num_hidden_layers": r"(?:^|\.)layers\.(\d+)\."},
 }
+# Tables whose shape config.json gives: weight name ending → (key of its rows, key of its columns, extra rows;
+# BART keeps 2 position rows before position 0). The embedding's rows are the tokenizer's to check (a table
+# may be padded past the tokenizer), so only its width is compared.
+TABLES: dict[str, dict[str, tuple[str | None, str, int]]] = {
+    "gpt2": {"wte.weight": (None, "n_embd", 0), "wpe.weight": ("n_positions", "n_embd", 0)},
+    "bart": {"shared.weight": (None, "d_model", 0),
+             "encoder.embed_positions.weight": ("max_position_embeddings", "d_model", 2)},
+    "llama": {"embed_tokens.weight": (None, "hidden_size", 0),
+              "layers.0.mlp.gate_proj.weight": ("intermediate_size", "hidden_size", 0)},
+}
 
 
 @dataclass(frozen=True)
@@ -122,22 +132,28 @@ def read_architecture(directory: Path) -> tuple[str, str, int]:
     return known[0], ARCHITECTURES[known[0]], vocab_size
 
 
-def check_layer_counts(directory: Path, family: str, shapes: dict[str, tuple[int, ...]] | None) -> None:
-    """Each stack's depth in config.json: a count Variorum builds, and, where the weights' names are known
-    (safetensors headers), the number of blocks the weights hold: checked before a single layer is built."""
-    config = read_config(directory)
+def check_sizes(directory: Path, family: str, shapes: dict[str, tuple[int, ...]] | None) -> None:
+    """The sizes in config.json that would be built: each stack's depth a count Variorum builds and, where the
+    weights' names and shapes are known (safetensors headers), the blocks and tables the weights hold; all
+    checked before a single layer is built."""
+    config, where = read_config(directory), directory / "config.json"
     for key, pattern in LAYER_COUNTS[family].items():
         count = config.get(key)
         if not is_count(count) or not 0 < count <= MAX_LAYERS:
-            raise CheckpointError(f"{directory / 'config.json'}: {key} is {count!r:.40}; Variorum reads 1 to "
-                                  f"{MAX_LAYERS:,} layers")
-        if shapes is None:
-            continue
-        found = [int(m.group(1)) for name in shapes if (m := re.search(pattern, name))]
-        held = max(found, default=-1) + 1
-        if held != count:
-            raise CheckpointError(f"{directory / 'config.json'}: {key} is {count:,} but the weights hold {held:,} "
+            raise CheckpointError(f"{where}: {key} is {count!r:.40}; Variorum reads 1 to {MAX_LAYERS:,} layers")
+        found = [int(m.group(1)) for name in shapes or {} if (m := re.search(pattern, name))]
+        if shapes is not None and max(found, default=-1) + 1 != count:
+            raise CheckpointError(f"{where}: {key} is {count:,} but the weights hold {max(found, default=-1) + 1:,} "
                                   "layers: config and weights do not belong together")
+    for ending, (rows, columns, extra) in TABLES[family].items():
+        name = next((n for n in shapes or {} if n == ending or n.endswith("." + ending)), None)
+        if shapes is None or name is None:
+            continue
+        height = shapes[name][0] - extra if rows is None else config.get(rows)
+        width, given = config.get(columns), f"{rows} {config.get(rows)!r:.40} and " if rows else ""
+        if not is_count(height) or not is_count(width) or shapes[name] != (height + extra, width):
+            raise CheckpointError(f"{where}: {given}{columns} {width!r:.40} do not fit the weights' {name} of shape "
+                                  f"{list(shapes[name])}: config and weights do not belong together")
 
 
 def find_weights(directory: Path) -> tuple[tuple[Path, ...], dict[str, tuple[int, ...]] | None]:
@@ -247,7 +263,7 @@ def inspect_checkpoint(directory: Path, name: str | None = None) -> CheckpointIn
                                                   f"not a checkpoint folder (it {problem or 'is a file'})"))
     architecture, family, vocab_size = read_architecture(directory)
     weights, shapes = find_weights(directory)
-    check_layer_counts(directory, family, shapes)
+    check_sizes(directory, family, shapes)
     tokenizer, tokens = tokenizer_vocab_size(directory, vocab_size)
     if (directory / GENERATION_CONFIG).exists() or (directory / GENERATION_CONFIG).is_symlink():
         read_object(directory, GENERATION_CONFIG, "generation config")  # transformers reads it; checked the same way

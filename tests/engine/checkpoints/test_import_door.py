@@ -190,3 +190,17 @@ def test_a_relative_cache_folder_is_recorded_absolute(gpt2_folder: Path, tmp_pat
     monkeypatch.chdir(tmp_path)
     bundle = import_checkpoint("acme/tiny", tmp_path / "bundle", {"HF_HUB_CACHE": "hub", "HOME": "/nonexistent"})
     assert json.loads((bundle / "config.json").read_text())["base"]["checkpoint"] == str(snapshot)
+
+
+@pytest.mark.parametrize(("family", "key", "message"), [
+    ("gpt2", "n_embd", r": n_embd 3 do not fit the weights. transformer.wte.weight of shape \[301, 8\]"),
+    ("gpt2", "n_positions", r"n_positions 3 and n_embd 8 do not fit the weights' transformer.wpe.weight"),
+    ("bart", "max_position_embeddings", r"max_position_embeddings 3 and d_model 8 do not fit .*embed_positions"),
+    ("llama", "intermediate_size", r"intermediate_size 3 and hidden_size 32 do not fit .*gate_proj.weight"),
+])
+def test_table_sizes_that_do_not_fit_the_weights_are_refused_before_building(
+        family: str, key: str, message: str, tmp_path: Path, request: pytest.FixtureRequest,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    folder = _copy(request.getfixturevalue(f"{family}_folder"), tmp_path)
+    _set(folder / "config.json", **{key: 3})
+    assert re.search(message, refused(folder, tmp_path, capsys))

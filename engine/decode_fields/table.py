@@ -175,7 +175,9 @@ DRAFTS: DecodeField[int] = DecodeField(
     "Write this many drafts for every variant shown, then show the ones that make most sense after your text "
     "and differ most from each other. More drafts take longer.",
     Flag("--drafts", "write K drafts per variant and show the most coherent, most different ones", metavar="K"),
-    "drafts", Slider(1, MAX_DRAFTS), off_words="off: every draft is shown")
+    NotOffered("eval's protocols score one continuation per window; python -m engine.benchmarks.selection "
+               "measures choosing among drafts on held-out story openings"),
+    Slider(1, MAX_DRAFTS), off_words="off: every draft is shown")
 FIELDS: tuple[DecodeField[object], ...] = (
     REAL_WORDS, TEMPERATURE, TOP_K, TOP_P, REPETITION_PENALTY, MAX_NEW_TOKENS, END_AT_SENTENCE, NO_DOUBLED_WORDS,
     CLASS_TEMPERATURE, CLASS_TOP_K, CLASS_RARITY_BIAS, POS_TOP_K, POS_BIAS, SEED, GREEDY, FLAT_SAMPLING, COPY_LIMIT,

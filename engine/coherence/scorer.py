@@ -74,6 +74,23 @@ class CoherenceScorer:
         return [float(value) for value in self.score(features)]
 
 
+def share_equal_weights(model: torch.nn.Module, source: torch.nn.Module) -> int:
+    """Point each parameter of `model` that equals `source`'s of the same name at `source`'s storage, so that
+    a scorer reading the pretrained base beside a model adapted from it (which keeps the base's embedding and
+    first blocks bit for bit) holds those weights once. Returns the number of values now shared."""
+    theirs = dict(source.named_parameters())
+    shared = 0
+    with torch.no_grad():
+        for name, mine in model.named_parameters():
+            other = theirs.get(name)
+            if other is None or other.shape != mine.shape or other.dtype != mine.dtype or other.device != mine.device:
+                continue
+            if other.data_ptr() == mine.data_ptr() or torch.equal(other, mine):  # shared already, or equal
+                mine.data = other.data
+                shared += mine.numel()
+    return shared
+
+
 def save_scorer(folder: Path, score: LinearScore, record: ScorerRecord) -> None:
     """Write the scorer folder atomically (a half-written scorer never replaces a good one)."""
     with atomic_directory(folder) as staging:

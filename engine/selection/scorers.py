@@ -20,7 +20,13 @@ import torch
 from engine.base_model import default_models_dir, get_base_hint
 from engine.coherence.features import SCALARS, FeatureLimits, feature_width
 from engine.coherence.fit import LinearScore
-from engine.coherence.scorer import CoherenceScorer, ScorerRecord, ScorerUnavailableError, load_scorer
+from engine.coherence.scorer import (
+    CoherenceScorer,
+    ScorerRecord,
+    ScorerUnavailableError,
+    load_scorer,
+    share_equal_weights,
+)
 from engine.model import LanguageModel
 from engine.tokenizer import VariorumTokenizer
 
@@ -38,6 +44,8 @@ class ScorerChoice:
 
 @functools.lru_cache(maxsize=2)
 def _shipped(folder: Path, device: str) -> CoherenceScorer | ScorerUnavailableError:
+    if not folder.is_dir():
+        return ScorerUnavailableError(f"no coherence scorer is installed ({folder} is missing)")
     try:
         return load_scorer(folder, [default_models_dir(), RESOURCES / "models"], device)
     except ScorerUnavailableError as error:
@@ -59,6 +67,8 @@ def choose_scorer(own: tuple[LanguageModel, VariorumTokenizer] | None, device: t
     the module docstring)."""
     shipped = _shipped(folder or SHIPPED_SCORER, str(device))
     if isinstance(shipped, CoherenceScorer):
+        if own is not None:  # a model adapted from the base keeps most of its weights: hold them once
+            share_equal_weights(shipped.model, own[0])
         return ScorerChoice(shipped, "drafts chosen by the coherence scorer on the pretrained base")
     why = f"{shipped}; {get_base_hint()}"
     if own is not None:

@@ -20,6 +20,7 @@ from engine.coherence.scorer import (
     load_scorer,
     model_fingerprint,
     save_scorer,
+    share_equal_weights,
 )
 from engine.model import LanguageModel
 
@@ -79,3 +80,18 @@ def test_a_damaged_description_is_refused_in_one_line(tmp_path: Path, tiny_bundl
     (folder / SCORER_FILE).write_text(json.dumps(data))
     with pytest.raises(ScorerUnavailableError):
         load_scorer(folder, [tiny_bundle.parent])
+
+
+def test_weights_equal_to_another_models_are_held_once(tiny_bundle: Path) -> None:
+    scorer_model, adapted = load_bundle(tiny_bundle).model, load_bundle(tiny_bundle).model
+    names = [name for name, _ in adapted.named_parameters()]
+    with torch.no_grad():
+        dict(adapted.named_parameters())[names[-1]].add_(1.0)  # the adapted model changed one tensor
+    features_before = continuation_features(scorer_model, load_bundle(tiny_bundle).tokenizer, [PROMPT], ENDINGS[:1])
+    shared = share_equal_weights(scorer_model, adapted)
+    mine, theirs = dict(scorer_model.named_parameters()), dict(adapted.named_parameters())
+    assert shared == sum(p.numel() for n, p in mine.items() if n != names[-1])
+    assert all(mine[n].data_ptr() == theirs[n].data_ptr() for n in names[:-1])
+    assert mine[names[-1]].data_ptr() != theirs[names[-1]].data_ptr()
+    features_after = continuation_features(scorer_model, load_bundle(tiny_bundle).tokenizer, [PROMPT], ENDINGS[:1])
+    assert torch.equal(features_before, features_after)

@@ -204,3 +204,19 @@ def test_table_sizes_that_do_not_fit_the_weights_are_refused_before_building(
     folder = _copy(request.getfixturevalue(f"{family}_folder"), tmp_path)
     _set(folder / "config.json", **{key: 3})
     assert re.search(message, refused(folder, tmp_path, capsys))
+
+
+def test_pickled_weights_short_of_what_the_config_asks_are_refused(gpt2_folder: Path, tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    # pickled weights name no tensors before loading: transformers would fill the second block with random values
+    import torch
+    from safetensors.torch import load_file
+
+    folder = _copy(gpt2_folder, tmp_path)
+    torch.save(load_file(str(folder / "model.safetensors")), folder / "pytorch_model.bin")
+    (folder / "model.safetensors").unlink()
+    _set(folder / "config.json", n_layer=2)
+    assert re.search(r"its weights lack h\.1\..* \(12 tensor\(s\) its config.json asks for\)",
+                     refused(folder, tmp_path, capsys))
+    _set(folder / "config.json", n_layer=1)
+    assert main(["import", str(folder), "--out", str(tmp_path / "bundle")]) == 0

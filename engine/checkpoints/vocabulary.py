@@ -108,8 +108,10 @@ def import_vocabulary(info: CheckpointInfo, spec: Any = None) -> ImportedVocabul
 
 def _pre_tokenizer(info: CheckpointInfo, spec: Any) -> pre_tokenizers.PreTokenizer:
     """The checkpoint's own pre-tokenizer where it gives one (a Llama's), else GPT-2's byte-level rules."""
-    if not isinstance(spec, dict):
+    if spec is None:
         return pre_tokenizers.ByteLevel(add_prefix_space=False)
+    if not isinstance(spec, dict):
+        raise CheckpointError(f"{info.path}: its tokenizer's pre_tokenizer is {spec!r:.40}, not a pre-tokenizer")
     try:  # the tokenizers library reads a component only as part of a whole tokenizer
         whole = Tokenizer.from_str(json.dumps({"version": "1.0", "model": {"type": "BPE", "vocab": {}, "merges": []},
                                                "pre_tokenizer": spec}))

@@ -92,6 +92,8 @@ CASES: list[tuple[str, str, Damage, str]] = [
     ("bart", "merges of integers",
      lambda d: (d / "tokenizer.json").write_text('{"model": {"type": "BPE", "vocab": {}, "merges": [[1, 2]]}}'),
      r"its merges are not pairs of pieces"),
+    ("llama", "a pre-tokenizer that is a number",
+     lambda d: _set(d / "tokenizer.json", pre_tokenizer=5), r"its tokenizer's pre_tokenizer is 5, not a pre-tokenizer"),
     ("gpt2", "deep vocab.json", lambda d: (d / "vocab.json").write_text(DEEP),
      r"vocab.json \(tokenizer vocabulary\) is nested too deeply"),
     ("gpt2", "vocab.json of floats", lambda d: (d / "vocab.json").write_text('{"a": 1.5, "<|endoftext|>": 2.5}'),

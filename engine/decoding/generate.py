@@ -34,7 +34,7 @@ import torch
 from engine.decoding.backbone_runner import BackboneRunner
 from engine.decoding.loops import FINISH_LOOP, LoopGuard
 from engine.decoding.real_words import WordSpeller, trailing_partial
-from engine.decoding.sentence_end import end_at_sentence, without_open_ends
+from engine.decoding.sentence_end import FINISH_SENTENCE, end_at_sentence, without_open_ends
 from engine.decoding.settings import DecodeConfig
 from engine.decoding.step import LanguageModelRows
 from engine.decoding.stream import (
@@ -46,6 +46,7 @@ from engine.decoding.stream import (
     Variant,
     refuse_copy_limit,
 )
+from engine.decoding.text_cleanup import GeneratedText
 from engine.model import LanguageModel
 from engine.tokenizer import VariorumTokenizer
 from engine.torch_modes import eval_mode
@@ -99,6 +100,10 @@ class VariantStream(RowStream[Variant, LanguageModelRows]):
             self.row_prompts = [row[-(block // 2) :] for row in self.row_prompts]
         super().__init__(model.head, n, settings, should_stop, words)
         self.text_tokens = [0] * n  # per variant: how many of its tokens `text` already shows in full
+        # the text each row continues: where its quotation marks stand (engine/decoding/text_cleanup.py)
+        self.contexts = [tokenizer.decode(self.row_prompts[0])] * n if prompts is None else [
+            tokenizer.decode(row) for row in self.row_prompts]
+        self.cleaned = [GeneratedText(context) for context in self.contexts]
 
     def _new_variant(self, index: int, seed: int) -> Variant:
         return Variant(index=index, seed=seed, settings=self.settings.variant_record(seed),
@@ -117,8 +122,11 @@ class VariantStream(RowStream[Variant, LanguageModelRows]):
             return
         self._finish(capped, FINISH_LENGTH)
         if self.settings.end_at_sentence:
-            end_at_sentence([self.variants[self.row_variants[r]] for r in capped.nonzero()[:, 0].tolist()],
-                            self.tokenizer.decode)
+            cut = [self.variants[self.row_variants[r]] for r in capped.nonzero()[:, 0].tolist()]
+            end_at_sentence(cut, self.tokenizer.decode)
+            for variant in cut:  # the kept tokens' text, cleaned as it streamed (the rule looks only back)
+                if variant.finish_reason == FINISH_SENTENCE:
+                    variant.text = GeneratedText(self.contexts[variant.index]).add(variant.text)
 
     def _allowed(self, last: bool) -> torch.Tensor | None:
         """Real words only (the last step before the cap closes the open words); with `end_at_sentence`, no eos
@@ -158,7 +166,8 @@ class VariantStream(RowStream[Variant, LanguageModelRows]):
         """Decode the variant's tokens not yet in its text; hold back an incomplete trailing character.
 
         A variant that ends mid-character (length cap, cancellation) keeps the text up to
-        its last complete character, so `text` is always exactly the concatenated deltas.
+        its last complete character, so `text` is always exactly the concatenated deltas, which are
+        cleaned as they come (engine/decoding/text_cleanup.py).
         Only the tokens after the text's last complete character are decoded: byte-level BPE
         decodes to the UTF-8 of the tokens' bytes, and bytes that end on a character boundary
         decode the same alone as in front of more bytes, so a step costs the same at token 5
@@ -168,6 +177,7 @@ class VariantStream(RowStream[Variant, LanguageModelRows]):
         delta = self.tokenizer.decode(variant.token_ids[shown:])
         if delta.endswith(INCOMPLETE_CHAR):
             return ""
+        delta = self.cleaned[variant.index].add(delta)  # no control characters, quotation marks paired
         variant.text += delta
         self.text_tokens[variant.index] = len(variant.token_ids)
         return delta

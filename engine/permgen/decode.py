@@ -44,6 +44,7 @@ from engine.decoding.stream import (
     Variant,
     refuse_copy_limit,
 )
+from engine.decoding.text_cleanup import drop_control_characters
 from engine.decoding.token_sampler import Draw, TokenSampler
 from engine.permgen.control import OrderControl
 from engine.permgen.marks import EOP_ID, end_id, sentence_of_begin
@@ -241,21 +242,26 @@ class PermGenStream(RowStream[PermGenVariant, PermGenRows]):
             variant.finish_reason = FINISH_EOP
             return ""
         if state.sentence and token == end_id(state.sentence):
-            variant.sentences[state.sentence] = self.tokenizer.decode(state.words).strip()
+            variant.sentences[state.sentence] = self._sentence_text(state)
             state.sentence = 0
             return ""
         state.words.append(token)
         text = self.tokenizer.decode(state.words)
         if text.endswith(INCOMPLETE_CHAR):
             return ""
+        text = drop_control_characters(text)  # never into the writer's document (engine/decoding/text_cleanup.py)
         delta, state.shown = text.removeprefix(state.shown), text
         return delta
+
+    def _sentence_text(self, state: _State) -> str:
+        """The text of the sentence `state` writes, as it is kept."""
+        return drop_control_characters(self.tokenizer.decode(state.words)).strip()
 
     def _cancel(self, active: torch.Tensor) -> None:
         for row in active.nonzero()[:, 0].tolist():
             state, variant = self.states[self.row_variants[row]], self.candidates[self.row_variants[row]]
             if state.sentence:  # keep the unfinished sentence's text
-                variant.sentences[state.sentence] = self.tokenizer.decode(state.words).strip()
+                variant.sentences[state.sentence] = self._sentence_text(state)
         super()._cancel(active)
 
     def _finish_texts(self) -> None:

@@ -39,6 +39,7 @@ from engine.decoding.copy_limit import CopyLimit
 from engine.decoding.real_words import WordSpeller
 from engine.decoding.settings import DecodeConfig
 from engine.decoding.stream import FINISH_CANCELLED, BatchStream, TokenEvent, Variant
+from engine.decoding.text_cleanup import drop_control_characters
 from engine.metrics.paraphrase import self_bleu_vs_source, self_wer
 from engine.permgen.beam_decode import sentence_beam
 from engine.permgen.content_words import paraphrase_source
@@ -150,7 +151,8 @@ class ParaphraseStream(BatchStream[ParaphraseVariant]):
                 words = [(t, lp) for t, lp in zip(hypothesis.tokens, hypothesis.log_probs, strict=True)
                          if t >= FIRST_WORD_ID]
                 yield from self._emit_words(i, j, prefix, words)
-            return [self.tokenizer.decode([t for t in h.tokens if t >= FIRST_WORD_ID]).strip() for h in picks]
+            return [drop_control_characters(self.tokenizer.decode([t for t in h.tokens if t >= FIRST_WORD_ID])).strip()
+                    for h in picks]
         seed = (self.base_seed + j * SENTENCE_SEED_STRIDE) % 2**62
         inner = PermGenStream(self.seq2seq, self.tokenizer, self.sources_ids[j], len(self.candidates),
                               self.settings.with_seed(seed), ONE_SENTENCE, self.should_stop, self.runner, self.words,
@@ -181,7 +183,7 @@ class ParaphraseStream(BatchStream[ParaphraseVariant]):
 
     def _emit_words(self, i: int, j: int, prefix: str, words: list[tuple[int, float]]) -> Iterator[TokenEvent]:
         for k, (token, log_prob) in enumerate(words):
-            delta = self.tokenizer.decode([token])
+            delta = drop_control_characters(self.tokenizer.decode([token]))
             yield self._take(TokenEvent(i, token, delta, log_prob, 0), j, prefix if k == 0 else "")
 
     def _take(self, event: TokenEvent, j: int, prefix: str) -> TokenEvent:

@@ -9,6 +9,7 @@ from engine.backbones.kv_cache import KVCache
 from engine.decoding import DecodeConfig, VariantStream, generate_variants
 from engine.decoding.step import DecodeRows, LanguageModelRows
 from engine.decoding.stream import FINISH_CANCELLED, FINISH_EOS, FINISH_LENGTH, INCOMPLETE_CHAR
+from engine.decoding.text_cleanup import GeneratedText
 from engine.model import LanguageModel
 from engine.tokenizer import VariorumTokenizer
 from tests.conftest import tiny_config
@@ -57,7 +58,8 @@ def test_streamed_deltas_add_up_to_final_text(tiny_model: LanguageModel, tokeniz
         counts[event.variant] += 1
     for variant, text, count in zip(stream.variants, texts, counts, strict=True):
         assert text == variant.text
-        assert tokenizer.decode(variant.token_ids).startswith(text)
+        # what the tokens decode to, cleaned as generated text is (engine/decoding/text_cleanup.py)
+        assert GeneratedText("The dog 🙂").add(tokenizer.decode(variant.token_ids)).startswith(text)
         assert count == len(variant.token_ids) == len(variant.token_log_probs)
         assert variant.finish_reason in (FINISH_EOS, FINISH_LENGTH)
 

@@ -18,7 +18,7 @@ source packaging/paraphrase-parts.sh
 "$python" -m PyInstaller --noconfirm --clean --log-level WARN --onedir --name Variorum \
   --distpath dist --workpath build/pyinstaller --specpath build/pyinstaller --paths "$PWD" \
   --add-data "$PWD/resources/models:resources/models" --add-data "$PWD/resources/icons:resources/icons" \
-  --add-data "$PWD/resources/licenses:resources/licenses" \
+  --add-data "$PWD/resources/licenses:resources/licenses" --add-data "$PWD/resources/scorers:resources/scorers" \
   "${paraphrase_parts[@]}" \
   --collect-submodules engine --collect-submodules app \
   --hidden-import transformers.models.gpt2 --hidden-import transformers.models.bart \

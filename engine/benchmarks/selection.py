@@ -9,7 +9,8 @@ same seed and the settings a writer starts at on the model. Per K it prints the 
 shown variants (by the scorer that chooses drafts: the shipped one where the base is installed), the
 Self-BLEU-4 within each batch (the app's readout) and Distinct-2 over each batch, both averaged over
 batches, the share of variants that repeat a sentence, and the seconds per batch; then each K's time and
-Self-BLEU against K = 1's. Times are wall-clock on this machine: measure with nothing else running.
+Self-BLEU against the first K's. `--show` prints every batch for reading. Times are wall-clock on this
+machine: measure with nothing else running.
 """
 
 from __future__ import annotations
@@ -50,8 +51,9 @@ def writer_start(model: LoadedModel, max_new_tokens: int, seed: int) -> DecodeCo
     return DecodeConfig(**{**starts, "max_new_tokens": max_new_tokens, "seed": seed})
 
 
-def measure(model: LoadedModel, prompts: list[str], n: int, decode: DecodeConfig) -> dict[str, float]:
-    """One batch per prompt with `decode`; the metrics of the module docstring."""
+def measure(model: LoadedModel, prompts: list[str], n: int, decode: DecodeConfig,
+            show: bool = False) -> dict[str, float]:
+    """One batch per prompt with `decode`; the metrics of the module docstring (`show`: print each batch)."""
     scorer = model.drafts_scorer().scorer
     seconds, scores, bleus, distincts, shown, prompt_of = [], [], [], [], [], []
     for number, prompt in enumerate(prompts):
@@ -64,6 +66,10 @@ def measure(model: LoadedModel, prompts: list[str], n: int, decode: DecodeConfig
         texts = [v.text for v in stream.variants]
         if scorer is not None:
             scores.extend(scorer(prompt, texts))
+        if show:
+            print(f"\n[K={decode.drafts}, opening {number + 1}] {prompt}")
+            for index, text in enumerate(texts, 1):
+                print(f"  {index}:{text}")
         words = [t.lower().split() for t in texts]
         bleus.append(self_bleu(words, smooth="exp", effective_order=True))
         distincts.append(distinct_n_corpus(words, 2))
@@ -85,13 +91,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--max-new-tokens", type=int, default=60)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument("--show", action="store_true", help="print every batch's variants, for reading")
     args = parser.parse_args(argv)
     prompts = openings(args.bundle, args.files, args.openings)
     model = Engine().load(args.bundle, device="cpu")
     decode = writer_start(model, args.max_new_tokens, args.seed)
     print(f"{args.bundle} · {len(prompts)} openings · {args.n} variants × {args.max_new_tokens} tokens · "
           f"{model.drafts_scorer().note}")
-    results = {k: measure(model, prompts, args.n, decode.replace(drafts=k)) for k in args.drafts}
+    results = {k: measure(model, prompts, args.n, decode.replace(drafts=k), args.show) for k in args.drafts}
     base = results[args.drafts[0]]
     print(f"{'K':>3} {'coherence':>10} {'Self-BLEU-4':>12} {'Distinct-2':>11} {'repeats %':>10} {'s/batch':>8} "
           f"{'time ×':>7} {'Self-BLEU ×':>12}")

@@ -2,8 +2,8 @@
 
 A bundle made from a writer's checkpoint (`variorum import`, or a fine-tune of such a bundle) has a
 `base` section in its config.json: the checkpoint's folder, its architecture and the sha256 of each
-of its weights files and of the config and tokenizer files the import reads (`BaseReference`). A partial fine-tune (`--trainable` head / last-N / lora) of an
-ordinary bundle is written on that bundle (`BundleBase`: its folder, name and the sha256 of its
+of its weights files and of the config and tokenizer files the import reads (`BaseReference`). A
+partial fine-tune (`--trainable` head / last-N / lora) of an ordinary bundle is written on that bundle (`BundleBase`: its folder, name and the sha256 of its
 `model.safetensors`; looked for first beside the new bundle, under its own name, so a model shipped
 with its base in resources/models finds it wherever the folder goes). Its `model.safetensors` holds only
 
@@ -13,10 +13,10 @@ with its base in resources/models finds it wherever the folder goes). Its `model
 
 Loading rebuilds the base model with the family's `from_checkpoint` (the import: the checkpoint's
 weights under the renumbered vocabulary; the same files always give the same tensors), or loads the
-base bundle, applies the
-low-rank updates, then the stored tensors. Before that it checks the base: the folder must still be
-there and every file recorded must have its sha256 (the config and tokenizer before they are parsed),
-or one `BundleError` says which file is missing, not a regular file or changed, and that importing the checkpoint again (or putting the files back) fixes it.
+base bundle, applies the low-rank updates, then the stored tensors. Before that it checks the base:
+the folder must still be there and every file recorded must have its sha256 (the config and tokenizer
+before they are parsed), or one `BundleError` says which file is missing, not a regular file or
+changed, and that importing the checkpoint again (or putting the files back) fixes it.
 
 Writing is the reverse (`stored_tensors`): the base with the updates applied is compared tensor by
 tensor with the model, and what is not bit-identical is stored. A bundle whose every tensor changed

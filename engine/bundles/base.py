@@ -4,8 +4,9 @@ A bundle made from a writer's checkpoint (`variorum import`, or a fine-tune of s
 `base` section in its config.json: the checkpoint's folder, its architecture and the sha256 of each
 of its weights files and of the config and tokenizer files the import reads (`BaseReference`). A
 partial fine-tune (`--trainable` head / last-N / lora) of an ordinary bundle is written on that bundle
-(`BundleBase`: its folder, name and the sha256 of its `model.safetensors`; looked for first beside the new bundle, under its own name, so a model shipped
-with its base in resources/models finds it wherever the folder goes). Its `model.safetensors` holds only
+(`BundleBase`: its folder, name and the sha256 of its `model.safetensors`; looked for first beside the
+new bundle, under its own name, so a model shipped with its base in resources/models finds it wherever
+the folder goes). Its `model.safetensors` holds only
 
 - the tensors that differ from the base model (a new head, fine-tuned blocks), stored in full;
 - low-rank updates (LoRA): a weight W gets W + U V, with U [rows, r] and V [r, cols] in W's own

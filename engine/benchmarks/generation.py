@@ -20,6 +20,13 @@ and its mask cache live as long as the loaded model, so the warm-up round fills 
 partial words it meets, and each later round (a new seed) still meets new ones. It is timed once more
 with no doubled words on top (engine/decoding/doubled_words.py), as a writer starts ("writer" columns;
 the ban's cost is 1 − writer/words).
+
+`--busy N` runs the CPU table twice: on the machine as it is ("quiet"), then with N processes that
+burn a core each beside it ("busy"), as a writer's laptop is when other programs run. Our decoder
+picks its torch thread count by measuring (engine/decoding/cpu_threads.py, "threads" column); HF's
+`generate()` runs with torch's default, one thread per core. "ours/var" is our tokens/s per variant.
+
+    python -m engine.benchmarks.generation --bundle resources/models/continue-f2-nmst --shapes 4x60 --busy 2
 """
 
 from __future__ import annotations
@@ -27,8 +34,12 @@ from __future__ import annotations
 import argparse
 import logging
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol, cast
 
@@ -41,6 +52,7 @@ from engine.benchmarks.alternating import alternating_medians
 from engine.bundles.bundle import Bundle, load_bundle
 from engine.decoding import DecodeConfig, generate_variants
 from engine.decoding.backbone_runner import BackboneRunner
+from engine.decoding.cpu_threads import CHOICE
 from engine.decoding.real_words import WordSpeller
 from engine.devices import DEVICE_CHOICES, resolve_device
 from engine.front_door import RESOURCES_MODELS
@@ -70,7 +82,8 @@ def hf_twin(bundle: Bundle) -> GPT2LMHeadModel:
                   "head on the same backbone weights")
         return cast(GPT2LMHeadModel, hf_llama_twin(bundle.model))
     if bundle.model.head.name != "softmax":
-        raise SystemExit(f"this benchmark needs a softmax-head bundle, got {bundle.model.head.name!r}")
+        print(f"note: transformers runs a softmax tied to the embedding; ours runs the bundle's "
+              f"{bundle.model.head.name} head on the same backbone weights")
     twin = GPT2LMHeadModel(hf_config(bundle.model.config))
     twin.transformer.load_state_dict(cast(nn.Module, bundle.model.backbone.transformer).state_dict())
     twin.tie_weights()
@@ -206,7 +219,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--runtime", default="torch", choices=["torch", "onnx", "onnx-int8"],
                         help="onnx / onnx-int8: also time the ONNX Runtime decoder step (engine/onnx), side by side")
+    parser.add_argument("--busy", type=int, default=0, metavar="N",
+                        help="CPU: time quiet, then again beside N CPU-burning processes")
     args = parser.parse_args(argv)
+    if args.busy < 0:
+        parser.error("--busy takes a number of processes >= 0")
     # transformers advises padding masks; every row here has the same length
     logging.getLogger("transformers").setLevel(logging.ERROR)
     device = resolve_device(args.device)
@@ -223,12 +240,42 @@ def main(argv: list[str] | None = None) -> None:
         print_runtimes(bundle, twin, graphed_runner(bundle), "graph", args)
         return
     words = real_words(bundle, device)
-    print(f"{'variants × tokens':>18} {'ours tok/s':>11} {'words tok/s':>12} {'writer tok/s':>13} {'HF tok/s':>9} "
-          f"{'ours/HF':>8} {'words/ours':>11} {'writer/words':>13}")
+    if not args.busy:
+        print_cpu_table(bundle, twin, words, args)
+        return
+    print("quiet:")
+    print_cpu_table(bundle, twin, words, args)
+    with busy_cpu(args.busy):
+        print(f"busy ({args.busy} CPU-burning processes beside it):")
+        print_cpu_table(bundle, twin, words, args)
+
+
+def print_cpu_table(bundle: Bundle, twin: GPT2LMHeadModel, words: WordSpeller, args: argparse.Namespace) -> None:
+    """Ours (plain, real words, writer's defaults) beside HF for each shape, with our measured thread count."""
+    print(f"{'variants × tokens':>18} {'threads':>7} {'ours tok/s':>11} {'ours/var':>9} {'words tok/s':>12} "
+          f"{'writer tok/s':>13} {'HF tok/s':>9} {'ours/HF':>8} {'words/ours':>11} {'writer/words':>13}")
     for n, new_tokens in args.shapes:
         ours, spelled, writer, theirs = compare(bundle, twin, words, n, new_tokens, args.rounds)
-        print(f"{f'{n} × {new_tokens}':>18} {ours:11.1f} {spelled:12.1f} {writer:13.1f} {theirs:9.1f} "
-              f"{ours / theirs:8.2f} {spelled / ours:11.2f} {writer / spelled:13.2f}")
+        threads = CHOICE.threads(bundle.model, n)
+        print(f"{f'{n} × {new_tokens}':>18} {threads:7d} {ours:11.1f} {ours / n:9.1f} {spelled:12.1f} "
+              f"{writer:13.1f} {theirs:9.1f} {ours / theirs:8.2f} {spelled / ours:11.2f} {writer / spelled:13.2f}")
+
+
+BURN = "while True: pass"
+
+
+@contextmanager
+def busy_cpu(processes: int) -> Iterator[list[subprocess.Popen[bytes]]]:
+    """`processes` child processes that each keep a core busy for as long as the block runs; killed after it."""
+    burners = [subprocess.Popen([sys.executable, "-c", BURN]) for _ in range(processes)]
+    try:
+        time.sleep(1.0)  # let the load average and the scheduler see them before anything is timed
+        yield burners
+    finally:
+        for burner in burners:
+            burner.kill()
+        for burner in burners:
+            burner.wait()
 
 
 if __name__ == "__main__":

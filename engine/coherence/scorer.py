@@ -6,8 +6,10 @@ engine/coherence/fit.py). The language model is not copied: it is found by bundl
 folders and must have the recorded fingerprint, since weights fitted on one model's hidden states mean
 nothing on another's.
 
-A fingerprint is the sha256 of the bundle's `base` section when it is built on a checkpoint (the pretrained
-base's GGUF hash lives there), else of its `model.safetensors`.
+A fingerprint names the weights, not where they are: for a bundle imported from a checkpoint (the pretrained
+base) the sha256 of its architecture and its checkpoint's weights hashes (the GGUF's, for the base), the same
+on every machine whatever folder it was installed in; for any other bundle the sha256 of its
+`model.safetensors`.
 """
 
 from __future__ import annotations
@@ -43,8 +45,11 @@ class ScorerUnavailableError(ValueError):
 def model_fingerprint(bundle: Path) -> str:
     """The fingerprint of a language-model bundle (see the module docstring)."""
     config = read_bundle_config(bundle)
-    if isinstance(config.get("base"), dict):
-        return hashlib.sha256(json.dumps(config["base"], sort_keys=True).encode()).hexdigest()
+    base = config.get("base")
+    if isinstance(base, dict) and isinstance(base.get("weights_sha256"), dict):
+        weights = sorted(map(str, base["weights_sha256"].values()))
+        identity = {"architecture": base.get("architecture"), "weights": weights}
+        return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
     return file_sha256(bundle / WEIGHTS_FILE)
 
 

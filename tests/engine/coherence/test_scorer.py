@@ -95,3 +95,18 @@ def test_weights_equal_to_another_models_are_held_once(tiny_bundle: Path) -> Non
     assert mine[names[-1]].data_ptr() != theirs[names[-1]].data_ptr()
     features_after = continuation_features(scorer_model, load_bundle(tiny_bundle).tokenizer, [PROMPT], ENDINGS[:1])
     assert torch.equal(features_before, features_after)
+
+
+def test_an_imported_models_fingerprint_names_its_weights_not_its_folder(tmp_path: Path) -> None:
+    """Two installs of the same base (other folders, other importer versions) have one fingerprint."""
+    sections = [{"checkpoint": "/home/a/base.gguf", "architecture": "LlamaForCausalLM",
+                 "weights_sha256": {"base.gguf": "ab" * 32}},
+                {"checkpoint": "/Users/b/x/base.gguf", "name": "other", "architecture": "LlamaForCausalLM",
+                 "weights_sha256": {"base.gguf": "ab" * 32}, "files_sha256": {"config.json": "cd" * 32}}]
+    prints = []
+    for number, section in enumerate(sections):
+        folder = tmp_path / f"b{number}"
+        folder.mkdir()
+        (folder / "config.json").write_text(json.dumps({"format_version": 2, "kind": "lm", "model": {}, "base": section}))
+        prints.append(model_fingerprint(folder))
+    assert prints[0] == prints[1]

@@ -107,6 +107,7 @@ def test_an_imported_models_fingerprint_names_its_weights_not_its_folder(tmp_pat
     for number, section in enumerate(sections):
         folder = tmp_path / f"b{number}"
         folder.mkdir()
-        (folder / "config.json").write_text(json.dumps({"format_version": 2, "kind": "lm", "model": {}, "base": section}))
+        config = {"format_version": 2, "kind": "lm", "model": {}, "base": section}
+        (folder / "config.json").write_text(json.dumps(config))
         prints.append(model_fingerprint(folder))
     assert prints[0] == prints[1]

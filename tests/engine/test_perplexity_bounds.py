@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-import engine.perplexity as perplexity
+from engine import perplexity
 from engine.perplexity import MAX_WORD_CHARS, encode_documents, main
 from engine.tokenizer import VariorumTokenizer
 from tests.conftest import story_lines
@@ -57,7 +57,7 @@ def test_long_runs_of_letters_or_spaces_are_cut_into_pieces(tokenizer: VariorumT
     text = "Once " + "y" * (2 * MAX_WORD_CHARS + 7) + " " * (MAX_WORD_CHARS + 1) + "end."
     pieces = perplexity._bounded_pieces(text)
     assert "".join(pieces) == text and max(map(len, pieces)) <= MAX_WORD_CHARS
-    assert encode_documents(tokenizer, [text]) == [sum(tokenizer.encode_batch(pieces), [])]
+    assert encode_documents(tokenizer, [text]) == [[i for ids in tokenizer.encode_batch(pieces) for i in ids]]
 
 
 def test_at_most_max_tokens_are_scored(tiny_bundle: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

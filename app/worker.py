@@ -67,7 +67,9 @@ class _Job:
                     self.outcome.tokens += 1
             self.outcome.variants = stream.variants
         except Exception as error:  # any engine failure becomes a message in the window
-            self.outcome.error = f"{type(error).__name__}: {error}"
+            # A ValueError is the engine refusing this request (a passage too long, settings the model cannot
+            # honour) and says why in words; anything else is a fault, named by its type for a bug report.
+            self.outcome.error = str(error) if isinstance(error, ValueError) else f"{type(error).__name__}: {error}"
             traceback.print_exc()
         self.outcome.stopped = self.stop_event.is_set()
         self.outcome.seconds = time.perf_counter() - self.started

@@ -58,3 +58,19 @@ def test_a_paraphrase_request_never_drafts() -> None:
     request = build_request("paraphrase", inputs, 3, DecodeConfig(drafts=4), capabilities)
     assert request.decode.drafts == 1
     assert build_request("continue", inputs, 3, DecodeConfig(drafts=4), capabilities).decode.drafts == 4
+
+
+def test_a_refused_request_is_said_in_words_without_the_error_type(make_window: MakeWindow, qtbot: QtBot,
+                                                                   tiny_bundle: Path) -> None:
+    window = make_window(Engine(search_dirs=[tiny_bundle.parent]))
+    window.tabs.current().setPlainText("Once upon a time")
+    window.controls.decode.set_values({"n": 2, "max_new_tokens": 4, "real_words": False})
+    assert window.model is not None
+    window.model.stream = lambda request, should_stop=None: (_ for _ in ()).throw(  # type: ignore[method-assign]
+        ValueError("the passage is too long: select at most 2,000 words"))
+    finished: list[object] = []
+    window.generator.finished.connect(finished.append)
+    window.generate()
+    qtbot.waitUntil(lambda: bool(finished), timeout=10_000)
+    text = window.messages.label.text()
+    assert "the passage is too long: select at most 2,000 words" in text and "ValueError" not in text

@@ -58,3 +58,12 @@ def tiny_bundle(tmp_path_factory: pytest.TempPathFactory, tokenizer: VariorumTok
     save_bundle(path, model, tokenizer, "# Tiny test model\n\nAn untrained two-layer model for tests.\n",
                 {"train": {"valid_fraction": 0.2}})
     return path
+
+
+@pytest.fixture(autouse=True)
+def no_shipped_scorer(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Tests never read the real base: drafts are chosen as on a machine without it (the generating model's
+    own score), wherever the suite runs. tests/engine/checkpoints/test_installed_base.py reads it on purpose."""
+    from engine.selection import scorers
+
+    monkeypatch.setattr(scorers, "SHIPPED_SCORER", tmp_path_factory.getbasetemp() / "no-coherence-scorer")

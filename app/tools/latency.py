@@ -53,7 +53,10 @@ def measure(bundle: Path, tokens: int, runs: int) -> list[tuple[float, float, fl
 
     with loaded_window(bundle) as (window, editor):
         editor.setPlainText("The old lighthouse keeper looked out at the sea and")
-        window.controls.decode.set_values({"n": 5, "max_new_tokens": tokens, "seed_fixed": True, "seed": 1})
+        # one draft per variant: this measures streaming; with drafts the first shown token waits for the chosen
+        # ones while the status line counts the drafts (docs/coherence.md)
+        window.controls.decode.set_values({"n": 5, "max_new_tokens": tokens, "seed_fixed": True, "seed": 1,
+                                           "drafts": 1})
         results = []
         meter = StallMeter()
         for _ in range(runs + 1):  # the first run warms up caches and is not reported

@@ -81,6 +81,9 @@ def _render(variants: list[Variant], texts: list[str], finished: set[int]) -> Gr
 
     panels = []
     for i, text in enumerate(texts):
+        if i >= len(variants):  # drafts are being written and chosen: this variant is not known yet
+            panels.append(Panel(Text("…"), title=Text(f"variant {i + 1} · choosing among drafts…"), title_align="left"))
+            continue
         state = f"done ({variants[i].finish_reason})" if i in finished else "writing…"
         title = f"variant {i + 1} · seed {variants[i].seed} · {state}"
         panels.append(Panel(Text(text or "…"), title=Text(title), title_align="left"))

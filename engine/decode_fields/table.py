@@ -177,7 +177,9 @@ DRAFTS: DecodeField[int] = DecodeField(
     Flag("--drafts", "write K drafts per variant and show the most coherent, most different ones", metavar="K"),
     NotOffered("eval's protocols score one continuation per window; python -m engine.benchmarks.selection "
                "measures choosing among drafts on held-out story openings"),
-    Slider(1, MAX_DRAFTS), off_words="off: every draft is shown")
+    # A writer starts at 2: on the pretrained Continue model it raised the coherence score of the shown variants
+    # from -0.30 to 1.10 with Self-BLEU no higher, in 1.79x the time of one draft each (docs/coherence.md).
+    Slider(1, MAX_DRAFTS), start=2, off_words="off: every draft is shown")
 FIELDS: tuple[DecodeField[object], ...] = (
     REAL_WORDS, TEMPERATURE, TOP_K, TOP_P, REPETITION_PENALTY, MAX_NEW_TOKENS, END_AT_SENTENCE, NO_DOUBLED_WORDS,
     CLASS_TEMPERATURE, CLASS_TOP_K, CLASS_RARITY_BIAS, POS_TOP_K, POS_BIAS, SEED, GREEDY, FLAT_SAMPLING, COPY_LIMIT,

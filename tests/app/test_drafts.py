@@ -13,14 +13,7 @@ from app.variants.progress import drafting_words
 from engine.controls import Capabilities
 from engine.decoding import DecodeConfig
 from engine.front_door import Engine, GenerationRequest
-from engine.selection import scorers
 from tests.app.conftest import MakeWindow
-
-
-@pytest.fixture(autouse=True)
-def no_shipped_scorer(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """The window's tests never read the real base: the model's own score chooses."""
-    monkeypatch.setattr(scorers, "SHIPPED_SCORER", tmp_path / "no-scorer")
 
 
 def test_only_the_chosen_variants_reach_the_panes(make_window: MakeWindow, qtbot: QtBot, tiny_bundle: Path) -> None:

@@ -77,7 +77,7 @@ def test_real_tiny_bundle_streams_and_stops(make_window: MakeWindow, qtbot: QtBo
     # real words off: this untrained model's byte pieces seldom spell a word, so under real words only a
     # variant may end within two tokens, and this test is about streaming and stopping a long generation
     window.controls.decode.set_values({"n": 3, "max_new_tokens": 20, "seed_fixed": True, "seed": 5,
-                                       "real_words": False})
+                                       "real_words": False, "drafts": 1})
     window.generate()
     qtbot.waitUntil(lambda: not window.generator.running, timeout=20_000)
     panes = window.variants.panes

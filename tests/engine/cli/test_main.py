@@ -25,13 +25,34 @@ def bundle_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tiny_bundle: Pa
 
 
 def test_generate_prints_every_variant_with_seed(tiny_bundle: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    argv = ["generate", "--bundle", str(tiny_bundle), "-n", "3", "--seed", "11", "--max-new-tokens", "6"]
+    argv = ["generate", "--bundle", str(tiny_bundle), "-n", "3", "--seed", "11", "--max-new-tokens", "6",
+            "--drafts", "1"]
     assert main(argv) == 0
     out = capsys.readouterr().out
     for index, seed in ((1, 11), (2, 12), (3, 13)):
         assert f"--- variant {index} · seed {seed} ·" in out
     assert main(argv) == 0
     assert capsys.readouterr().out == out  # same seed, same text
+
+
+def test_generate_chooses_among_drafts_by_default_and_reproducibly(
+    tiny_bundle: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A writer starts at 2 drafts a variant: 6 drafts (seeds 11-16) for 3 variants, the same ones each run;
+    a shown variant's seed with one draft writes its text again."""
+    argv = ["generate", "--bundle", str(tiny_bundle), "-n", "3", "--seed", "11", "--max-new-tokens", "6"]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    assert "6 drafts are written first" in captured.err
+    seeds = [int(line.split(" · ")[1].removeprefix("seed ")) for line in captured.out.splitlines()
+             if line.startswith("--- variant")]
+    assert len(seeds) == 3 and set(seeds) <= set(range(11, 17))
+    assert main(argv) == 0
+    assert capsys.readouterr().out == captured.out
+    first = captured.out.split("---\n", 1)[1].split("\n--- variant", 1)[0]
+    assert main(["generate", "--bundle", str(tiny_bundle), "-n", "1", "--seed", str(seeds[0]),
+                 "--max-new-tokens", "6", "--drafts", "1"]) == 0
+    assert capsys.readouterr().out.split("---\n", 1)[1].rstrip("\n") == first.rstrip("\n")
 
 
 def test_generate_writes_real_words_unless_told_any_words(

@@ -48,7 +48,7 @@ def screen_after(argv: list[str], env: dict[str, str] | None = None) -> list[str
 
 def test_generate_shows_each_variant_once_in_a_terminal(tiny_bundle: Path) -> None:
     lines = screen_after(["generate", "--bundle", str(tiny_bundle), "-n", "2", "--seed", "5",
-                          "--max-new-tokens", "5"])
+                          "--max-new-tokens", "5", "--drafts", "1"])
     for index, seed in ((1, 5), (2, 6)):
         shown = [line for line in lines if f"variant {index} · seed {seed}" in line]
         assert len(shown) == 1, "\n".join(lines)

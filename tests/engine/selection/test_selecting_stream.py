@@ -10,13 +10,6 @@ import pytest
 from engine.decoding import DecodeConfig
 from engine.front_door import Engine
 from engine.loaded_model import GenerationRequest
-from engine.selection import scorers
-
-
-@pytest.fixture(autouse=True)
-def no_shipped_scorer(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """Tests never read the real base: the shipped scorer's folder is one that holds none."""
-    monkeypatch.setattr(scorers, "SHIPPED_SCORER", tmp_path / "no-scorer")
 
 
 def _request(drafts: int, n: int = 2, **decode: object) -> GenerationRequest:

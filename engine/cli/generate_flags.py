@@ -16,7 +16,7 @@ import argparse
 from typing import Any
 
 from engine.controls import Capabilities
-from engine.decode_fields import BY_NAME, FIELDS, DecodeField, DecodeSettingError, NotOffered
+from engine.decode_fields import BY_NAME, DRAFTS, FIELDS, DecodeField, DecodeSettingError, NotOffered
 from engine.decoding.pos_sampling import parse_pos_bias
 from engine.decoding.settings import DecodeConfig
 
@@ -60,7 +60,14 @@ def fit_to_model(args: argparse.Namespace, decode: DecodeConfig, capabilities: C
     unset = [field for field in FIELDS
              if not isinstance(field.flag, NotOffered) and getattr(args, field.flag.dest) is None]
     starts = model_starts(unset, capabilities, decode.flat_sampling)
+    if not drafts_apply(args):  # a paraphrase or a beam has no drafts to choose among: one each, as the app sends
+        starts[DRAFTS.name] = DRAFTS.off
     return decode.replace(**starts) if starts else decode
+
+
+def drafts_apply(args: argparse.Namespace) -> bool:
+    """Whether choosing among drafts applies to this request: sampled Continue, Story and Abstract variants."""
+    return args.task != "paraphrase" and args.beam <= 1
 
 
 def model_starts(fields: list[DecodeField[Any]], capabilities: Capabilities, flat: bool) -> dict[str, Any]:
@@ -77,9 +84,12 @@ def model_starts(fields: list[DecodeField[Any]], capabilities: Capabilities, fla
 
 def ignored_flags(args: argparse.Namespace, capabilities: Capabilities) -> list[str]:
     """Given request flags the model does not read: beam search (PermGen only), the sentence plan (story/abstract),
-    the copy limit (paraphrases)."""
+    the copy limit (paraphrases), drafts (not for paraphrases and beams)."""
     ignored = ["beam"] if args.beam > 1 and not capabilities.beam_search else []
     if args.copy_limit and args.task != "paraphrase":
         ignored.append("copy_limit")
+    # the flag defaults to where a writer starts (2), which a paraphrase simply does not use
+    if args.drafts not in (None, DRAFTS.off, DRAFTS.writer_start) and not drafts_apply(args):
+        ignored.append("drafts")
     plans = capabilities.paragraph is not None and capabilities.paragraph.sentence_order
     return ignored + [name for name in PLAN_FLAGS if getattr(args, name) not in (None, "") and not plans]

@@ -20,8 +20,7 @@ from engine.controls import MAX_VARIANTS, TASKS, Capabilities
 from engine.decode_fields import BEAM_WIDTH
 from engine.decoding import DecodeConfig, DecodeStream, TokenEvent, Variant
 from engine.decoding.real_words import WordSpeller
-from engine.selection.scorers import ScorerChoice, choose_scorer
-from engine.selection.stream import SelectingStream
+from engine.selection.stream import ScorerChoice, SelectingStream
 from engine.tokenizer import MAX_SENTENCES
 from engine.word_sources import RealWordVocabulary, read_bundle_words
 
@@ -92,7 +91,7 @@ class LoadedModel(ABC):
     device: torch.device
     runtime = "torch"  # what runs the decoder step, e.g. "onnx (CPUExecutionProvider)" (engine/onnx/runtime.py)
     runtime_note = ""  # why a faster runtime (ONNX, the recorded GPU step) fell back, '' when none did
-    selection_note = ""  # which scorer chose the last request's drafts (engine/selection/scorers.py)
+    selection_note = ""  # which scorer chose the last request's drafts (engine/coherence/choice.py)
     _real_words: RealWordVocabulary | None = None  # built by the first request with real words on
 
     @property
@@ -111,7 +110,7 @@ class LoadedModel(ABC):
             raise ValueError("choosing among drafts is for sampled Continue, Story and Abstract variants; "
                              "set drafts to 1 for paraphrases and beam search")
         choice = self.drafts_scorer()
-        scorer, prompt = choice.scorer, request.prompt or ". ".join(filter(None, [request.title, *request.keywords]))
+        scorer, prompt = choice.score, request.prompt or ". ".join(filter(None, [request.title, *request.keywords]))
 
         def score(texts: list[str]) -> list[float]:
             return scorer(prompt, texts) if scorer is not None else [0.0] * len(texts)
@@ -125,9 +124,9 @@ class LoadedModel(ABC):
                     should_stop: Callable[[], bool] | None = None) -> DecodeStream:
         """The request's variants as sampled, `rows` of them (`request.n`, or K·N drafts), nothing chosen."""
 
+    @abstractmethod
     def drafts_scorer(self) -> ScorerChoice:
-        """Which scorer chooses among this model's drafts (engine/selection/scorers.py)."""
-        return choose_scorer(None, self.device)
+        """Which scorer chooses among this model's drafts (engine/coherence/choice.py)."""
 
     def generate(
         self,

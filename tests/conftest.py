@@ -64,6 +64,6 @@ def tiny_bundle(tmp_path_factory: pytest.TempPathFactory, tokenizer: VariorumTok
 def no_shipped_scorer(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
     """Tests never read the real base: drafts are chosen as on a machine without it (the generating model's
     own score), wherever the suite runs. tests/engine/checkpoints/test_installed_base.py reads it on purpose."""
-    from engine.selection import scorers
+    from engine.coherence import choice
 
-    monkeypatch.setattr(scorers, "SHIPPED_SCORER", tmp_path_factory.getbasetemp() / "no-coherence-scorer")
+    monkeypatch.setattr(choice, "SHIPPED_SCORER", tmp_path_factory.getbasetemp() / "no-coherence-scorer")

@@ -25,11 +25,13 @@ TOP_LEVEL = ("engine", "app")
 FAMILIES = ("engine.lm", "engine.permgen")
 GENERIC = (  # the layers below the families (docs/architecture.md), and the tools that ask the registry
     "engine.backbones", "engine.bundled_model", "engine.bundles", "engine.checkpoints", "engine.cli.recipes",
-    "engine.cli_args", "engine.cli_errors", "engine.config", "engine.controls", "engine.data", "engine.decode_fields",
+    "engine.cli_args", "engine.cli_errors", "engine.coherence", "engine.config", "engine.controls", "engine.data",
+    "engine.decode_fields",
     "engine.decoding", "engine.devices", "engine.diagnostics", "engine.evaluation.run", "engine.families",
     "engine.files", "engine.front_door", "engine.heads", "engine.loaded_model", "engine.metrics", "engine.model",
     "engine.objectives", "engine.onnx", "engine.packed_linear", "engine.perplexity", "engine.pos",
-    "engine.prompt_join", "engine.tokenizer", "engine.torch_modes", "engine.training", "engine.word_sources",
+    "engine.prompt_join", "engine.selection", "engine.tokenizer", "engine.torch_modes", "engine.training",
+    "engine.word_sources",
 )
 
 # (importer, imported) modules: generic code that reaches into a family today (none since the family seam).

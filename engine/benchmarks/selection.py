@@ -54,7 +54,7 @@ def writer_start(model: LoadedModel, max_new_tokens: int, seed: int) -> DecodeCo
 def measure(model: LoadedModel, prompts: list[str], n: int, decode: DecodeConfig,
             show: bool = False) -> dict[str, float]:
     """One batch per prompt with `decode`; the metrics of the module docstring (`show`: print each batch)."""
-    scorer = model.drafts_scorer().scorer
+    scorer = model.drafts_scorer().score
     seconds, scores, bleus, distincts, shown, prompt_of = [], [], [], [], [], []
     for number, prompt in enumerate(prompts):
         started = time.perf_counter()

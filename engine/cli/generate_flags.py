@@ -67,7 +67,7 @@ def fit_to_model(args: argparse.Namespace, decode: DecodeConfig, capabilities: C
 
 def drafts_apply(args: argparse.Namespace) -> bool:
     """Whether choosing among drafts applies to this request: sampled Continue, Story and Abstract variants."""
-    return args.task != "paraphrase" and args.beam <= 1
+    return bool(args.task != "paraphrase" and args.beam <= 1)
 
 
 def model_starts(fields: list[DecodeField[Any]], capabilities: Capabilities, flat: bool) -> dict[str, Any]:

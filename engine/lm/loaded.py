@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from engine.bundles.bundle import Bundle
+from engine.coherence.choice import choose_scorer
 from engine.controls import LM_TASKS, Capabilities
 from engine.decoding import DecodeConfig, DecodeStream
 from engine.decoding.backbone_runner import BackboneRunner
@@ -21,7 +22,7 @@ from engine.lm.family import lm_tasks
 from engine.loaded_model import GenerationRequest, LoadedModel
 from engine.model import LanguageModel
 from engine.prompt_join import stream_after_prompt
-from engine.selection.scorers import ScorerChoice, choose_scorer
+from engine.selection.stream import ScorerChoice
 from engine.tokenizer import VariorumTokenizer
 from engine.word_sources import RealWordVocabulary
 
@@ -103,7 +104,7 @@ class LanguageLoadedModel(LoadedModel):
                             should_stop)
 
     def drafts_scorer(self) -> ScorerChoice:
-        """The shipped scorer, else this model's own pmi (engine/selection/scorers.py)."""
+        """The shipped scorer, else this model's own pmi (engine/coherence/choice.py)."""
         return choose_scorer((self.bundle.model, self.bundle.tokenizer), self.device)
 
     @property

@@ -21,6 +21,7 @@ from typing import Any
 
 import torch
 
+from engine.coherence.choice import choose_scorer
 from engine.controls import Capabilities, ParagraphControls
 from engine.data.text import normalize
 from engine.data.truecase import CaseTable
@@ -34,6 +35,7 @@ from engine.permgen.keywords import title_keywords
 from engine.permgen.paraphrase import ParaphraseStream
 from engine.permgen.runner import Seq2SeqRunner
 from engine.permgen.text import format_source
+from engine.selection.stream import ScorerChoice
 from engine.tokenizer import END_OF_PARAGRAPH, SENTENCE_BEGIN, SENTENCE_END, SPECIAL_TOKENS, VariorumTokenizer
 from engine.word_sources import RealWordVocabulary
 
@@ -105,6 +107,10 @@ class PermGenLoadedModel(LoadedModel):
             raise ValueError("the number and order of sentences do not apply to paraphrases")
         return ParaphraseStream(self.permgen.model, self.permgen.tokenizer, request.prompt, request.n, request.decode,
                                 request.beam_width, should_stop, self.runner, self.speller(request))
+
+    def drafts_scorer(self) -> ScorerChoice:
+        """The shipped scorer; without it, drafts are chosen for differing only (engine/coherence/choice.py)."""
+        return choose_scorer(None, self.device)
 
     @property
     def bundle_path(self) -> Path:

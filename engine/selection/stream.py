@@ -11,11 +11,21 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
 from engine.decoding import DecodeStream, TokenEvent, Variant
 from engine.selection.choose import Draft, choose_drafts
 
 Scorer = Callable[[list[str]], list[float]]  # drafts' texts → coherence scores (higher: more sense)
+
+
+@dataclass(frozen=True)
+class ScorerChoice:
+    """What scores a model's drafts (None: nothing, choose for differing only) and what a writer is told of it;
+    engine/coherence/choice.py makes it."""
+
+    score: Callable[[str, list[str]], list[float]] | None  # (prompt, drafts' texts) → scores
+    note: str
 
 
 class SelectingStream(DecodeStream):

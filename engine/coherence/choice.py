@@ -12,7 +12,6 @@ sentences only. `note` says which applies, in a writer's words.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -28,18 +27,11 @@ from engine.coherence.scorer import (
     share_equal_weights,
 )
 from engine.model import LanguageModel
+from engine.selection.stream import ScorerChoice
 from engine.tokenizer import VariorumTokenizer
 
 RESOURCES = Path(__file__).resolve().parent.parent.parent / "resources"
 SHIPPED_SCORER = RESOURCES / "scorers" / "coherence-smollm2"
-
-
-@dataclass(frozen=True)
-class ScorerChoice:
-    """The scorer to use (None: none, choose for diversity only) and what a writer is told about it."""
-
-    scorer: CoherenceScorer | None
-    note: str
 
 
 @functools.lru_cache(maxsize=2)

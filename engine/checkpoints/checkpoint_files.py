@@ -18,8 +18,9 @@ goes through here (engine/checkpoints/inspect.py decides what the files mean):
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeGuard
+from typing import Any, TypeGuard, TypeVar
 
 from engine.config import ConfigError
 from engine.files.small_reads import (
@@ -33,6 +34,8 @@ from engine.files.small_reads import (
 )
 
 HF_SNAPSHOTS = "snapshots"  # a cache model folder: models--org--name/{snapshots/<commit>, blobs}
+
+T = TypeVar("T")
 
 
 class CheckpointError(ConfigError):
@@ -61,13 +64,19 @@ def present(folder: Path, name: str, what: str) -> Path:
     return path
 
 
-def read_json(folder: Path, name: str, what: str) -> Any:
-    """A JSON file of the checkpoint (`present`, then the bundles' bounded reader), or a `CheckpointError`."""
+def _bounded(folder: Path, name: str, what: str, reader: Callable[[Path, str], T]) -> T:
+    """`reader` (one of the bundles' bounded readers) on a file of the checkpoint that is `present`; a
+    `CheckpointError` for any way it fails."""
     path = present(folder, name, what)
     try:
-        return read_small_json(path, f"{path} ({what})")
+        return reader(path, f"{path} ({what})")
     except UnusableFileError as error:
         raise CheckpointError(str(error)) from None
+
+
+def read_json(folder: Path, name: str, what: str) -> Any:
+    """A JSON file of the checkpoint, or a `CheckpointError`."""
+    return _bounded(folder, name, what, read_small_json)
 
 
 def read_object(folder: Path, name: str, what: str) -> dict[str, Any]:
@@ -80,11 +89,7 @@ def read_object(folder: Path, name: str, what: str) -> dict[str, Any]:
 
 def read_text(folder: Path, name: str, what: str) -> str:
     """A UTF-8 text file of the checkpoint, bounded like the JSON files."""
-    path = present(folder, name, what)
-    try:
-        return read_small_text(path, f"{path} ({what})")
-    except UnusableFileError as error:
-        raise CheckpointError(str(error)) from None
+    return _bounded(folder, name, what, read_small_text)
 
 
 def is_count(value: Any) -> TypeGuard[int]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tomllib
@@ -194,20 +193,8 @@ def test_a_marker_for_another_platform_needs_no_pin() -> None:
 
 
 # .ci/setup-venv, run on a copy of the repository's setup files with a stand-in .venv/bin/python that
-# records each `python -m pip` call instead of installing (every other call runs this interpreter)
-
-@pytest.fixture()
-def setup_copy(tmp_path: Path) -> Path:
-    for name in [".ci/setup-venv", ".ci/check-lock", ".ci/choose-torch", "pyproject.toml", LOCK_PATH]:
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(ROOT / name, tmp_path / name)
-    python = tmp_path / ".venv" / "bin" / "python"
-    python.parent.mkdir(parents=True)
-    python.write_text(f'#!/bin/sh\nif [ "$1" = -m ] && [ "$2" = pip ]; then echo "$*" >> "{tmp_path}/pip-calls"; '
-                      f'exit 0; fi\nexec "{sys.executable}" "$@"\n')
-    python.chmod(0o755)
-    return tmp_path
-
+# records each `python -m pip` call instead of installing (every other call runs this interpreter): `setup_copy`,
+# tests/tooling/conftest.py
 
 def setup_venv(root: Path) -> list[str]:
     (root / "pip-calls").unlink(missing_ok=True)

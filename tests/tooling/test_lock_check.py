@@ -8,7 +8,6 @@ instead of installing (as tests/tooling/test_dependency_lock.py does).
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -20,19 +19,6 @@ ROOT = Path(__file__).resolve().parents[2]
 LOCK = "requirements/lock.txt"
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the stand-in interpreter is a shell script")
-
-
-@pytest.fixture()
-def setup_copy(tmp_path: Path) -> Path:
-    for name in [".ci/setup-venv", ".ci/check-lock", ".ci/choose-torch", "pyproject.toml", LOCK]:
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(ROOT / name, tmp_path / name)
-    python = tmp_path / ".venv" / "bin" / "python"
-    python.parent.mkdir(parents=True)
-    python.write_text(f'#!/bin/sh\nif [ "$1" = -m ] && [ "$2" = pip ]; then echo "$*" >> "{tmp_path}/pip-calls"; '
-                      f'exit 0; fi\nexec "{sys.executable}" "$@"\n')
-    python.chmod(0o755)
-    return tmp_path
 
 
 def run_setup(root: Path) -> subprocess.CompletedProcess[str]:

@@ -45,6 +45,7 @@ from engine.checkpoints.inspect import CheckpointError, CheckpointInfo
 from engine.controls import LM_TASKS
 from engine.decoding import DecodeConfig, TokenEvent, Variant
 from engine.devices import gpu_unavailable_reason, resolve_device
+from engine.files.small_reads import file_problem
 from engine.loaded_model import GenerationRequest, LoadedModel
 from engine.pos.tagger import Tagger, TaggerUnavailableError
 from engine.selection.stream import SelectingStream
@@ -181,6 +182,11 @@ class Engine:
             return self.import_checkpoint(str(folder))
         if not folder.is_dir():
             raise BundleError(f"{folder} is not a folder")
+        config = folder / CONFIG_FILE
+        if config.exists() or config.is_symlink():  # a config.json that cannot be read is named as such
+            problem = file_problem(config)
+            if problem is not None:
+                raise CheckpointError(f"{config} {problem}")
         gguf_files = sorted(p for p in folder.glob("*.gguf") if p.is_file())
         if not (folder / CONFIG_FILE).is_file() and len(gguf_files) == 1:  # llama.cpp's one-file model
             return self.import_checkpoint(str(gguf_files[0]))

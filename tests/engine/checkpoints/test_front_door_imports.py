@@ -5,6 +5,7 @@ as a checkpoint, or refused with one clear message."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -57,3 +58,18 @@ def test_a_picked_folder_is_a_bundle_a_checkpoint_or_refused(engine: Engine, gpt
     with pytest.raises(CheckpointError, match=r"holds no model: .* has none; pick one of the model folders in it "
                                               r"\(elsewhere, junk\)"):
         engine.open_model_folder(tmp_path)  # a folder of models, not a model
+
+
+@pytest.mark.parametrize("make", ["fifo", "folder"])
+def test_a_picked_folder_whose_config_is_not_a_file_says_so(engine: Engine, tmp_path: Path, make: str) -> None:
+    folder = tmp_path / "model"
+    folder.mkdir()
+    config = folder / "config.json"
+    if make == "fifo":
+        os.mkfifo(config)
+    else:
+        config.mkdir()
+    with pytest.raises(CheckpointError) as refused:
+        engine.open_model_folder(folder)
+    assert str(refused.value) == f"{config} " + ("is a device, FIFO or socket, not a regular file" if make == "fifo"
+                                                 else "is a folder, not a file")

@@ -28,7 +28,7 @@ from engine.cli_errors import reports_user_errors
 from engine.coherence.features import SCALARS, FeatureLimits, continuation_features
 from engine.coherence.fit import LinearScore, fit_with_cv, pair_accuracy
 from engine.coherence.scorer import ScorerRecord, model_fingerprint, save_scorer
-from engine.coherence.story_cloze import pair_texts, read_story_cloze
+from engine.coherence.story_cloze import ClozeStory, pair_texts, read_story_cloze
 from engine.data.corpus import file_sha256
 from engine.model import LanguageModel
 from engine.tokenizer import VariorumTokenizer
@@ -41,10 +41,12 @@ def feature_sets(dim: int) -> dict[str, list[int]]:
             "all": list(range(len(SCALARS) + 2 * dim))}
 
 
-def cached_features(bundle: Path, model: LanguageModel, tokenizer: VariorumTokenizer, path: Path, stories: int | None,
-                    cache_dir: Path, limits: FeatureLimits) -> tuple[torch.Tensor, torch.Tensor]:
-    """(feature rows [2S, F] with story i's endings at rows 2i and 2i + 1, right ending index [S])."""
-    loaded = read_story_cloze(path)[:stories]
+def cached_features(
+    bundle: Path, model: LanguageModel, tokenizer: VariorumTokenizer, path: Path, loaded: list[ClozeStory],
+    cache_dir: Path, limits: FeatureLimits,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """(feature rows [2S, F] with story i's endings at rows 2i and 2i + 1, right ending index [S]) of the stories
+    `loaded` from `path`."""
     key = hashlib.sha256(f"{file_sha256(path)}{len(loaded)}{model_fingerprint(bundle)}{limits}".encode())
     cache = cache_dir / f"{path.stem}-{len(loaded)}-{key.hexdigest()[:12]}.pt"
     right = torch.tensor([s.right for s in loaded])
@@ -89,14 +91,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache-dir", type=Path, default=Path("runs/coherence-features"))
     args = parser.parse_args(argv)
     torch.manual_seed(0)
+    val_stories = read_story_cloze(args.val)[: args.val_stories]  # bad files fail before the model loads
+    test_stories = read_story_cloze(args.test)
     bundle = load_bundle(args.language_model)
     if not isinstance(bundle.model, LanguageModel):
         raise ValueError(f"{args.language_model} is not a language model")
     limits = FeatureLimits()
-    val = cached_features(args.language_model, bundle.model, bundle.tokenizer, args.val, args.val_stories,
+    val = cached_features(args.language_model, bundle.model, bundle.tokenizer, args.val, val_stories,
                           args.cache_dir, limits)
-    test = cached_features(args.language_model, bundle.model, bundle.tokenizer, args.test, None, args.cache_dir,
-                           limits)
+    test = cached_features(args.language_model, bundle.model, bundle.tokenizer, args.test, test_stories,
+                           args.cache_dir, limits)
     pmi = SCALARS.index("pmi")
     report: dict[str, object] = {"val_stories": len(val[1]), "test_stories": len(test[1]),
                                  "zero_shot_pmi_test": pair_accuracy(LinearScore(torch.zeros(1), torch.ones(1),

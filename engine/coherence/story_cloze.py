@@ -32,7 +32,7 @@ class ClozeStory:
 
 def read_story_cloze(path: Path) -> list[ClozeStory]:
     """Every story of a Story Cloze TSV file; a malformed file raises StoryClozeError naming the row."""
-    rows = csv.DictReader(io.StringIO(read_small_text(path, "Story Cloze file")), delimiter="\t")
+    rows = csv.DictReader(io.StringIO(read_small_text(path, f"{path} (Story Cloze file)")), delimiter="\t")
     missing = [c for c in COLUMNS if c not in (rows.fieldnames or [])]
     if missing:
         raise StoryClozeError(f"{path}: not a Story Cloze file (no column {missing[0]})")

@@ -27,6 +27,7 @@ character is the apostrophe. docs/real-words.md ("Text a model may not write") h
 
 from __future__ import annotations
 
+import re
 import sys
 
 _CONTROL = [*range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0)]  # C0 and C1 but tab and line feed
@@ -39,9 +40,17 @@ STRAIGHT, OPENING, CLOSING = '"', "\u201c", "\u201d"
 _QUOTES = (STRAIGHT, OPENING, CLOSING)
 
 
-def drop_control_characters(text: str) -> str:
+_BETWEEN_WORDS = re.compile("(?<=\\w)[" + "".join(re.escape(chr(c)) for c in _DROPPED) + "]+(?=\\w)")
+
+
+def drop_control_characters(text: str, keep_word_boundaries: bool = False) -> str:
     """`text` without control characters, bidirectional and other invisible controls, noncharacters and
-    U+FFFD (see the module docstring); tabs and line breaks are kept."""
+    U+FFFD (see the module docstring); tabs and line breaks are kept. `keep_word_boundaries`: a run of them
+    between two word characters becomes one space, for text whose real words were checked with those
+    characters as word boundaries (a PermGen sentence), so that dropping one never joins two words into one
+    that is not real."""
+    if keep_word_boundaries:
+        text = _BETWEEN_WORDS.sub(" ", text)
     return text.translate(_DROPPED)
 
 

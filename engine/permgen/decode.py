@@ -249,13 +249,14 @@ class PermGenStream(RowStream[PermGenVariant, PermGenRows]):
         text = self.tokenizer.decode(state.words)
         if text.endswith(INCOMPLETE_CHAR):
             return ""
-        text = drop_control_characters(text)  # never into the writer's document (engine/decoding/text_cleanup.py)
+        # never into the document, and never joining two real words (engine/decoding/text_cleanup.py)
+        text = drop_control_characters(text, keep_word_boundaries=True)
         delta, state.shown = text.removeprefix(state.shown), text
         return delta
 
     def _sentence_text(self, state: _State) -> str:
         """The text of the sentence `state` writes, as it is kept."""
-        return drop_control_characters(self.tokenizer.decode(state.words)).strip()
+        return drop_control_characters(self.tokenizer.decode(state.words), keep_word_boundaries=True).strip()
 
     def _cancel(self, active: torch.Tensor) -> None:
         for row in active.nonzero()[:, 0].tolist():

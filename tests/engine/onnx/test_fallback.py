@@ -157,14 +157,14 @@ def test_cli_export_then_generate_with_each_runtime(
     outputs = []
     for runtime in ("torch", "onnx"):
         assert main(["generate", "--bundle", str(path), "--prompt", "Once", "-n", "2", "--seed", "4",
-                     "--max-new-tokens", "10", "--device", "cpu", "--runtime", runtime]) == 0
+                     "--max-new-tokens", "10", "--device", "cpu", "--runtime", runtime, "--drafts", "1"]) == 0
         captured = capsys.readouterr()
         assert not _besides_words_note(captured.err)  # the tiny bundle has no words.txt, which the CLI notes
         outputs.append(captured.out)
     assert outputs[0] == outputs[1]
     (path / "onnx" / "decoder.onnx").write_bytes(b"junk")
     assert main(["generate", "--bundle", str(path), "--prompt", "Once", "-n", "1", "--seed", "4",
-                 "--max-new-tokens", "5", "--device", "cpu", "--runtime", "onnx"]) == 0
+                 "--max-new-tokens", "5", "--device", "cpu", "--runtime", "onnx", "--drafts", "1"]) == 0
     warning = _besides_words_note(capsys.readouterr().err)
     assert len(warning) == 1 and warning[0].startswith("warning: ONNX Runtime not used, decoding with torch")
 

@@ -22,8 +22,9 @@ def load_hf_pretrained(model_class: Any, directory: Path, family: str) -> Any:
         raise ConfigError(f"{directory} is not a Hugging Face {family} checkpoint (no config.json)")
     from transformers.utils import logging as hf_logging
 
-    verbosity = hf_logging.get_verbosity()
+    verbosity, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
     hf_logging.set_verbosity_error()  # its loading report (missing weights) is answered below, in one line
+    hf_logging.disable_progress_bar()  # nor its "Loading weights" bar: a refused import says one line
     try:
         with warnings.catch_warnings():  # torch warns about the pickle protocol of a file it may then refuse
             warnings.simplefilter("ignore")
@@ -37,6 +38,8 @@ def load_hf_pretrained(model_class: Any, directory: Path, family: str) -> Any:
         raise ConfigError(f"{directory}: the {family} checkpoint cannot be loaded ({reason})") from None
     finally:
         hf_logging.set_verbosity(verbosity)
+        if bars:
+            hf_logging.enable_progress_bar()
     missing = sorted(loading.get("missing_keys") or [])
     if missing:  # transformers fills them with random values: a model that only looks like the checkpoint
         raise ConfigError(f"{directory}: its weights lack {missing[0]} ({len(missing)} tensor(s) its config.json "

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from engine.decoding import DecodeStream, TokenEvent, Variant
-from engine.selection.choose import Draft, choose_drafts
+from engine.selection.choose import DEFAULT_DIVERSITY, Draft, choose_drafts
 
 Scorer = Callable[[list[str]], list[float]]  # drafts' texts → coherence scores (higher: more sense)
 
@@ -31,7 +31,8 @@ class ScorerChoice:
 class SelectingStream(DecodeStream):
     """The N variants chosen among the drafts of `drafts` (see the module docstring)."""
 
-    def __init__(self, drafts: DecodeStream, n: int, scorer: Scorer, prompt: str = "", diversity: float = 1.0,
+    def __init__(self, drafts: DecodeStream, n: int, scorer: Scorer, prompt: str = "",
+                 diversity: float = DEFAULT_DIVERSITY,
                  on_scoring: Callable[[], None] | None = None) -> None:
         self.drafts, self.n, self.scorer, self.prompt, self.diversity = drafts, n, scorer, prompt, diversity
         self.on_scoring = on_scoring  # told when drafting ends and scoring starts (a surface's progress line)

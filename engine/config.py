@@ -38,6 +38,7 @@ TRAINABLE_PATTERN = r"all|head|lora|last-[1-9][0-9]*"
 
 # How the F² head's frequency classes are made (engine/heads/frequency_classes.py).
 F2_CLASS_METHODS = ("mefmax", "fixed-eq-token", "fixed-eq-freq")
+GROUP_PRIORS = ("none", "token-mass")  # engine/heads/group_prior.py (what each means)
 
 
 class ConfigError(ValueError):
@@ -138,6 +139,9 @@ class ModelConfig:
     f2_classes: int = 0  # K; 0 = MefMax chooses (the fitted K is then saved here)
     # POSG head (head="posg"): its POS groups, filled in by training from the tagged text.
     pos_tags: list[str] = field(default_factory=list)
+    # F² / POSG on a pretrained base: "token-mass" adds the base's own mass of each group to its logit
+    # (engine/heads/group_prior.py), so the new group layer starts at the pretrained distribution.
+    group_prior: str = "none"
     # Termination (engine/heads/termination.py): "va" plain, "st" (Eq. 9) or "nmst" (Eq. 10),
     # wrapping whichever head; head "st"/"nmst" is shorthand for the softmax head with that termination.
     termination: str = "va"
@@ -160,6 +164,9 @@ class ModelConfig:
             raise ConfigError(f"f2_class_method must be one of {list(F2_CLASS_METHODS)}, got {method!r}")
         if self.f2_classes < 0 or (self.head == "f2" and method != "mefmax" and not self.f2_classes):
             raise ConfigError(f"f2_classes must be >= 0, and >= 1 for {method!r}; got {self.f2_classes}")
+        if self.group_prior not in GROUP_PRIORS or (self.group_prior != "none" and self.head not in ("f2", "posg")):
+            raise ConfigError(f"group_prior must be one of {list(GROUP_PRIORS)}, and 'none' unless the head is f2 "
+                              f"or posg; got {self.group_prior!r} with head {self.head!r}")
         if self.termination not in ("va", "st", "nmst"):
             raise ConfigError(f"termination must be one of ['va', 'st', 'nmst'], got {self.termination!r}")
         if self.head in ("st", "nmst") and self.termination not in ("va", self.head):

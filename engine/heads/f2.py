@@ -10,6 +10,10 @@ loss of Eq. 3, −log p1(c_t) − log p2(x_t | c_t), is exactly −log p(x_t). I
 space as two cross-entropies — over the K class logits, and over the token logits with the
 tokens outside the target's class masked to −inf — so no [K × V] tensor is ever built.
 
+With `group_prior` (engine/heads/group_prior.py) each class logit also gets the base's own log-mass
+of the class, without gradient, and u starts at zero: on a pretrained base the head starts exactly
+at the base's softmax.
+
 The class map lives in persistent buffers (`freq_order`, `class_ends`, `class_mass`) saved with
 the weights, so a loaded bundle has exactly its training classes without the token counts. A
 freshly built head has no classes until `assign` (or a state-dict load) gives it some.
@@ -28,6 +32,7 @@ from torch import nn
 from engine.controls import ClassGroups, HeadCapabilities
 from engine.heads.base import OutputHead
 from engine.heads.frequency_classes import FrequencyClasses
+from engine.heads.group_prior import token_mass
 from engine.packed_linear import PackedLinear
 
 NEG_INF = float("-inf")
@@ -47,6 +52,7 @@ class F2Head(OutputHead):
     class_ends: torch.Tensor
     class_mass: torch.Tensor
     token_class: torch.Tensor
+    class_members: torch.Tensor
 
     def __init__(
         self,
@@ -55,6 +61,7 @@ class F2Head(OutputHead):
         num_classes: int,
         tied_embedding: nn.Embedding | None = None,
         method: str = "mefmax",
+        group_prior: bool = False,
     ) -> None:
         super().__init__(vocab_size)
         if not 1 <= num_classes <= vocab_size:
@@ -64,10 +71,14 @@ class F2Head(OutputHead):
         if tied_embedding is not None:
             self.proj.weight = tied_embedding.weight
         self.class_proj = nn.Linear(n_embd, num_classes, bias=False)  # class embeddings u, [K, D]
+        self.group_prior = group_prior
+        if group_prior:
+            nn.init.zeros_(self.class_proj.weight)  # with the prior, p1 starts at the base's class masses
         self.register_buffer("freq_order", torch.arange(vocab_size))  # [V] ids, most frequent first
         self.register_buffer("class_ends", torch.zeros(num_classes, dtype=torch.long))  # [K]; zeros = unassigned
         self.register_buffer("class_mass", torch.zeros(num_classes))  # [K] training-token share
         self.register_buffer("token_class", torch.zeros(vocab_size, dtype=torch.long), persistent=False)  # [V]
+        self.register_buffer("class_members", torch.zeros(0, vocab_size), persistent=False)  # [K, V] 0/1 (prior)
         self.assigned = False
         self.register_load_state_dict_post_hook(lambda module, _keys: module._refresh())  # type: ignore[no-untyped-call]
 
@@ -102,6 +113,8 @@ class F2Head(OutputHead):
         sizes = torch.diff(ends, prepend=ends.new_zeros(1))
         classes = torch.repeat_interleave(torch.arange(self.num_groups, device=ends.device), sizes)
         self.token_class = torch.empty_like(classes).scatter_(0, self.freq_order, classes)
+        if self.group_prior:
+            self.class_members = F.one_hot(self.token_class, self.num_groups).T.float()  # [K, V]
         # plain ints for `token_log_prob`: a token's class, its rank in freq_order, each class's span of ranks
         # (read here, eagerly, so a compiled step never reads a tensor's value)
         self.class_of: list[int] = self.token_class.tolist()
@@ -121,9 +134,20 @@ class F2Head(OutputHead):
 
     # ----- distributions -----------------------------------------------------------------
     def _logits(self, hidden: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """hidden [N, D] → (token logits h·oᵀ [N, V], class logits h·uᵀ [N, K]), float32."""
+        """hidden [N, D] → (token logits h·oᵀ [N, V], class logits [N, K]), float32."""
         self._check_assigned()
-        return _float32(self.proj(hidden)), _float32(self.class_proj(hidden))
+        token_logits = _float32(self.proj(hidden))
+        return token_logits, self._class_logits(hidden, token_logits)
+
+    def _class_logits(self, hidden: torch.Tensor, token_logits: torch.Tensor | None = None) -> torch.Tensor:
+        """h·uᵀ [N, K], plus the base's class log-masses with the prior (from `token_logits` when given)."""
+        class_logits = _float32(self.class_proj(hidden))
+        if not self.group_prior:
+            return class_logits
+        if token_logits is None:
+            with torch.no_grad():
+                token_logits = self.proj(hidden)
+        return class_logits + token_mass(token_logits, self.class_members)
 
     def _in_class(self, classes: torch.Tensor) -> torch.Tensor:
         """Membership mask: classes [N] → [N, V], True where token x is in row's class."""
@@ -158,13 +182,14 @@ class F2Head(OutputHead):
 
     def token_log_prob(self, hidden: torch.Tensor, token: int, steps: torch.Tensor | None = None) -> torch.Tensor:
         """Eq. 2 for one token x: log p1(c(x)) + z_x − logsumexp_{V_c(x)} z → [N], projecting onto x's class
-        only (the termination heads' log p(eos) at every training position, without a second [N, V] pass)."""
+        only (the termination heads' log p(eos) at every training position, without a second [N, V] pass
+        that needs a gradient; with the prior, p1 takes one without)."""
         self._check_assigned()
         group = self.class_of[token]
         start, end = self.class_spans[group]
         members = self.freq_order[start:end]  # [M] ids of x's class
         token_logits = _float32(F.linear(hidden, self.proj.weight[members]))  # [N, M]
-        class_log_prob = F.log_softmax(_float32(self.class_proj(hidden)), dim=-1)[:, group]  # [N]
+        class_log_prob = F.log_softmax(self._class_logits(hidden), dim=-1)[:, group]  # [N]
         return class_log_prob + token_logits[:, self.rank_of[token] - start] - torch.logsumexp(token_logits, dim=-1)
 
     def token_log_prob_by_group(self, hidden: torch.Tensor, token: int,
@@ -181,8 +206,8 @@ class F2Head(OutputHead):
 
     def group_log_probs(self, hidden: torch.Tensor, steps: torch.Tensor | None = None) -> torch.Tensor:
         """log p1(c): [N, K]."""
-        _, class_logits = self._logits(hidden)
-        return F.log_softmax(class_logits, dim=-1)
+        self._check_assigned()
+        return F.log_softmax(self._class_logits(hidden), dim=-1)
 
     def token_log_probs_in_group(
         self, hidden: torch.Tensor, groups: torch.Tensor, steps: torch.Tensor | None = None

@@ -18,6 +18,9 @@ holding x, not the product along one path (that is F², whose classes partition 
 - **Decoding** (Eq. 5): `group_log_probs` then `token_log_probs_in_group`; the POS-stage controls
   (k_POS, POS bias) are group processors (`engine.decoding.pos_sampling`).
 
+With `group_prior` (engine/heads/group_prior.py) each group logit also gets the base's own log-mass
+of V_ρ, without gradient, and o_ρ starts at zero, so a head on a pretrained base starts near it.
+
 The membership mask is a persistent buffer, so weights, checkpoints and bundles carry V_ρ; the tag
 names are `ModelConfig.pos_tags`. The token embedding w_x is tied to the input embedding like the
 softmax head; o_ρ is a separate [P, D] matrix. Neither has a bias (Eq. 3 has none).
@@ -33,6 +36,7 @@ from torch import nn
 
 from engine.controls import HeadCapabilities, PosGroups
 from engine.heads.base import OutputHead
+from engine.heads.group_prior import token_mass
 from engine.packed_linear import PackedLinear
 from engine.pos.tags import COARSE_GROUPS
 from engine.pos.vocab import POS_VOCAB_FILE, PosVocabulary, PosVocabularyError
@@ -48,7 +52,7 @@ class POSGHead(OutputHead):
     membership: torch.Tensor  # bool [P, V], registered buffer
 
     def __init__(self, vocab_size: int, n_embd: int, tags: Sequence[str],
-                 tied_embedding: nn.Embedding | None = None) -> None:
+                 tied_embedding: nn.Embedding | None = None, group_prior: bool = False) -> None:
         super().__init__(vocab_size)
         if not tags:
             raise ValueError("the posg head needs at least one POS group")
@@ -57,6 +61,9 @@ class POSGHead(OutputHead):
         if tied_embedding is not None:
             self.proj.weight = tied_embedding.weight
         self.pos_proj = nn.Linear(n_embd, len(self.tags), bias=False)  # o_ρ
+        self.group_prior = group_prior
+        if group_prior:
+            nn.init.zeros_(self.pos_proj.weight)  # with the prior, p(ρ) starts at the base's group masses
         # No V_ρ yet: `set_vocabulary` (training) or loading weights fills it in.
         self.register_buffer("membership", torch.zeros(len(self.tags), vocab_size, dtype=torch.bool))
         self._pairs_cache: tuple[int, int, torch.device, torch.Tensor, torch.Tensor] | None = None
@@ -91,8 +98,16 @@ class POSGHead(OutputHead):
         logits: torch.Tensor = self.proj(hidden).float()  # h·w_x, [N, V]
         return logits
 
-    def group_log_probs(self, hidden: torch.Tensor, steps: torch.Tensor | None = None) -> torch.Tensor:
-        return F.log_softmax(self.pos_proj(hidden).float(), dim=-1)  # log p(ρ), [N, P]
+    def group_log_probs(self, hidden: torch.Tensor, steps: torch.Tensor | None = None,
+                        logits: torch.Tensor | None = None) -> torch.Tensor:
+        """log p(ρ) [N, P]; with the prior, `logits` (h·w_x [N, V]) spare a projection when the caller has them."""
+        group_logits = self.pos_proj(hidden).float()  # h·o_ρ, [N, P]
+        if self.group_prior:
+            if logits is None:
+                with torch.no_grad():
+                    logits = self.proj(hidden)
+            group_logits = group_logits + token_mass(logits, self.membership)
+        return F.log_softmax(group_logits, dim=-1)
 
     def token_log_probs_in_group(
         self, hidden: torch.Tensor, groups: torch.Tensor, steps: torch.Tensor | None = None
@@ -116,7 +131,7 @@ class POSGHead(OutputHead):
         target_logit = logits.gather(-1, targets[:, None])[:, 0]
         in_group = mask.gather(-1, targets[:, None])[:, 0]
         token_nll = torch.where(in_group, log_norm - target_logit, torch.full_like(log_norm, float("inf")))
-        group_nll = -self.group_log_probs(hidden).gather(-1, groups[:, None])[:, 0]
+        group_nll = -self.group_log_probs(hidden, logits=logits).gather(-1, groups[:, None])[:, 0]
         return group_nll + token_nll  # [N]
 
     def token_log_prob(self, hidden: torch.Tensor, token: int, steps: torch.Tensor | None = None) -> torch.Tensor:
@@ -177,7 +192,8 @@ class POSGHead(OutputHead):
         n = hidden.shape[0]
         logits = self.logits(hidden)  # [n, V]
         log_norm = self._group_log_norm(logits, group, token)  # [n, P]
-        joint = (self.group_log_probs(hidden) - log_norm)[:, group] + logits[:, token]  # log p(ρ)p(x|ρ), [n, E]
+        group_log_probs = self.group_log_probs(hidden, logits=logits)  # [n, P]
+        joint = (group_log_probs - log_norm)[:, group] + logits[:, token]  # log p(ρ)p(x|ρ), [n, E]
         token_idx = token.expand(n, -1)
         peak = logits.new_full((n, self.vocab_size), NEG_INF).scatter_reduce(1, token_idx, joint.detach(), "amax")
         total = logits.new_zeros(n, self.vocab_size).scatter_add(1, token_idx, torch.exp(joint - peak[:, token]))

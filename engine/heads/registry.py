@@ -33,7 +33,7 @@ def _posg(config: ModelConfig, embedding: nn.Embedding) -> OutputHead:
             "`variorum train --head posg` tags the training text and fills them in"
         )
     tied = embedding if config.tie_embeddings else None
-    return POSGHead(config.vocab_size, config.n_embd, config.pos_tags, tied)
+    return POSGHead(config.vocab_size, config.n_embd, config.pos_tags, tied, config.group_prior == "token-mass")
 
 
 HEADS["posg"] = _posg
@@ -50,7 +50,8 @@ def _f2(config: ModelConfig, embedding: nn.Embedding) -> OutputHead:
             "`variorum train --head f2` fits them from the tokenizer's counts (engine.heads.registry.fit_head)"
         )
     tied = embedding if config.tie_embeddings else None
-    return F2Head(config.vocab_size, config.n_embd, config.f2_classes, tied, config.f2_class_method)
+    return F2Head(config.vocab_size, config.n_embd, config.f2_classes, tied, config.f2_class_method,
+                  config.group_prior == "token-mass")
 
 
 HEADS["f2"] = _f2

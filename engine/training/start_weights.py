@@ -32,8 +32,8 @@ from engine.checkpoints.hf_cache import find_checkpoint
 from engine.config import ConfigError
 from engine.tokenizer import VariorumTokenizer
 
-HEAD_SETTINGS = ("head", "tie_embeddings", "f2_class_method", "f2_classes", "pos_tags", "termination",
-                 "termination_eps")
+HEAD_SETTINGS = ("head", "tie_embeddings", "f2_class_method", "f2_classes", "pos_tags", "group_prior",
+                 "termination", "termination_eps")
 
 
 def start_tokenizer_dir(init_from: str, tokenizer_dir: Path | None) -> Path | None:

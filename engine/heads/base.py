@@ -79,6 +79,12 @@ class OutputHead(nn.Module, ABC):
         whole distribution overrides this (F²: only the token's class)."""
         return self.log_probs(hidden, steps)[:, token]
 
+    def token_nll_and_log_prob(self, hidden: torch.Tensor, targets: torch.Tensor, token: int,
+                               steps: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """(−log p(x_t) [N], log p(x = token) [N]): the termination heads' training loss asks both at every
+        position. A head that can get both from one projection overrides this (F² with its group prior)."""
+        return self.token_nll(hidden, targets, steps), self.token_log_prob(hidden, token, steps)
+
     def token_log_prob_by_group(self, hidden: torch.Tensor, token: int,
                                 steps: torch.Tensor | None = None) -> torch.Tensor:
         """log p(x = token | group) for every group: hidden [N, D] → [N, G] (−inf where the group lacks it).

@@ -180,6 +180,23 @@ class F2Head(OutputHead):
         per_class = F.log_softmax(class_logits, dim=-1) - self._class_logsumexp(token_logits)  # [N, K]
         return token_logits + per_class.gather(1, self.token_class.expand_as(token_logits))
 
+    def token_nll_and_log_prob(self, hidden: torch.Tensor, targets: torch.Tensor, token: int,
+                               steps: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """Eq. 3 per target and Eq. 2 for one token x, [N] each. Without the prior, as two calls (x's class
+        alone is projected); with it, both from the one projection the prior needs anyway."""
+        if not self.group_prior:
+            return super().token_nll_and_log_prob(hidden, targets, token, steps)
+        token_logits, class_logits = self._logits(hidden)  # [N, V], [N, K]
+        class_log_probs = F.log_softmax(class_logits, dim=-1)  # [N, K]
+        classes = self.token_class[targets]  # [N]
+        in_class_logits = token_logits.masked_fill(~self._in_class(classes), NEG_INF)  # [N, V]
+        nll = F.cross_entropy(in_class_logits, targets, reduction="none") - class_log_probs.gather(
+            1, classes[:, None])[:, 0]
+        start, end = self.class_spans[self.class_of[token]]
+        members = token_logits[:, self.freq_order[start:end]]  # [N, M]: x's class
+        log_token = class_log_probs[:, self.class_of[token]] + token_logits[:, token] - torch.logsumexp(members, -1)
+        return nll, log_token
+
     def token_log_prob(self, hidden: torch.Tensor, token: int, steps: torch.Tensor | None = None) -> torch.Tensor:
         """Eq. 2 for one token x: log p1(c(x)) + z_x − logsumexp_{V_c(x)} z → [N], projecting onto x's class
         only (the termination heads' log p(eos) at every training position, without a second [N, V] pass

@@ -304,7 +304,8 @@ class TerminationHead(OutputHead):
         if logits is not None:
             inner = F.cross_entropy(logits, self._safe(targets), reduction="none")
         else:  # −log p_inner(x) + log(1 − p_inner(eos)) = −log p_inner(x | ¬eos)
-            inner = self.inner.token_nll(hidden, self._safe(targets), steps) + self._inner_log_not_eos(hidden, steps)
+            nll, log_eos = self.inner.token_nll_and_log_prob(hidden, self._safe(targets), self.eos_id, steps)
+            inner = nll + log1mexp(log_eos)
         return self._nll(inner, targets, log_alpha, log_not)
 
     def token_nll_given_groups(

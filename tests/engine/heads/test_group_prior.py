@@ -83,3 +83,16 @@ def test_the_prior_is_refused_on_a_head_without_groups() -> None:
         tiny_config(50, head="softmax", group_prior="token-mass")
     with pytest.raises(ConfigError, match="group_prior"):
         tiny_config(50, head="f2", group_prior="base")
+
+
+def test_f2_with_the_prior_scores_targets_and_one_token_from_one_projection(tokenizer: VariorumTokenizer) -> None:
+    """The shared pass the termination heads use equals the two separate calls."""
+    head = f2_head(build_f2_model(tokenizer, group_prior="token-mass"))
+    with torch.no_grad():
+        head.class_proj.weight.normal_()
+    hidden = torch.randn(6, head.proj.weight.shape[1]) * 2
+    targets = torch.randint(0, head.vocab_size, (6,))
+    nll, log_token = head.token_nll_and_log_prob(hidden, targets, 3)
+    assert torch.allclose(nll, head.token_nll(hidden, targets), atol=1e-5)
+    assert torch.allclose(log_token, head.token_log_prob(hidden, 3), atol=1e-5)
+    assert torch.allclose(log_token, head.log_probs(hidden)[:, 3], atol=1e-5)

@@ -8,6 +8,7 @@ other at import time, so there is no import cycle between them.
 
 from __future__ import annotations
 
+import functools
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -85,6 +86,13 @@ class GenerationRequest:
         return [self.prompt, self.document, self.title, *self.keywords]
 
 
+def check_drafts(task: str, beam_width: int, drafts: int) -> None:
+    """ValueError when drafts > 1 cannot apply: a paraphrase or beam search has nothing to choose among."""
+    if drafts > 1 and (task == "paraphrase" or beam_width > 1):
+        raise ValueError("choosing among drafts is for sampled Continue, Story and Abstract variants; "
+                         "set drafts to 1 for paraphrases and beam search")
+
+
 class LoadedModel(ABC):
     """A bundle loaded on a device, ready to generate."""
 
@@ -106,18 +114,12 @@ class LoadedModel(ABC):
         drafts = request.decode.drafts
         if drafts == 1:
             return self.stream_rows(request, request.n, should_stop)
-        if request.task == "paraphrase" or request.beam_width > 1:
-            raise ValueError("choosing among drafts is for sampled Continue, Story and Abstract variants; "
-                             "set drafts to 1 for paraphrases and beam search")
+        check_drafts(request.task, request.beam_width, drafts)
         choice = self.drafts_scorer()
-        scorer, prompt = choice.score, request.prompt or ". ".join(filter(None, [request.title, *request.keywords]))
-
-        def score(texts: list[str]) -> list[float]:
-            return scorer(prompt, texts) if scorer is not None else [0.0] * len(texts)
-
+        prompt = request.prompt or ". ".join(filter(None, [request.title, *request.keywords]))
         self.selection_note = choice.note
-        return SelectingStream(self.stream_rows(request, request.n * drafts, should_stop), request.n, score,
-                               request.prompt)
+        return SelectingStream(self.stream_rows(request, request.n * drafts, should_stop), request.n,
+                               functools.partial(choice.scores, prompt), request.prompt)
 
     @abstractmethod
     def stream_rows(self, request: GenerationRequest, rows: int,

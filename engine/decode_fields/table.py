@@ -175,8 +175,7 @@ DRAFTS: DecodeField[int] = DecodeField(
     "Write this many drafts for every variant shown, then show the ones that make most sense after your text "
     "and differ most from each other. More drafts take longer.",
     Flag("--drafts", "write K drafts per variant and show the most coherent, most different ones", metavar="K"),
-    NotOffered("eval's protocols score one continuation per window; python -m engine.benchmarks.selection "
-               "measures choosing among drafts on held-out story openings"),
+    "drafts",  # eval: K drafts per window (per candidate for Story / Abstract), the chosen one scored
     # A writer starts at 2: on the pretrained Continue model it raised the coherence score of the shown variants
     # from -0.30 to 1.10 with Self-BLEU no higher, in 1.79x the time of one draft each (docs/coherence.md).
     Slider(1, MAX_DRAFTS), start=2, off_words="off: every draft is shown")

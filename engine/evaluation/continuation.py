@@ -10,6 +10,10 @@ head, termination rule and decoding control behaves exactly as in the app, and a
 continuation is reproducible from its seed. Prefixes of equal length (all windows have P
 tokens) are decoded `batch_size` at a time as the rows of one stream (`prompts=`), which gives
 each row the tokens it would get alone (tests/engine/decoding/test_generate.py checks this).
+With `drafts` K > 1 (the app's choosing among drafts, engine/selection) each window is decoded K times
+— rows window-major, so draft d of window i has seed `seed + i·K + d` (K = 1: `seed + i` as before) —
+and `pick` (the coherence scorer's choice, engine/evaluation/protocols.py) keeps one draft per window;
+only the kept one is scored. Batches then hold `batch_size // K` windows.
 p(eos_t) is re-scored afterwards with `model.next_log_probs` over [eos, prefix, continuation]
 — the model's own sequence scorer, so termination heads use their own step convention — for
 the steps that fit in one block, a batch at a time (right-padded: causal attention keeps
@@ -70,6 +74,7 @@ def make_windows(
 
 
 DEFAULT_BATCH = 32  # prefixes per decoding batch (VariantStream allows up to 64 rows)
+DraftPicker = Callable[[Sequence[int], Sequence[Variant]], int]  # (prefix ids, one window's drafts) → the kept one
 
 
 def _scored(model: LanguageModel, prompt: Sequence[int], generated: Sequence[int]) -> tuple[list[int], int, int]:
@@ -125,6 +130,16 @@ def _continuation(variant: Variant, scores: torch.Tensor, eos: int) -> Continuat
                         eos_probs=scores[:, eos].exp().tolist(), groups=variant.token_groups[: len(tokens)])
 
 
+def _kept_rows(prefixes: Sequence[Sequence[int]], variants: Sequence[Variant], drafts: int,
+               pick: DraftPicker | None) -> list[int]:
+    """The stream row kept for each of `prefixes`, whose drafts are rows w·K … w·K + K − 1."""
+    if drafts == 1:
+        return list(range(len(prefixes)))
+    if pick is None:
+        raise ValueError(f"drafts={drafts} needs a way to choose among a window's drafts")
+    return [w * drafts + pick(prefix, variants[w * drafts : (w + 1) * drafts]) for w, prefix in enumerate(prefixes)]
+
+
 def continue_prefixes(
     model: LanguageModel,
     tokenizer: VariorumTokenizer,
@@ -134,20 +149,27 @@ def continue_prefixes(
     on_prefix: Callable[[int], None] | None = None,
     batch_size: int = DEFAULT_BATCH,
     words: WordSpeller | None = None,
+    pick: DraftPicker | None = None,
 ) -> list[Continuation]:
     """Continue every prefix with VariantStream (prefix i uses seed `seed + i`), in batches; `words`: the real
-    words when `settings.real_words` is on (engine/decoding/real_words.py)."""
+    words when `settings.real_words` is on (engine/decoding/real_words.py); `pick`: which of a window's
+    `settings.drafts` drafts it keeps (needed when drafts > 1)."""
+    drafts = settings.drafts
     results: dict[int, Continuation] = {}
     with eval_mode(model):
-        for chunk in _batches(prefixes, batch_size):
-            # Row j of the stream has seed (seed + chunk[0]) + j = seed + chunk[j]: chunks are consecutive.
-            stream = VariantStream(model, tokenizer, [], len(chunk), settings.with_seed(seed + chunk[0]),
-                                   prompts=[list(prefixes[i]) for i in chunk], words=words)
+        for chunk in _batches(prefixes, max(1, batch_size // drafts)):
+            # Row w·K + d of the stream has seed (seed + chunk[0]·K) + w·K + d = seed + chunk[w]·K + d:
+            # chunks are consecutive.
+            rows = [list(prefixes[i]) for i in chunk for _ in range(drafts)]
+            stream = VariantStream(model, tokenizer, [], len(rows), settings.with_seed(seed + chunk[0] * drafts),
+                                   prompts=rows, words=words)
             for _ in stream:
                 pass
-            scores = rescore_batch(model, stream.row_prompts, [v.token_ids for v in stream.variants],
+            kept = _kept_rows([prefixes[i] for i in chunk], stream.variants, drafts, pick)
+            variants = [stream.variants[row] for row in kept]
+            scores = rescore_batch(model, [stream.row_prompts[row] for row in kept], [v.token_ids for v in variants],
                                    tokenizer.pad_id)
-            for i, variant, score in zip(chunk, stream.variants, scores, strict=True):
+            for i, variant, score in zip(chunk, variants, scores, strict=True):
                 results[i] = _continuation(variant, score, tokenizer.eos_id)
             if on_prefix is not None:
                 on_prefix(len(chunk))

@@ -21,17 +21,21 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from engine.bundles.bundle import Bundle
+from engine.coherence.choice import choose_scorer
 from engine.data.blocks import make_blocks
+from engine.decoding.settings import DecodeConfig
+from engine.decoding.stream import Variant
 from engine.diagnostics.embedding import agg_group_ids, output_embedding
 from engine.diagnostics.predictions import group_prediction_stats
-from engine.evaluation.continuation import DEFAULT_BATCH, Window, continue_prefixes, make_windows
+from engine.evaluation.continuation import DEFAULT_BATCH, DraftPicker, Window, continue_prefixes, make_windows
 from engine.evaluation.decoders import parse_decoder
 from engine.evaluation.splits import EvalSplit
 from engine.lm.loaded import lm_vocabulary
@@ -39,6 +43,9 @@ from engine.metrics.frequency import GROUP_NAMES, agg_group_per_token, group_sha
 from engine.metrics.invented import doubled_word_rate, word_rates
 from engine.metrics.suite import continuation_metrics
 from engine.metrics.termination import mean_by_step, non_termination_curve
+from engine.model import LanguageModel
+from engine.selection.choose import Draft, choose_drafts
+from engine.tokenizer import VariorumTokenizer
 
 
 @dataclass(frozen=True)
@@ -113,6 +120,21 @@ def work_units(config: ProtocolConfig, windows: int) -> int:
     return windows * len(config.decoders) + min(windows, config.nmst_windows) * len(config.nmst_decoders)
 
 
+def draft_picker(model: LanguageModel, tokenizer: VariorumTokenizer) -> DraftPicker:
+    """The app's choice among a window's drafts, keeping one: the scorer `choose_scorer` gives this model (the
+    shipped one on the pretrained base, else the model's own pmi), then `choose_drafts`."""
+    choice = choose_scorer((model, tokenizer), next(model.parameters()).device)
+    print(f"eval: {choice.note}", file=sys.stderr)
+
+    def pick(prefix: Sequence[int], drafts: Sequence[Variant]) -> int:
+        prompt = tokenizer.decode(list(prefix))
+        texts = [v.text for v in drafts]
+        scored = [Draft(text, score) for text, score in zip(texts, choice.scores(prompt, texts), strict=True)]
+        return choose_drafts(scored, 1, prompt)[0]
+
+    return pick
+
+
 def evaluate_bundle(bundle: Bundle, split: EvalSplit, config: ProtocolConfig, progress: Progress,
                     train_words: frozenset[str] | None = None) -> BundleResult:
     """Run the three protocols for one bundle (with `train_words`, also the invented-word rate)."""
@@ -123,10 +145,17 @@ def evaluate_bundle(bundle: Bundle, split: EvalSplit, config: ProtocolConfig, pr
     model, tokenizer = bundle.model, bundle.tokenizer
     prompts = [tokenizer.decode(w.prefix) for w in windows]
     real = lm_vocabulary(train_words, tokenizer, next(model.parameters()).device).speller(prompts)
+    picker: list[DraftPicker] = []  # made once, by the first decoder that asks for drafts
+
+    def pick(settings: DecodeConfig) -> DraftPicker | None:
+        if settings.drafts > 1 and not picker:
+            picker.append(draft_picker(model, tokenizer))
+        return picker[0] if settings.drafts > 1 else None
+
     for spec in config.decoders:
         settings = parse_decoder(spec, config.continuation_len)
         outs = continue_prefixes(model, tokenizer, [w.prefix for w in windows], settings, config.seed, progress,
-                                 config.batch_size, real if settings.real_words else None)
+                                 config.batch_size, real if settings.real_words else None, pick(settings))
         generated = [c.token_ids for c in outs]
         result.lm[spec] = continuation_metrics(generated, references, config.self_bleu_cap, config.seed)
         texts = [tokenizer.decode(ids) for ids in generated]
@@ -142,7 +171,7 @@ def evaluate_bundle(bundle: Bundle, split: EvalSplit, config: ProtocolConfig, pr
     for spec in config.nmst_decoders:
         settings = parse_decoder(spec, config.nmst_max_length)
         outs = continue_prefixes(model, tokenizer, prefixes, settings, config.seed, progress, config.batch_size,
-                                 real if settings.real_words else None)
+                                 real if settings.real_words else None, pick(settings))
         curve = non_termination_curve([c.length for c in outs], config.nmst_max_length)
         result.nmst[spec] = {"r_nt": {str(length): curve[length - 1] for length in config.nmst_lengths}, "curve": curve}
     return result

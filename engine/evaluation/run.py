@@ -39,7 +39,7 @@ from engine.bundles.choice import bundle_tasks
 from engine.bundles.words import known_training_words
 from engine.cli_errors import check_output_dir, reports_user_errors
 from engine.data.corpus import file_sha256
-from engine.evaluation.decoders import SPEC_HELP, check_decoders
+from engine.evaluation.decoders import SPEC_HELP, check_decoders, parse_decoder
 from engine.evaluation.figures import write_plots
 from engine.evaluation.protocols import (
     ProtocolConfig,
@@ -59,6 +59,7 @@ from engine.evaluation.splits import (
     load_split,
     split_from_file,
 )
+from engine.loaded_model import check_drafts
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -142,6 +143,15 @@ def run_lm(args: argparse.Namespace, config: ProtocolConfig, split: EvalSplit) -
     return entries, human_metrics(bundles[0], split, config)
 
 
+def check_drafts_specs(task: str, config: ProtocolConfig) -> None:
+    """Refuse, before any decoding, a decoder with drafts where nothing is chosen among them (paraphrases, beam)."""
+    for spec in config.decoders + config.nmst_decoders:
+        try:
+            check_drafts(task, config.beam_width, parse_decoder(spec, 1).drafts)
+        except ValueError as error:
+            raise ValueError(f"decoder {spec!r}: {error}") from None
+
+
 def check_bundles(paths: list[Path], split: EvalSplit) -> None:
     """A `ValueError` unless the bundles are of one family and every one does the split's task; a bundle
     whose config.json cannot be read is left to its loading, which says why (after `--out` is checked)."""
@@ -170,6 +180,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> Path:
     else:
         split = split_from_file(args.split_file, 1.0, args.max_documents)
     check_bundles(args.bundles, split)
+    check_drafts_specs(split.task, config)
     out = args.out or Path("runs") / "eval" / split.name
     check_output_dir("--out", out)  # before the decoding, which can take hours
     protocol = run_lm if split.task == "continue" else run_seq2seq

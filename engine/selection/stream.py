@@ -27,6 +27,10 @@ class ScorerChoice:
     score: Callable[[str, list[str]], list[float]] | None  # (prompt, drafts' texts) → scores
     note: str
 
+    def scores(self, prompt: str, texts: list[str]) -> list[float]:
+        """Each draft's coherence score after `prompt`; all equal without a scorer."""
+        return self.score(prompt, texts) if self.score is not None else [0.0] * len(texts)
+
 
 class SelectingStream(DecodeStream):
     """The N variants chosen among the drafts of `drafts` (see the module docstring)."""

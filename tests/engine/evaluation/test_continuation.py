@@ -121,3 +121,26 @@ def test_padded_rescoring_equals_one_at_a_time(tiny_model: LanguageModel, tokeni
     assert [len(b) for b in batch] == [5, 1, 3]
     for prompt, gen, scores in zip(prompts, generated, batch, strict=True):
         assert torch.allclose(scores, rescore(tiny_model, prompt, gen), atol=1e-5)
+
+
+def test_drafts_decode_k_per_window_and_keep_the_picked_one(
+    tiny_model: LanguageModel, tokenizer: VariorumTokenizer
+) -> None:
+    windows = make_windows(tokenizer.encode_batch(story_lines()), tokenizer.eos_id, 6, 10, 5)
+    prefixes = [w.prefix for w in windows]
+    settings = parse_decoder("topk=20,drafts=3", 10)
+    asked: list[tuple[list[int], int]] = []
+
+    def pick(prefix: object, drafts: list[object]) -> int:
+        asked.append((list(prefix), len(drafts)))  # type: ignore[call-overload]
+        return len(asked) % 3  # windows keep drafts 1, 2, 0, 1, 2
+    outs = continue_prefixes(tiny_model, tokenizer, prefixes, settings, seed=4, batch_size=7, pick=pick)
+    assert asked == [(p, 3) for p in prefixes]  # 7 // 3 = 2 windows a batch, every window asked once
+    for i, prefix in enumerate(prefixes):
+        kept = (i + 1) % 3
+        stream = VariantStream(tiny_model, tokenizer, prefix, 1, settings.with_seed(4 + i * 3 + kept))
+        for _ in stream:
+            pass
+        assert outs[i].token_ids == [t for t in stream.variants[0].token_ids if t != tokenizer.eos_id]
+    with pytest.raises(ValueError, match="choose among"):
+        continue_prefixes(tiny_model, tokenizer, prefixes, settings)

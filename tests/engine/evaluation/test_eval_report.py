@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from engine.cli import main as cli_main
-from engine.evaluation.run import main
+from engine.evaluation.protocols import ProtocolConfig
+from engine.evaluation.run import check_drafts_specs, main
 from tests.engine.evaluation.conftest import TINY_SPLIT
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -87,3 +88,21 @@ def test_bad_input_gives_clear_errors(
     assert "unknown part" in capsys.readouterr().err
     argv = ["--bundles", str(two_bundles[0]), "--split-file", str(TINY_SPLIT), "--nmst-lengths", "500"]
     assert main(argv) == 2
+
+
+def test_drafts_are_chosen_in_eval_and_refused_where_nothing_is_chosen(
+    two_bundles: list[Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "drafts"
+    argv = ["--bundles", str(two_bundles[0]), "--split-file", str(TINY_SPLIT), "--out", str(out), "--prefix-len", "8",
+            "--continuation-len", "12", "--max-windows", "4", "--decoders", "topk=5,drafts=2", "--nmst-decoders",
+            "greedy", "--nmst-max-length", "20", "--nmst-windows", "2", "--nmst-lengths", "5", "--no-invented-words"]
+    assert main(argv) == 0
+    assert "drafts chosen by this model's own sense of fit" in capsys.readouterr().err
+    report = json.loads((out / "report.json").read_text())
+    assert "topk=5,drafts=2" in report["bundles"][0]["result"]["lm"]
+    check_drafts_specs("story", ProtocolConfig(decoders=("topk=5,drafts=2",)))
+    for task, config in [("paraphrase", ProtocolConfig(decoders=("drafts=2",))),
+                         ("story", ProtocolConfig(decoders=("drafts=2",), beam_width=3))]:
+        with pytest.raises(ValueError, match="decoder 'drafts=2': choosing among drafts"):
+            check_drafts_specs(task, config)

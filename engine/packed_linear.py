@@ -18,6 +18,8 @@ differ from it by float rounding (~1e-6), never more.
 from __future__ import annotations
 
 import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import torch
 import torch.nn.functional as F
@@ -70,12 +72,44 @@ def _packed_product(hidden: torch.Tensor, packed: torch.Tensor, bias: torch.Tens
 
 
 class PackedLinear(nn.Linear):
-    """`nn.Linear` (same parameters, same state dict) whose inference on the CPU uses a prepacked weight."""
+    """`nn.Linear` (same parameters, same state dict) whose inference on the CPU uses a prepacked weight.
+
+    Inside `one_product_per_input` it also computes each input's product once: one decoding step asks a
+    two-stage head for the marginal, the group stage and the token stage of the same rows (F²'s class
+    sampling, once per class), and each asks for the [V, D] vocabulary projection, which reads the whole
+    matrix (113 MB for SmolLM2's 49k tokens, as much as a third of its 30 blocks' weights)."""
+
+    memo: dict[int, tuple[torch.Tensor, torch.Tensor]] | None = None  # id(input) → (input, product)
 
     def forward(self, hidden: torch.Tensor) -> torch.Tensor:  # [..., D] → [..., V]
+        if self.memo is None:
+            return self._product(hidden)
+        known = self.memo.get(id(hidden))
+        if known is not None and known[0] is hidden:
+            return known[1]
+        product = self._product(hidden)
+        self.memo[id(hidden)] = (hidden, product)
+        return product
+
+    def _product(self, hidden: torch.Tensor) -> torch.Tensor:
         if not packs(self.weight, hidden):
             return F.linear(hidden, self.weight, self.bias)
         return _packed_product(hidden, packed_weight(self.weight), self.bias)
+
+
+@contextmanager
+def one_product_per_input(module: nn.Module) -> Iterator[None]:
+    """Within the block every `PackedLinear` of `module` computes its product once per input tensor (by
+    identity: the decoding code never changes a tensor it was given, so the same tensor means the same
+    rows); the products are dropped when the block ends. For inference only: a product is shared."""
+    layers = [layer for layer in module.modules() if isinstance(layer, PackedLinear)]
+    for layer in layers:
+        layer.memo = {}
+    try:
+        yield
+    finally:
+        for layer in layers:
+            layer.memo = None
 
 
 def linear(hidden: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:

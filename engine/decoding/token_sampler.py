@@ -36,6 +36,7 @@ from engine.decoding.processors import NEG_INF, apply_processors
 from engine.decoding.sampler import STAGE_GROUP, STAGE_TOKEN, draw_rows
 from engine.decoding.settings import DecodeConfig
 from engine.heads.base import HeadState, OutputHead
+from engine.packed_linear import one_product_per_input
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,11 @@ class TokenSampler:
         step: int,
         allowed: torch.Tensor | None = None,  # bool [N, V]: the tokens each row may take
     ) -> Draw:
+        with one_product_per_input(self.head):  # every stage below projects the same rows: once
+            return self._draw(hidden, steps, state, history, seeds, step, allowed)
+
+    def _draw(self, hidden: torch.Tensor, steps: torch.Tensor, state: HeadState, history: torch.Tensor,
+              seeds: torch.Tensor, step: int, allowed: torch.Tensor | None) -> Draw:
         head = self.head
         marginal = head.decode_log_probs(hidden, steps, state)  # [N, V]
         groups = torch.zeros(hidden.shape[0], dtype=torch.long, device=hidden.device)

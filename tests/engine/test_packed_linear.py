@@ -7,7 +7,7 @@ import copy
 import torch
 import torch.nn.functional as F
 
-from engine.packed_linear import PackedLinear, packed_weight, project
+from engine.packed_linear import PackedLinear, one_product_per_input, packed_weight, project
 
 
 def test_inference_equals_the_plain_product_and_training_keeps_autograd() -> None:
@@ -56,3 +56,17 @@ def test_a_block_product_on_the_packed_conv1d_weight_equals_addmm() -> None:
         made_here = torch.randn(16, 24)  # an inference tensor: no version counter, so the plain product
         hidden = torch.randn(3, 16)
         torch.testing.assert_close(project(hidden, made_here, bias), torch.addmm(bias, hidden, made_here))
+
+
+def test_one_product_per_input_computes_each_inputs_product_once() -> None:
+    layer = PackedLinear(6, 9)
+    model = torch.nn.Sequential(layer)
+    first, second = torch.randn(3, 6), torch.randn(3, 6)
+    with torch.no_grad():
+        with one_product_per_input(model):
+            a = layer(first)
+            assert layer(first) is a  # the same tensor: the product is shared
+            b = layer(second)
+            assert b is not a and torch.allclose(b, F.linear(second, layer.weight, layer.bias), atol=1e-5)
+            assert layer(first.clone()) is not a  # an equal tensor that is another object is computed again
+        assert layer.memo is None and layer(first) is not a  # outside the block nothing is kept

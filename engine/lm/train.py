@@ -90,6 +90,7 @@ class Trainer(TrainingLoop[LanguageModel]):
         steps_per_epoch = -(-len(self.train_blocks) // config.batch_size)
         self.objective = build_objective(config, ObjectiveContext(
             self.model_config.vocab_size, steps_per_epoch, self.sequence_tokens, self.device))
+        self.objective.check_model(self.model)
 
     def _start_model(self, model_config: ModelConfig, head_state: dict[str, torch.Tensor],
                      start: Bundle | None) -> LanguageModel:

@@ -220,6 +220,15 @@ class AggObjective(Objective):
         for past in range(self.memory.steps, step):
             self.memory.push(count_targets(global_targets(past), self.memory.vocab_size), all_reduce=False)
 
+    def check_model(self, model: LanguageModel) -> None:
+        """AGG only changes the output embedding's gradient: with that embedding frozen (`trainable` last-N or
+        lora leave a tied embedding with the frozen input side) it would train exactly as MLE does."""
+        weight = logit_adapter(model.head, torch.zeros(0, dtype=torch.long)).weight
+        if not weight.requires_grad:
+            raise ConfigError("objective agg gates the gradient of the output embedding, which this run keeps "
+                              "frozen (a tied embedding trains only with trainable all): AGG would train exactly "
+                              "as mle; use --trainable all, or --objective mle")
+
     def current_gates(self) -> AggGates:
         rare, gate1, gate2 = self.memory.gates()
         return AggGates(rare, gate1, gate2).without(gate1=self.use_gate1, gate2=self.use_gate2)

@@ -46,6 +46,10 @@ class Objective(ABC):
     def restore(self, step: int, global_targets: Callable[[int], torch.Tensor]) -> None:  # noqa: B027
         """On resume at `step`; `global_targets(s)` gives the whole global batch's targets of step s."""
 
+    def check_model(self, model: LanguageModel) -> None:  # noqa: B027 (optional hook)
+        """Before training: a ConfigError if this objective cannot act on `model` as it will be trained
+        (what `trainable` left frozen)."""
+
     @abstractmethod
     def token_losses(
         self, model: LanguageModel, hidden: torch.Tensor, input_ids: torch.Tensor, targets: torch.Tensor

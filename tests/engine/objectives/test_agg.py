@@ -188,3 +188,16 @@ def test_gated_weight_grad_equals_the_gate_matrix_form() -> None:
     expected = (gate_rows(targets, gates.rare, gates.gate1, gates.gate2) * grad_logits).T @ hidden
     got = gated_weight_grad(grad_logits, hidden, targets, gates.rare, gates.gate1, gates.gate2)
     torch.testing.assert_close(got, expected, atol=1e-12, rtol=0)
+
+
+def test_agg_is_refused_where_the_output_embedding_is_frozen(tiny_model: torch.nn.Module) -> None:
+    """AGG only gates the output embedding's gradient: frozen (as trainable last-N or lora leave a tied
+    embedding), AGG would train exactly as MLE, so the run is refused before it starts."""
+    objective = AggObjective(TokenCounterMemory(tiny_model.config.vocab_size, window=3, alpha=0.5))
+    objective.check_model(tiny_model)  # everything trains: accepted
+    tiny_model.head.proj.weight.requires_grad_(False)
+    try:
+        with pytest.raises(ConfigError, match="frozen.*exactly as mle"):
+            objective.check_model(tiny_model)
+    finally:
+        tiny_model.head.proj.weight.requires_grad_(True)

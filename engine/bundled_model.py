@@ -41,5 +41,10 @@ class BundledModel(nn.Module, ABC):
         (engine/training/trainable.py)."""
         raise ConfigError(f"{type(self).__name__} does not name its blocks; train all of it (trainable all)")
 
+    def trained_rows(self) -> dict[str, list[int]]:
+        """Parameters of which a partial fine-tune trains some rows only, by name → those rows: the rows of
+        tokens new to a pretrained vocabulary (PermGen's sentence marks; engine/training/trainable.py)."""
+        return {}
+
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())  # tied weights are counted once

@@ -10,19 +10,24 @@ the folder goes). Its `model.safetensors` holds only
 
 - the tensors that differ from the base model (a new head, fine-tuned blocks), stored in full;
 - low-rank updates (LoRA): a weight W gets W + U V, with U [rows, r] and V [r, cols] in W's own
-  layout, stored as `low_rank.up.<name>` and `low_rank.down.<name>`.
+  layout, stored as `low_rank.up.<name>` and `low_rank.down.<name>`;
+- row updates: a tensor of which at most half the rows differ (the rows of tokens a fine-tune added to
+  a pretrained vocabulary, engine/training/trainable.py) stores those rows, `rows.index.<name>` [k] and
+  `rows.values.<name>` [k, …], not the whole table.
 
-Loading rebuilds the base model with the family's `from_checkpoint` (the import: the checkpoint's
-weights under the renumbered vocabulary; the same files always give the same tensors), or loads the
-base bundle, applies the low-rank updates, then the stored tensors. Before that it checks the base:
+Loading rebuilds the base model with `from_checkpoint` of the family that imports the checkpoint's
+architecture (the import: the checkpoint's weights under the renumbered vocabulary; the same files
+always give the same tensors; a model of another family built on it names those tensors alike, as
+PermGen's decoder-only layout names a language model's), or loads the base bundle (of any kind),
+applies the low-rank and row updates, then the stored tensors. Before that it checks the base:
 the folder must still be there and every file recorded must have its sha256 (the config and tokenizer
 before they are parsed), or one `BundleError` says which file is missing, not a regular file or
 changed, and that importing the checkpoint again (or putting the files back) fixes it.
 
 Writing is the reverse (`stored_tensors`): the base with the updates applied is compared tensor by
-tensor with the model, and what is not bit-identical is stored. A bundle whose every tensor changed
-(a fine-tune of all weights) stores them all and needs its base no longer; it keeps the section as
-provenance but loading does not read the checkpoint.
+tensor with the model, and what is not bit-identical is stored (its differing rows, where few differ).
+A bundle whose every tensor changed (a fine-tune of all weights) stores them all and needs its base no
+longer; it keeps the section as provenance but loading does not read the checkpoint.
 """
 
 from __future__ import annotations
@@ -38,11 +43,13 @@ from engine.base_model import BASE_FOLDER, user_data_dir
 from engine.bundled_model import BundleError
 from engine.checkpoints.inspect import CheckpointError, CheckpointInfo, inspect_checkpoint
 from engine.data.corpus import file_sha256
-from engine.families import model_family
+from engine.families import family_for_architecture, model_family
 from engine.files.small_reads import file_problem
 
 UP, DOWN = "low_rank.up.", "low_rank.down."
+ROW_INDEX, ROW_VALUES = "rows.index.", "rows.values."
 LowRank = dict[str, tuple[torch.Tensor, torch.Tensor]]  # weight name → (U [rows, r], V [r, cols])
+RowUpdates = dict[str, tuple[torch.Tensor, torch.Tensor]]  # tensor name → (row ids [k], those rows [k, …])
 
 
 @dataclass(frozen=True)
@@ -129,8 +136,10 @@ class BaseReference:
                                   f"since the bundle was made (sha256 differs); {redo}")
 
     def state(self, directory: Path, kind: str) -> dict[str, torch.Tensor]:
-        """The base model's tensors (checked checkpoint → the family's import), by our parameter names."""
-        model, _ = model_family(kind).from_checkpoint(self.checked_info(directory))
+        """The base model's tensors (checked checkpoint → the import of the family of its architecture, else of
+        `kind`'s family), by our parameter names."""
+        family = family_for_architecture(self.architecture) or model_family(kind)
+        model, _ = family.from_checkpoint(self.checked_info(directory))
         return model.state_dict()
 
 
@@ -167,7 +176,7 @@ class BundleBase:
     def state(self, directory: Path, kind: str) -> dict[str, torch.Tensor]:
         from engine.bundles.bundle import load_model_bundle
 
-        return load_model_bundle(self.located(directory), "cpu", kind).model.state_dict()
+        return load_model_bundle(self.located(directory), "cpu").model.state_dict()  # any kind: the names count
 
 
 Base = BaseReference | BundleBase
@@ -184,14 +193,35 @@ def read_base(directory: Path, config: Mapping[str, Any]) -> Base | None:
     return BaseReference.from_config(directory, config)
 
 
-def split_low_rank(stored: Mapping[str, torch.Tensor]) -> tuple[dict[str, torch.Tensor], LowRank]:
-    """A weights file's dense tensors and its low-rank updates (`BundleError` for a half pair)."""
-    dense = {k: v for k, v in stored.items() if not k.startswith((UP, DOWN))}
-    ups = {k[len(UP):]: v for k, v in stored.items() if k.startswith(UP)}
-    downs = {k[len(DOWN):]: v for k, v in stored.items() if k.startswith(DOWN)}
-    if set(ups) != set(downs):
-        raise BundleError(f"low-rank updates without their other half: {sorted(set(ups) ^ set(downs))[:3]}")
-    return dense, {name: (ups[name], downs[name]) for name in ups}
+def _pairs(stored: Mapping[str, torch.Tensor], first: str, second: str,
+           what: str) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
+    """The tensors stored under `first` + name and `second` + name, paired by name (`BundleError` for a half pair)."""
+    ones = {k[len(first):]: v for k, v in stored.items() if k.startswith(first)}
+    twos = {k[len(second):]: v for k, v in stored.items() if k.startswith(second)}
+    if set(ones) != set(twos):
+        raise BundleError(f"{what} without their other half: {sorted(set(ones) ^ set(twos))[:3]}")
+    return {name: (ones[name], twos[name]) for name in ones}
+
+
+def split_updates(stored: Mapping[str, torch.Tensor]) -> tuple[dict[str, torch.Tensor], LowRank, RowUpdates]:
+    """A weights file's dense tensors, its low-rank updates and its row updates (`BundleError` for a half pair)."""
+    dense = {k: v for k, v in stored.items() if not k.startswith((UP, DOWN, ROW_INDEX, ROW_VALUES))}
+    return (dense, _pairs(stored, UP, DOWN, "low-rank updates"),
+            _pairs(stored, ROW_INDEX, ROW_VALUES, "row updates"))
+
+
+def apply_row_updates(state: dict[str, torch.Tensor], updates: RowUpdates) -> dict[str, torch.Tensor]:
+    """`state` with the stored rows of each row update in place of the base's (a new dict and new tensors)."""
+    result = dict(state)
+    for name, (index, rows) in updates.items():
+        tensor = state.get(name)
+        if tensor is None or index.dim() != 1 or index.dtype != torch.long or rows.shape != (len(index),
+                                                                                              *tensor.shape[1:]) \
+                or (len(index) and not 0 <= int(index.min()) <= int(index.max()) < len(tensor)):
+            raise BundleError(f"row update of {name} does not fit the tensor it updates")
+        result[name] = tensor.clone()
+        result[name][index] = rows.to(tensor.dtype)
+    return result
 
 
 def apply_low_rank(state: dict[str, torch.Tensor], updates: LowRank) -> dict[str, torch.Tensor]:
@@ -223,8 +253,25 @@ def stored_tensors(model: torch.nn.Module, base_state: Mapping[str, torch.Tensor
     """What a bundle on `base_state` stores for `model`: the low-rank `updates` and every tensor that
     differs from the base with those updates applied."""
     updated = apply_low_rank(dict(base_state), updates or {})
-    stored = {name: tensor.contiguous() for name, tensor in unique_tensors(model).items()
-              if name not in updated or updated[name].shape != tensor.shape or not torch.equal(updated[name], tensor)}
+    stored: dict[str, torch.Tensor] = {}
+    for name, tensor in unique_tensors(model).items():
+        base = updated.get(name)
+        if base is not None and base.shape == tensor.shape and torch.equal(base, tensor):
+            continue
+        rows = _changed_rows(base, tensor)
+        if rows is None:
+            stored[name] = tensor.contiguous()
+        else:
+            stored[ROW_INDEX + name], stored[ROW_VALUES + name] = rows, tensor[rows].contiguous()
     for name, (up, down) in (updates or {}).items():
         stored[UP + name], stored[DOWN + name] = up.contiguous(), down.contiguous()
     return stored
+
+
+def _changed_rows(base: torch.Tensor | None, tensor: torch.Tensor) -> torch.Tensor | None:
+    """The ids [k] of the rows of `tensor` that differ from `base`, when it is a table of the same shape with at
+    most half its rows changed; None when it is to be stored whole."""
+    if base is None or base.shape != tensor.shape or tensor.dim() < 2:
+        return None
+    rows = (base != tensor).flatten(1).any(dim=1).nonzero()[:, 0]  # [k]
+    return rows if 2 * len(rows) <= len(tensor) else None

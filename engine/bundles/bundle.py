@@ -37,7 +37,15 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file, save_model
 
 from engine.bundled_model import BundledModel, BundleError
-from engine.bundles.base import Base, LowRank, apply_low_rank, read_base, split_low_rank, stored_tensors
+from engine.bundles.base import (
+    Base,
+    LowRank,
+    apply_low_rank,
+    apply_row_updates,
+    read_base,
+    split_updates,
+    stored_tensors,
+)
 from engine.config import BUNDLE_DTYPES, BUNDLE_FORMAT_VERSION, ConfigError
 from engine.controls import DecodeStarts, read_decode_starts
 from engine.families import ModelBuilder, ModelFamily, family_kinds, model_family
@@ -257,17 +265,24 @@ def _with_base(directory: Path, stored: dict[str, torch.Tensor], reference: torc
     if base is None:
         return stored
     try:
-        dense, updates = split_low_rank(stored)
+        dense, updates, rows = split_updates(stored)
     except BundleError as error:
         raise BundleError(f"bundle {directory}: {error}") from None
     expected = reference.state_dict()
-    if not updates and set(expected) <= set(dense) | _tied_names(reference, dense):
+    if not updates and not rows and set(expected) <= set(dense) | _tied_names(reference, dense):
         return dense  # every tensor is stored: the base is provenance only
-    base_state = {k: v for k, v in base.state(directory, str(config["kind"])).items() if k in expected}
+    aliases = _aliases(reference)  # a tied weight comes from its first name, which an update may have changed
+    base_state = {k: v for k, v in base.state(directory, str(config["kind"])).items()
+                  if k in expected and k not in aliases}
     try:
-        return {**apply_low_rank(base_state, updates), **dense}
+        return {**apply_row_updates(apply_low_rank(base_state, updates), rows), **dense}
     except BundleError as error:
         raise BundleError(f"bundle {directory}: {error}") from None
+
+
+def _aliases(reference: torch.nn.Module) -> set[str]:
+    """The names of `reference`'s tied parameters other than the first of each (a tied softmax's output layer)."""
+    return set(dict(reference.named_parameters(remove_duplicate=False))) - set(dict(reference.named_parameters()))
 
 
 def _tied_names(reference: torch.nn.Module, state: dict[str, torch.Tensor]) -> set[str]:

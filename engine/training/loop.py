@@ -194,7 +194,7 @@ class TrainingLoop(abc.ABC, Generic[M]):
         self.low_rank: LowRank = {}  # LoRA's updates, once merged at the end
         model.to(self.device)
         self.model = model
-        self.optimizer = build_optimizer(self.model, self.train_config)
+        self.optimizer = build_optimizer(self.model, self.train_config, undecayed=self.trainable.row_trained)
 
     # ----- what a family supplies --------------------------------------------------------
     @abc.abstractmethod

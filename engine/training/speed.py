@@ -6,7 +6,7 @@ when the loss module is compiled, and the tokens/s a run records in its checkpoi
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -23,12 +23,15 @@ COMPILE_MIN_STEPS = 100
 CPU_COMPILE_OPTIONS: dict[str, str | int | bool | Callable[..., Any]] = {"fallback_random": True}
 
 
-def build_optimizer(model: torch.nn.Module, config: TrainConfig, fused: bool = True) -> torch.optim.AdamW:
-    """AdamW with weight decay on matrices only (not on biases and layer norms); `fused`: one kernel per
+def build_optimizer(model: torch.nn.Module, config: TrainConfig, fused: bool = True,
+                    undecayed: Sequence[str] = ()) -> torch.optim.AdamW:
+    """AdamW with weight decay on matrices only (not on biases and layer norms, nor on the parameters named in
+    `undecayed`: those of which only some rows train, engine/training/trainable.py); `fused`: one kernel per
     step instead of ~10 ops per parameter tensor (CUDA and CPU; the unfused loop is for comparisons)."""
     params = [p for p in model.parameters() if p.requires_grad]
-    decay = [p for p in params if p.dim() >= 2]
-    no_decay = [p for p in params if p.dim() < 2]
+    kept = {id(model.get_parameter(name)) for name in undecayed}
+    decay = [p for p in params if p.dim() >= 2 and id(p) not in kept]
+    no_decay = [p for p in params if p.dim() < 2 or id(p) in kept]
     groups = [
         {"params": decay, "weight_decay": config.weight_decay},
         {"params": no_decay, "weight_decay": 0.0},

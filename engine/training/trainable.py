@@ -16,7 +16,12 @@ Each setting freezes the rest (`requires_grad = False`, so AdamW holds no moment
   the bundle see a plain model; the bundle stores the factors (engine/bundles/base.py), a few MB
   instead of the adapted matrices.
 
-A model says where its blocks are by `BundledModel.block_stack()`.
+A model says where its blocks are by `BundledModel.block_stack()`, and which rows of a parameter are new to
+its start (`BundledModel.trained_rows()`: the rows of tokens a pretrained vocabulary gained, PermGen's
+sentence marks): in every setting but "all" those rows train and the rest of the parameter stays as it
+was, bit for bit. A gradient hook zeroes the other rows' gradient, and the parameter gets no weight decay
+(`row_trained`; AdamW's decay would move every row), so a bundle on the base stores the trained rows
+only (engine/bundles/base.py).
 """
 
 from __future__ import annotations
@@ -51,6 +56,7 @@ class TrainableParts:
     trained: int  # parameters that get gradients
     total: int
     lora_targets: list[str] = field(default_factory=list)
+    row_trained: list[str] = field(default_factory=list)  # parameters of which only some rows train: no decay
 
     def describe(self) -> str:
         return f"trains {self.trained:,} of {self.total:,} parameters ({self.setting})"
@@ -78,11 +84,30 @@ def select_trainable(model: BundledModel, config: TrainConfig, fresh: tuple[str,
             module.requires_grad_(True)
     elif setting == "lora":
         targets = _inject_lora(model, config)
-    trained = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    rows = {name: ids for name, ids in model.trained_rows().items() if not model.get_parameter(name).requires_grad}
+    for name, ids in rows.items():
+        _train_rows(model.get_parameter(name), ids)
+    row_sizes = {id(model.get_parameter(name)): len(ids) * model.get_parameter(name)[0].numel()
+                 for name, ids in rows.items()}
+    trained = sum(row_sizes.get(id(p), p.numel()) for p in model.parameters() if p.requires_grad)
     if not trained:
         raise ConfigError(f"trainable {setting}: this model's head has no weights of its own (a softmax tied to "
                           "the embedding); train a new head (--head f2 / posg, --termination nmst) or more of it")
-    return TrainableParts(setting, trained, total, targets)
+    return TrainableParts(setting, trained, total, targets, list(rows))
+
+
+def _train_rows(parameter: nn.Parameter, rows: list[int]) -> None:
+    """Let `parameter` train on its `rows` only: its gradient [R, ...] keeps those rows and is zero elsewhere."""
+    index = torch.tensor(rows, dtype=torch.long)
+
+    def keep_rows(grad: torch.Tensor) -> torch.Tensor:
+        kept = torch.zeros_like(grad)
+        at = index.to(grad.device)
+        kept[at] = grad[at]
+        return kept
+
+    parameter.requires_grad_(True)
+    parameter.register_hook(keep_rows)  # type: ignore[no-untyped-call]  # torch leaves it untyped
 
 
 def _inject_lora(model: BundledModel, config: TrainConfig) -> list[str]:

@@ -34,15 +34,19 @@ def add_dataclass_flags(parser: argparse.ArgumentParser, cls: type[Any], skip: t
             group.add_argument(flag, dest=f.name, type=args[0] if args else hint, default=None)
 
 
+def flags_given(cls: type[Any], namespace: argparse.Namespace) -> dict[str, Any]:
+    """The fields of dataclass `cls` whose flags the user actually gave, with their values."""
+    return {
+        f.name: getattr(namespace, f.name)
+        for f in dataclasses.fields(cls)
+        if getattr(namespace, f.name, None) is not None
+    }
+
+
 def dataclass_from_flags(cls: type[T], namespace: argparse.Namespace, base: T | None = None) -> T:
     """`base` (or the defaults) with every flag the user actually gave applied on top."""
     start = dataclasses.asdict(base) if base is not None else {}  # type: ignore[call-overload]
-    given = {
-        f.name: getattr(namespace, f.name)
-        for f in dataclasses.fields(cls)  # type: ignore[arg-type]
-        if getattr(namespace, f.name, None) is not None
-    }
-    return cls(**{**start, **given})
+    return cls(**{**start, **flags_given(cls, namespace)})
 
 
 def check_start_flags(namespace: argparse.Namespace, init_from: str) -> None:

@@ -37,9 +37,8 @@ from engine.decoding.stream import FINISH_CANCELLED, TokenEvent
 from engine.permgen.control import OrderControl
 from engine.permgen.decode import FIRST_WORD_ID, PermGenStream, first_marks
 from engine.permgen.marks import EOP_ID, begin_id, end_id, sentence_of_begin
-from engine.permgen.model import PermGenModel
-from engine.permgen.rows import PermGenRows
-from engine.permgen.runner import Seq2SeqRunner
+from engine.permgen.network import PermGenNetwork
+from engine.permgen.rows import PermGenRunner, SentenceRows, open_rows
 from engine.tokenizer import VariorumTokenizer
 
 
@@ -83,7 +82,7 @@ class BeamPermGenStream(PermGenStream):
 
     def __init__(
         self,
-        model: PermGenModel,
+        model: PermGenNetwork[Any],
         tokenizer: VariorumTokenizer,
         source_ids: list[int],
         n: int,
@@ -91,7 +90,7 @@ class BeamPermGenStream(PermGenStream):
         control: OrderControl,
         beam_width: int,
         should_stop: Callable[[], bool] | None = None,
-        runner: Seq2SeqRunner[Any] | None = None,
+        runner: PermGenRunner | None = None,
         words: WordSpeller | None = None,
         case: CaseTable | None = None,
     ) -> None:
@@ -103,8 +102,9 @@ class BeamPermGenStream(PermGenStream):
 
     def _run(self) -> Iterator[TokenEvent]:
         firsts: list[int] = []
+        bound = self.control.limit * (self.cap + 2) + 1  # every token a candidate's rows are fed, at most
         for i in range(len(self.candidates)):
-            rows = PermGenRows(self.seq2seq, self.source_ids, 1, self.runner)  # each candidate runs its own beam
+            rows = open_rows(self.seq2seq, self.source_ids, 1, self.runner, bound)  # each candidate its own beam
             if not firsts:  # every candidate's first step is the same distribution
                 firsts = first_marks(rows.log_probs()[0], self.control, len(self.candidates), self.base_seed)
             if not (yield from self._candidate(i, rows, firsts[i])):
@@ -112,7 +112,7 @@ class BeamPermGenStream(PermGenStream):
                     self.candidates[j].finish_reason = FINISH_CANCELLED
                 return
 
-    def _candidate(self, i: int, rows: PermGenRows, first: int) -> Generator[TokenEvent, None, bool]:
+    def _candidate(self, i: int, rows: SentenceRows, first: int) -> Generator[TokenEvent, None, bool]:
         """Decode candidate i; returns False when cancelled (a generator's return value)."""
         variant = self.candidates[i]
         while True:

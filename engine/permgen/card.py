@@ -7,7 +7,7 @@ from typing import Any
 import torch
 
 from engine.permgen.config import PermGenConfig
-from engine.permgen.model import PermGenModel
+from engine.permgen.network import PermGenNetwork
 from engine.pos.vocab import UNSEEN_GROUP
 from engine.training.card import portable_command, portable_path, speed_line, steps_line
 
@@ -43,7 +43,20 @@ def _pairs_note(config: PermGenConfig, data: dict[str, Any]) -> str:
             f"≤ {config.pair_max_similarity}), dropping {data.get('dropped_pairs', 0)}")
 
 
-def _head_note(model: PermGenModel, provenance: dict[str, Any]) -> str:
+def _network(model: PermGenNetwork[Any], train: dict[str, Any]) -> str:
+    """What the model is, in a few words: the layout, its sizes and what the run trained."""
+    config, size = model.config, f"{model.num_parameters() / 1e6:.2f}M parameters"
+    if config.layout == "decoder-only":
+        start = train.get("init_from", "")
+        how = (f"fine-tuned from `{portable_path(start)}` (trainable {train.get('trainable', 'all')}, and the "
+               "sentence marks' rows)") if start else "trained from random weights"
+        return (f"A decoder-only Llama ({size}: {config.model.n_layer} layers, width {config.model.n_embd}, "
+                f"{config.model.head} head) reading the source as a prefix, {how},")
+    return (f"A small BART-style encoder-decoder ({size}: {config.encoder_layers} encoder + {config.model.n_layer} "
+            f"decoder layers, width {config.model.n_embd}, {config.model.head} head)")
+
+
+def _head_note(model: PermGenNetwork[Any], provenance: dict[str, Any]) -> str:
     """A paragraph on the POSG head (what V_ρ came from, what the loss and the numbers are); else ""."""
     tags = model.config.model.pos_tags
     if model.config.model.head != "posg":
@@ -60,7 +73,7 @@ def _head_note(model: PermGenModel, provenance: dict[str, Any]) -> str:
     )
 
 
-def render_permgen_card(model: PermGenModel, provenance: dict[str, Any], device: torch.device) -> str:
+def render_permgen_card(model: PermGenNetwork[Any], provenance: dict[str, Any], device: torch.device) -> str:
     config = model.config
     train, summary, data = provenance["train"], provenance["summary"], provenance["data"]
     method = "PermGen (π-SGD over sentence orders)" if config.permute else "no-permute baseline (natural order only)"
@@ -68,12 +81,12 @@ def render_permgen_card(model: PermGenModel, provenance: dict[str, Any], device:
         method += ", absolute decoder positions (plain BART)"
     if config.task == "paraphrase":
         method = "sentence → paraphrase seq2seq (one marked target sentence)"
+    if config.layout == "decoder-only":
+        method += ", decoder-only (a language model reading the source as a prefix)"
     files = "\n".join(f"- `{portable_path(f)}`" for f in data["files"])
     return f"""# Variorum {config.task} model: {method}
 
-**What it is.** A small BART-style encoder-decoder ({model.num_parameters() / 1e6:.2f}M parameters: \
-{config.encoder_layers} encoder + {config.model.n_layer} decoder layers, width {config.model.n_embd}, \
-{config.model.head} head) that {_what(config.task)} (Yu et al., PermGen). {SMALL_DATA_NOTE[config.task]}
+**What it is.** {_network(model, train)} that {_what(config.task)} (Yu et al., PermGen). {SMALL_DATA_NOTE[config.task]}
 {_head_note(model, provenance)}
 ## Data
 {files}

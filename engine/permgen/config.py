@@ -1,11 +1,18 @@
-"""PermGen model configuration: the decoder's `ModelConfig` plus the encoder-decoder extras.
+"""PermGen model configuration: the decoder's `ModelConfig` plus PermGen's own settings.
 
 The decoder side reuses `engine.config.ModelConfig` (vocab, n_layer = decoder layers, n_head,
 n_embd, dropout, head, tie_embeddings, block_size = longest marked target), so any output head
-builds exactly as for the language models. `backbone` is "bart".
+builds exactly as for the language models.
 
-`positions`: "hierarchical" (PermGen, Eq. 4) or "absolute" (plain BART decoder positions: the
-seq2seq baseline of the paper's Table 2; use it with `permute=False`). Task "paraphrase" is a
+`layout`: "encoder-decoder" (the paper's BART-style model, backbone "bart", engine/permgen/model.py) or
+"decoder-only" (a Llama language model reading the source as a prefix, backbone "llama",
+engine/permgen/decoder_model.py; docs/permgen-decoder-only.md). Its `block_size` must hold the longest
+prefix and target (`max_sequence_len`).
+
+`positions` ("" = the layout's own): "hierarchical" (PermGen, Eq. 4) or "absolute" (plain BART decoder
+positions: the seq2seq baseline of the paper's Table 2; use it with `permute=False`) for the
+encoder-decoder; "rotary" (the Llama's own sequence positions, the only kind) for the decoder-only
+layout. Task "paraphrase" is a
 sentence → paraphrase model (engine/permgen/paraphrase.py): its target is one "sentence" ⟨B-1⟩ …
 ⟨E-1⟩ ⟨EOP⟩, so π-SGD has a single order and hierarchical positions reduce to in-sentence
 positions (the marks cost two forced tokens and keep one model, trainer and decoder for all tasks).
@@ -25,13 +32,15 @@ from engine.permgen.content_words import SOURCE_FORMS
 from engine.tokenizer import MAX_SENTENCES
 
 TASKS = ("story", "abstract", "paraphrase")
-POSITIONS = ("hierarchical", "absolute")
+LAYOUTS = ("encoder-decoder", "decoder-only")
+POSITIONS = ("hierarchical", "absolute", "rotary")
+LAYOUT_BACKBONE = {"encoder-decoder": "bart", "decoder-only": "llama"}
 SUPPORTED_HEADS = ("softmax", "f2", "posg")  # termination heads end on eos, PermGen ends on ⟨EOP⟩
 
 
 @dataclass
 class PermGenConfig:
-    """Shape of a PermGen encoder-decoder and how its targets were ordered in training."""
+    """Shape of a PermGen model (either layout) and how its targets were ordered in training."""
 
     model: ModelConfig = field(default_factory=lambda: ModelConfig(backbone="bart", n_layer=2, n_embd=128))
     encoder_layers: int = 2
@@ -41,18 +50,17 @@ class PermGenConfig:
     permute: bool = True  # False = the `--no-permute` baseline (natural order only)
     task: str = "story"
     lowercase: bool = True  # sources are lowercased and word-tokenized like the training data
-    positions: str = "hierarchical"  # or "absolute": plain BART decoder positions (Table 2 baseline)
+    positions: str = ""  # the layout's own when "": hierarchical; "absolute" = plain BART (Table 2 baseline)
     paraphrase_source: str = "sentence"  # or "content_words": what a paraphrase model reads (content_words.py)
     # Paraphrase training pairs kept (rephrasings.py): content kept ≥ the first, word similarity ≤ the second.
     pair_min_content_kept: float = 0.0
     pair_max_similarity: float = 1.0
+    layout: str = "encoder-decoder"  # or "decoder-only": a Llama reading the source as a prefix
 
     def __post_init__(self) -> None:
         if isinstance(self.model, dict):
             self.model = config_from_dict(ModelConfig, self.model)
         check_field_types(self)
-        if self.model.backbone != "bart":
-            raise ConfigError(f"PermGen needs the 'bart' backbone, got {self.model.backbone!r}")
         if self.model.head not in SUPPORTED_HEADS:
             raise ConfigError(f"PermGen supports heads {list(SUPPORTED_HEADS)}, got {self.model.head!r}")
         if getattr(self.model, "termination", "va") != "va":
@@ -67,14 +75,31 @@ class PermGenConfig:
                 raise ConfigError(f"{name} must be in [{low}, {high}], got {getattr(self, name)}")
         if self.task not in TASKS:
             raise ConfigError(f"task must be one of {list(TASKS)}, got {self.task!r}")
-        if self.positions not in POSITIONS:
-            raise ConfigError(f"positions must be one of {list(POSITIONS)}, got {self.positions!r}")
+        self._check_layout()
         if self.paraphrase_source not in SOURCE_FORMS:
             raise ConfigError(f"paraphrase_source must be one of {list(SOURCE_FORMS)}, got {self.paraphrase_source!r}")
         if self.paraphrase_source != "sentence" and self.task != "paraphrase":
             raise ConfigError(f"paraphrase_source {self.paraphrase_source!r} is for task 'paraphrase', "
                               f"not {self.task!r}")
         self._check_pair_filter()
+
+    def _check_layout(self) -> None:
+        """The layout's backbone and positions ("" becomes the layout's own); a decoder-only model's window holds
+        the longest prefix and target."""
+        if self.layout not in LAYOUTS:
+            raise ConfigError(f"layout must be one of {list(LAYOUTS)}, got {self.layout!r}")
+        backbone, decoder_only = LAYOUT_BACKBONE[self.layout], self.layout == "decoder-only"
+        if self.model.backbone != backbone:
+            raise ConfigError(f"PermGen's {self.layout} layout needs the {backbone!r} backbone, got "
+                              f"{self.model.backbone!r}")
+        self.positions = self.positions or ("rotary" if decoder_only else "hierarchical")
+        allowed = ("rotary",) if decoder_only else POSITIONS[:2]
+        if self.positions not in allowed:
+            raise ConfigError(f"positions must be one of {list(allowed)} in the {self.layout} layout, got "
+                              f"{self.positions!r}")
+        if decoder_only and self.model.block_size < self.max_sequence_len:
+            raise ConfigError(f"the decoder-only layout reads up to {self.max_sequence_len} positions (source, "
+                              f"separators and {self.max_sentences} sentences); block_size is {self.model.block_size}")
 
     def _check_pair_filter(self) -> None:
         for name in ("pair_min_content_kept", "pair_max_similarity"):
@@ -97,6 +122,11 @@ class PermGenConfig:
     def max_target_len(self) -> int:
         """Longest decoder input: the start token + T_max marked sentences (⟨EOP⟩ is never an input)."""
         return self.max_sentences * self.max_sentence_len + 1
+
+    @property
+    def max_sequence_len(self) -> int:
+        """Longest decoder-only input: eos, the source, the start token and the marked target before ⟨EOP⟩."""
+        return 1 + self.max_source_len + self.max_target_len
 
     @property
     def absolute_positions(self) -> int:

@@ -5,7 +5,8 @@ control.py) by masking the decoder's own classifier → if ⟨EOP⟩, stop → w
 token from V ∪ {⟨E-t⟩} with any token decoder (DecodeConfig: greedy, temperature, top-k, nucleus,
 repetition penalty; two-stage heads sample group then token: the one sampler, engine/decoding/
 token_sampler.py, with the allowed-token mask) → I ← I ∪ {t} → choose again. The N candidates run
-in lock-step as decoding rows (engine/permgen/rows.py: one KV cache, per-row hierarchical positions);
+in lock-step as decoding rows (engine/permgen/rows.py: one KV cache; per-row hierarchical positions in the
+encoder-decoder layout, the prefix's cache copied to every row in the decoder-only one);
 on the CPU a candidate's row leaves the batch once it has written ⟨EOP⟩. Each token
 records the group it was drawn from (POSG: its tag); a mark forced between sentences or at the
 cap records its likeliest group instead (POSG: the special group), never the discarded draw's.
@@ -48,9 +49,9 @@ from engine.decoding.text_cleanup import drop_control_characters
 from engine.decoding.token_sampler import Draw, TokenSampler
 from engine.permgen.control import OrderControl
 from engine.permgen.marks import EOP_ID, end_id, sentence_of_begin
-from engine.permgen.model import PAD_ID, START_ID, PermGenModel
-from engine.permgen.rows import PermGenRows
-from engine.permgen.runner import Seq2SeqRunner
+from engine.permgen.model import PAD_ID, START_ID
+from engine.permgen.network import PermGenNetwork
+from engine.permgen.rows import PermGenRunner, SentenceRows, open_rows
 from engine.tokenizer import SPECIAL_TOKENS, VariorumTokenizer
 from engine.torch_modes import eval_mode
 
@@ -108,26 +109,26 @@ def rank_variants(variants: list[PermGenVariant]) -> None:
         v.rank = rank
 
 
-class PermGenStream(RowStream[PermGenVariant, PermGenRows]):
+class PermGenStream(RowStream[PermGenVariant, SentenceRows]):
     """Iterate for `TokenEvent`s; when iteration ends, `variants` holds the N ranked candidates."""
 
     def __init__(
         self,
-        model: PermGenModel,
+        model: PermGenNetwork[Any],
         tokenizer: VariorumTokenizer,
         source_ids: list[int],
         n: int,
         settings: DecodeConfig,
         control: OrderControl,
         should_stop: Callable[[], bool] | None = None,
-        runner: Seq2SeqRunner[Any] | None = None,
+        runner: PermGenRunner | None = None,
         words: WordSpeller | None = None,
         copy_limit: CopyLimit | None = None,
         sampler: TokenSampler | None = None,
         case: CaseTable | None = None,
     ) -> None:
-        """`runner` runs the backbone (engine/permgen/runner.py); None: the torch model. `words` spells the
-        allowed words under `settings.real_words` (engine/decoding/real_words.py; the marks end words).
+        """`runner` runs the backbone (engine/permgen/rows.py `PermGenRunner`); None: the torch model. `words`
+        spells the allowed words under `settings.real_words` (engine/decoding/real_words.py; the marks end words).
         `copy_limit`: no sentence repeats a longer run of the source than it allows (paraphrases).
         `sampler`: one already built for these settings (a paraphrase's sentences share one).
         `case`: gives names their case back in the displayed text of a lowercased model
@@ -154,11 +155,11 @@ class PermGenStream(RowStream[PermGenVariant, PermGenRows]):
             self._finish_texts()
 
     def _run(self) -> Iterator[TokenEvent]:
-        n = len(self.candidates)
-        rows = PermGenRows(self.seq2seq, self.source_ids, n, self.runner)
+        n, bound = len(self.candidates), self.control.limit * (self.cap + 2) + 1
+        rows = open_rows(self.seq2seq, self.source_ids, n, self.runner, bound)
         self.history = torch.full((n, 1), START_ID, device=rows.hidden.device)
         self.firsts: list[int] = []
-        unfinished = yield from self._steps(rows, self.control.limit * (self.cap + 2) + 1, [""] * n, PAD_ID)
+        unfinished = yield from self._steps(rows, bound, [""] * n, PAD_ID)
         if unfinished is not None:  # unreachable: the marks force ⟨EOP⟩ within the bound (module docstring)
             raise RuntimeError("PermGen decoding exceeded its step bound")
 
@@ -173,10 +174,10 @@ class PermGenStream(RowStream[PermGenVariant, PermGenRows]):
             allowed = self.copy_limit.mask(allowed, [self.states[c].words for c in self.row_variants])
         return allowed
 
-    def _history(self, rows: PermGenRows) -> torch.Tensor:
+    def _history(self, rows: SentenceRows) -> torch.Tensor:
         return self.history
 
-    def _chosen(self, draw: Draw, rows: PermGenRows, step: int) -> tuple[torch.Tensor, torch.Tensor]:
+    def _chosen(self, draw: Draw, rows: SentenceRows, step: int) -> tuple[torch.Tensor, torch.Tensor]:
         """The marks are chosen, not drawn (`_override_marks`); a forced mark records the group it most likely
         came from (POSG: the special group), not the discarded draw's."""
         if step == 1:

@@ -1,9 +1,12 @@
-"""The PermGen family (kind "permgen"): the encoder-decoder that writes stories, abstracts and paraphrases.
+"""The PermGen family (kind "permgen"): the models that write stories, abstracts and paraphrases sentence by
+sentence, in either layout (engine/permgen/network.py): the paper's encoder-decoder or a decoder-only
+language model on a pretrained base.
 
-What the registry (engine/families) needs to build, load, train, measure and export it; the model
-is engine/permgen/model.py, its loaded model engine/permgen/loaded.py and its trainer
-engine/permgen/train.py. Each member imports what it uses when it runs, so finding the family (to
-list bundles, say) loads neither transformers' BART nor the decoders.
+What the registry (engine/families) needs to build, load, train, measure and export it; the models
+are engine/permgen/model.py and decoder_model.py, its loaded model engine/permgen/loaded.py and its
+trainer engine/permgen/train.py; the ONNX export is the encoder-decoder's. Each member imports what it
+uses when it runs, so finding the family (to list bundles, say) loads neither transformers' BART nor the
+decoders.
 """
 
 from __future__ import annotations
@@ -21,11 +24,12 @@ from engine.families import HeldOutOnnx, ModelBuilder, ModelFamily, OnnxGraphs
 if TYPE_CHECKING:
     from engine.checkpoints.inspect import CheckpointInfo
     from engine.loaded_model import LoadedModel
+    from engine.permgen.model import PermGenModel
     from engine.tokenizer import VariorumTokenizer
 
 
 class PermGenFamily:
-    """PermGen bundles: "model" (the decoder) and "permgen" (the encoder-decoder extras), one task each."""
+    """PermGen bundles: "model" (the decoder) and "permgen" (PermGen's own settings), one task each."""
 
     kind = "permgen"
     name = "PermGen"
@@ -38,10 +42,10 @@ class PermGenFamily:
 
     def model_builder(self, config: Mapping[str, Any]) -> ModelBuilder:
         from engine.permgen.config import PermGenConfig
-        from engine.permgen.model import PermGenModel
+        from engine.permgen.network import build_permgen_model
 
         permgen = PermGenConfig.from_dict({**config["permgen"], "model": config["model"]})
-        return permgen.model.vocab_size, lambda: PermGenModel(permgen)
+        return permgen.model.vocab_size, lambda: build_permgen_model(permgen)
 
     def load(self, directory: Path, device: torch.device, runtime: str) -> LoadedModel:
         from engine.permgen.bundle import load_permgen_bundle
@@ -75,7 +79,7 @@ class PermGenFamily:
         from engine.onnx.export import bart_graphs
         from engine.permgen.bundle import load_permgen_bundle
 
-        model = load_permgen_bundle(directory, "cpu").model
+        model = encoder_decoder(directory, load_permgen_bundle(directory, "cpu").model)
         return bart_graphs(model.backbone, model.config.model)
 
     def onnx_perplexity(self, directory: Path, files: list[Path]) -> HeldOutOnnx:
@@ -89,10 +93,11 @@ class PermGenFamily:
 
         bundle = load_permgen_bundle(directory)
         data = held_out_examples(bundle, files)
+        backbone = encoder_decoder(directory, bundle.model).backbone
 
         def perplexity(decoder: str | None, sha256: str) -> float:
             graphs = open_graphs(directory, self.kind, torch.device("cpu"), decoder, sha256)
-            runner = OnnxSeq2SeqRunner(graphs, bundle.model.backbone.decoder)
+            runner = OnnxSeq2SeqRunner(graphs, backbone.decoder)
             return math.exp(target_nll(bundle.model, data, 1, natural=True, runner=runner))
 
         tokens = sum(len(mark_target(e.sentences, range(1, len(e.sentences) + 1))) for e in data)  # 1-based orders
@@ -104,6 +109,16 @@ class PermGenFamily:
         from engine.permgen.bart_import import import_bart
 
         return import_bart(info)
+
+
+def encoder_decoder(directory: Path, model: BundledModel) -> PermGenModel:
+    """The bundle's model when it is an encoder-decoder, the layout with ONNX graphs; else a ValueError."""
+    from engine.permgen.loaded import ONLY_TORCH
+    from engine.permgen.model import PermGenModel
+
+    if not isinstance(model, PermGenModel):
+        raise ValueError(f"bundle {directory}: {ONLY_TORCH}; it decodes with torch")
+    return model
 
 
 FAMILY: ModelFamily = PermGenFamily()

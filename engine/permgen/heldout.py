@@ -16,7 +16,8 @@ import torch
 
 from engine.permgen.bundle import PermGenBundle
 from engine.permgen.data import DataStats, encode_examples, load_examples, split_examples
-from engine.permgen.model import EncodedExample, PermGenModel, collate
+from engine.permgen.model import EncodedExample
+from engine.permgen.network import PermGenNetwork
 from engine.permgen.permutation import PermutationSampler
 from engine.permgen.rephrasings import selected_pairs
 from engine.permgen.runner import Seq2SeqRunner
@@ -24,12 +25,13 @@ from engine.torch_modes import eval_mode
 
 
 @torch.no_grad()
-def target_nll(model: PermGenModel, data: list[EncodedExample], batch_size: int, natural: bool = True,
+def target_nll(model: PermGenNetwork[Any], data: list[EncodedExample], batch_size: int, natural: bool = True,
                seed: int = 0, max_examples: int = 0, runner: Seq2SeqRunner[Any] | None = None) -> float:
     """Mean per-token NLL of `data`'s targets (marginal p(token) for POSG); first `max_examples` if > 0.
 
-    `runner` (engine/permgen/runner.py, e.g. ONNX Runtime's) computes the decoder states instead of
-    the model's own backbone, one example at a time: exported graphs take unpadded inputs only."""
+    `runner` (engine/permgen/runner.py, e.g. ONNX Runtime's; the encoder-decoder layout) computes the decoder
+    states instead of the model's own backbone, one example at a time: exported graphs take unpadded inputs
+    only."""
     device = next(model.parameters()).device
     sampler = PermutationSampler(seed, identity=natural)
     total, count = 0.0, 0
@@ -39,7 +41,7 @@ def target_nll(model: PermGenModel, data: list[EncodedExample], batch_size: int,
         for start in range(0, end, size):
             chunk = data[start : min(start + size, end)]
             # no groups: the marginal NLL, also for tagged training examples
-            batch = collate(chunk, sampler.orders(start, [len(e.sentences) for e in chunk])).to(device)
+            batch = model.collate(chunk, sampler.orders(start, [len(e.sentences) for e in chunk])).to(device)
             hidden = None
             if runner is not None:
                 hidden = runner.decode(batch.decoder_input, batch.sentence, batch.local, runner.start(batch.source, 1))

@@ -11,13 +11,16 @@ sentence instead of distinct ones (it never saw another first sentence in traini
 A paraphrase bundle (task "paraphrase") takes the passage as `prompt` (the app's Paraphrase mode
 sends the selection) and returns `ParaphraseVariant`s whose `settings` hold Self-BLEU / Self-WER
 against the source (engine/permgen/paraphrase.py); sentence count / order do not apply to it.
+
+Both layouts decode through the same streams (engine/permgen/rows.py makes the rows of each). The
+encoder-decoder may run on ONNX Runtime where the bundle was exported; a decoder-only model has no
+export and decodes with torch (asked for ONNX by name, it says so in `runtime_note`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import torch
 
@@ -32,29 +35,36 @@ from engine.permgen.bundle import PermGenBundle
 from engine.permgen.control import OrderControl
 from engine.permgen.decode import PermGenStream
 from engine.permgen.keywords import title_keywords
+from engine.permgen.model import PermGenModel
 from engine.permgen.paraphrase import ParaphraseStream
-from engine.permgen.runner import Seq2SeqRunner
+from engine.permgen.rows import PermGenRunner
 from engine.permgen.text import format_source
 from engine.selection.stream import ScorerChoice
 from engine.tokenizer import END_OF_PARAGRAPH, SENTENCE_BEGIN, SENTENCE_END, SPECIAL_TOKENS, VariorumTokenizer
 from engine.word_sources import RealWordVocabulary
 
+ONNX_RUNTIMES = ("onnx", "onnx-int8")  # asked for by name (auto uses an export only where there is one)
+ONLY_TORCH = "a decoder-only PermGen model has no ONNX export"
+
 
 class PermGenLoadedModel(LoadedModel):
     """A PermGen bundle on a device, ready to write stories, abstracts or paraphrases."""
 
-    runner: Seq2SeqRunner[Any] | None = None  # None: the torch backbone itself
+    runner: PermGenRunner | None = None  # None: the torch backbone itself
     _case: CaseTable | None = None  # the bundle's case table, read at the first request
 
     def __init__(self, bundle: PermGenBundle, device: torch.device, runtime: str = "torch") -> None:
         """`runtime`: auto / torch / onnx (engine/onnx/runtime.py)."""
         self.permgen = bundle
         self.device = device
-        if runtime != "torch":  # the exported encoder and decoder step behind the encoder-decoder runner seam
+        model = bundle.model
+        if runtime in ONNX_RUNTIMES and not isinstance(model, PermGenModel):
+            self.runtime_note = f"ONNX Runtime not used, decoding with torch: {ONLY_TORCH}"
+        elif runtime != "torch" and isinstance(model, PermGenModel):  # the exported encoder and decoder step
             from engine.onnx.runtime import choose_runtime
             from engine.onnx.seq2seq_runner import OnnxSeq2SeqRunner
 
-            decoder = bundle.model.backbone.decoder  # its position checks run before every ONNX step
+            decoder = model.backbone.decoder  # its position checks run before every ONNX step
             choice = choose_runtime(bundle.path, bundle.model.kind, runtime, device,
                                     lambda graphs: OnnxSeq2SeqRunner(graphs, decoder))
             self.runtime, self.runner, self.runtime_note = choice.name, choice.runner, choice.note

@@ -1,5 +1,8 @@
 """The PermGen model: BART-style encoder-decoder (engine/backbones/bart.py) × an output head.
 
+The paper's layout (`PermGenConfig.layout` "encoder-decoder"); the decoder-only one on a pretrained
+Llama is engine/permgen/decoder_model.py, and both are `PermGenNetwork`s (engine/permgen/network.py).
+
 Training objective (paper Eq. 6–7, π-SGD): for each example i of a batch, one order π'_i is
 drawn (engine/permgen/permutation.py), the target is written in that order with its marks
 (engine/permgen/marks.py), and the loss is
@@ -20,17 +23,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import torch
 from torch import nn
 
 from engine.backbones.bart import BartBackbone, bart_config
-from engine.bundled_model import BundledModel
 from engine.heads import OutputHead, build_head
 from engine.model import IGNORE_INDEX
 from engine.permgen.config import PermGenConfig
 from engine.permgen.marks import hierarchical_positions, mark_groups, mark_target
+from engine.permgen.network import PermGenNetwork
 from engine.tokenizer import EOS, PAD, SPECIAL_TOKENS
 
 PAD_ID = SPECIAL_TOKENS.index(PAD)
@@ -65,7 +67,8 @@ class Batch:
                      self.sentence.to(device), self.local.to(device), self.targets.to(device), self.orders, groups)
 
 
-def _pad(rows: Sequence[Sequence[int]], value: int) -> torch.Tensor:
+def pad_rows(rows: Sequence[Sequence[int]], value: int) -> torch.Tensor:
+    """Rows of ids as one tensor [B, longest], right-padded with `value`."""
     width = max(len(row) for row in rows)
     return torch.tensor([[*row, *[value] * (width - len(row))] for row in rows], dtype=torch.long)
 
@@ -78,26 +81,35 @@ def collate(
     `mark_group` (POSG training): also lay out every example's observed groups in the same order,
     the marks getting this group; then every example must carry `groups`. None: no groups (the
     loss is the head's plain / marginal NLL)."""
-    if len(examples) != len(orders) or not examples:
-        raise ValueError(f"need one order per example, got {len(orders)} orders for {len(examples)} examples")
-    targets = [mark_target(e.sentences, order) for e, order in zip(examples, orders, strict=True)]
-    groups = None
-    if mark_group is not None:
-        groups = _pad([mark_groups(_groups_of(e), order, mark_group) for e, order in zip(examples, orders,
-                                                                                      strict=True)], IGNORE_INDEX)
+    targets, marked_groups = marked_targets(examples, orders, mark_group)
+    groups = None if marked_groups is None else pad_rows(marked_groups, IGNORE_INDEX)
     inputs = [[START_ID, *target[:-1]] for target in targets]
     positions = [hierarchical_positions(row) for row in inputs]
-    source = _pad([e.source for e in examples], PAD_ID)
+    source = pad_rows([e.source for e in examples], PAD_ID)
     return Batch(
         source=source,
-        source_mask=_pad([[1] * len(e.source) for e in examples], 0).bool(),
-        decoder_input=_pad(inputs, PAD_ID),
-        sentence=_pad([g for g, _ in positions], 0),
-        local=_pad([loc for _, loc in positions], 0),
-        targets=_pad(targets, IGNORE_INDEX),
+        source_mask=pad_rows([[1] * len(e.source) for e in examples], 0).bool(),
+        decoder_input=pad_rows(inputs, PAD_ID),
+        sentence=pad_rows([g for g, _ in positions], 0),
+        local=pad_rows([loc for _, loc in positions], 0),
+        targets=pad_rows(targets, IGNORE_INDEX),
         orders=[list(o) for o in orders],
         target_groups=groups,
     )
+
+
+def marked_targets(
+    examples: Sequence[EncodedExample], orders: Sequence[Sequence[int]], mark_group: int | None = None
+) -> tuple[list[list[int]], list[list[int]] | None]:
+    """Each example's marked target in its order, and with `mark_group` its observed groups laid out alike
+    (the marks in that group); both layouts' batches are made of these."""
+    if len(examples) != len(orders) or not examples:
+        raise ValueError(f"need one order per example, got {len(orders)} orders for {len(examples)} examples")
+    pairs = list(zip(examples, orders, strict=True))
+    targets = [mark_target(e.sentences, order) for e, order in pairs]
+    if mark_group is None:
+        return targets, None
+    return targets, [mark_groups(_groups_of(e), order, mark_group) for e, order in pairs]
 
 
 def _groups_of(example: EncodedExample) -> list[list[int]]:
@@ -110,10 +122,8 @@ def _groups_of(example: EncodedExample) -> list[list[int]]:
     return example.groups
 
 
-class PermGenModel(BundledModel):
+class PermGenModel(PermGenNetwork[Batch]):
     """Encoder-decoder with hierarchical decoder positions and a swappable output head."""
-
-    kind = "permgen"
 
     def __init__(self, config: PermGenConfig, backbone: BartBackbone | None = None) -> None:
         super().__init__()
@@ -125,16 +135,14 @@ class PermGenModel(BundledModel):
             hf, config.max_sentences, config.max_sentence_len, config.absolute_positions)
         self.head: OutputHead = build_head(m, self.backbone.token_embedding)
 
-    def bundle_sections(self) -> dict[str, Any]:
-        """The decoder's `ModelConfig` as the "model" section every bundle has, the encoder-decoder extras
-        as "permgen"."""
-        extras = self.config.to_dict()
-        return {"model": extras.pop("model"), "permgen": extras}
-
     def block_stack(self) -> tuple[list[nn.Module], list[nn.Module]]:
         """The decoder's layers (nearest the output); the encoder's come before them, so "last-N" fine-tunes
         the decoder's top N and LoRA adapts both stacks."""
         return [*self.backbone.encoder.layers, *self.backbone.decoder.layers], []
+
+    def collate(self, examples: Sequence[EncodedExample], orders: Sequence[Sequence[int]],
+                mark_group: int | None = None) -> Batch:
+        return collate(examples, orders, mark_group)
 
     def decoder_hidden(self, batch: Batch) -> torch.Tensor:
         """Teacher-forced decoder states [B, T, D]."""
@@ -159,7 +167,3 @@ class PermGenModel(BundledModel):
             nll = self.head.token_nll_given_groups(flat, targets, batch.target_groups.clamp(min=0).reshape(-1), steps)
         # masked_fill, not `* mask`: a padding position may be +inf (target outside group 0), and 0·inf is nan
         return nll.view(size, length).masked_fill(batch.targets == IGNORE_INDEX, 0.0)
-
-    def forward(self, batch: Batch) -> torch.Tensor:
-        """Eq. 7 loss: per-example summed NLL of the marked target, averaged over the batch."""
-        return self.token_nll(batch).sum(dim=1).mean()

@@ -46,10 +46,10 @@ from engine.permgen.content_words import paraphrase_source
 from engine.permgen.control import OrderControl
 from engine.permgen.decode import FIRST_WORD_ID, PermGenStream
 from engine.permgen.marks import begin_id
-from engine.permgen.model import START_ID, PermGenModel
+from engine.permgen.model import START_ID
+from engine.permgen.network import PermGenNetwork
 from engine.permgen.passage import paraphrase_spans, reassemble, separators
-from engine.permgen.rows import PermGenRows
-from engine.permgen.runner import Seq2SeqRunner
+from engine.permgen.rows import PermGenRunner, open_rows
 from engine.tokenizer import VariorumTokenizer
 from engine.torch_modes import eval_mode
 
@@ -94,17 +94,17 @@ class ParaphraseStream(BatchStream[ParaphraseVariant]):
 
     def __init__(
         self,
-        model: PermGenModel,
+        model: PermGenNetwork[Any],
         tokenizer: VariorumTokenizer,
         passage: str,
         n: int,
         settings: DecodeConfig,
         beam_width: int = 1,
         should_stop: Callable[[], bool] | None = None,
-        runner: Seq2SeqRunner[Any] | None = None,
+        runner: PermGenRunner | None = None,
         words: WordSpeller | None = None,
     ) -> None:
-        """`runner` runs the backbone (engine/permgen/runner.py); None: the torch model. `words`: the real
+        """`runner` runs the backbone (engine/permgen/rows.py `PermGenRunner`); None: the torch model. `words`: the real
         words under `settings.real_words` (engine/decoding/real_words.py)."""
         if model.config.task != "paraphrase":
             raise ValueError(f"this model writes a {model.config.task!r}, not paraphrases")
@@ -176,7 +176,7 @@ class ParaphraseStream(BatchStream[ParaphraseVariant]):
         source_ids = self.sources_ids[j]
         model = self.seq2seq
         with eval_mode(model), torch.inference_mode():
-            rows = PermGenRows(model, source_ids[: model.config.max_source_len], 1, self.runner)
+            rows = open_rows(model, source_ids[: model.config.max_source_len], 1, self.runner, self.cap + 3)
             rows.advance(torch.tensor([begin_id(1)], device=rows.hidden.device))
             width = max(self.beam_width, len(self.candidates))
             return sentence_beam(rows, 1, width, self.cap, self.should_stop, self.words, self._copy_limit(j))

@@ -1,11 +1,17 @@
 """What a PermGen fine-tune takes from its start bundle (`--init-from`) beyond its weights and tokenizer.
 
+Starts. A PermGen bundle of either layout, or a Llama language model (the pretrained base): that starts
+the decoder-only layout (engine/permgen/decoder_model.py), whose tensors are named as the language
+model's, and its sentence marks' rows are spelled from text the base reads (`spell_marks`).
+
 Sizes. A run copies every tensor of the start bundle (engine/training/start_weights.py), so its model
 must have the bundle's sizes. `start_sizes` reads them from the bundle's config.json, and the run
 takes them as its defaults (a `--config` file and flags given explicitly still win): a writer
 fine-tuning an imported BART-base does not repeat its 6 + 6 layers × 768, 12 heads, 3,072-wide
-feed-forward, 1,024 source positions, 50,285 tokens, nor its cased text (`lowercase` False). The
-task, the decoder positions and the order (`permute`) are the run's own choices, PermGen's by default.
+feed-forward, 1,024 source positions, 50,285 tokens, nor its cased text (`lowercase` False); one
+starting from a Llama does not repeat its Llama fields, nor the decoder-only layout and cased text a
+language model implies. The task, the decoder positions and the order (`permute`) are the run's own
+choices, PermGen's by default.
 
 Positions. An imported BART has absolute decoder positions (engine/permgen/bart_import.py); PermGen
 writes with hierarchical ones (paper Eq. 4). `start_with_positions` gives the start model in the
@@ -24,12 +30,20 @@ from typing import Any
 
 import torch
 
+from engine.bundled_model import BundledModel
+from engine.config import ConfigError
+from engine.model import LanguageModel
 from engine.permgen.config import PermGenConfig
+from engine.permgen.decoder_model import DecoderPermGenModel, spell_marks
 from engine.permgen.model import PermGenModel
-from engine.training.start_weights import start_bundle_config
+from engine.permgen.network import PermGenNetwork
+from engine.tokenizer import VariorumTokenizer
+from engine.training.start_weights import copy_start_weights, start_bundle_config
 
 MODEL_SIZES = ("vocab_size", "n_layer", "n_head", "n_embd", "tie_embeddings")
-PERMGEN_SIZES = ("encoder_layers", "ffn_dim", "max_source_len", "max_sentence_len", "lowercase")
+LLAMA_SIZES = ("backbone", "block_size", "n_kv_head", "mlp_width", "rope_theta", "norm_eps")
+PERMGEN_SIZES = ("encoder_layers", "ffn_dim", "max_source_len", "max_sentence_len", "lowercase", "layout")
+LANGUAGE_MODEL_START = {"layout": "decoder-only", "lowercase": False}  # a pretrained base reads cased text
 POSITION_TABLES = tuple(f"backbone.decoder.{name}." for name in ("embed_positions", "embed_sentence", "embed_local"))
 
 
@@ -37,7 +51,36 @@ def start_sizes(init_from: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     """The "model" and "permgen" settings of the start bundle a run must share with it (see the docstring)."""
     config = start_bundle_config(str(init_from))  # a checkpoint folder is refused, saying how to start from it
     model, permgen = config["model"], config.get("permgen", {})
-    return ({k: model[k] for k in MODEL_SIZES if k in model}, {k: permgen[k] for k in PERMGEN_SIZES if k in permgen})
+    llama = model.get("backbone") == "llama"
+    if config["kind"] != "permgen":
+        if config["kind"] != "lm" or not llama:
+            raise ConfigError(f"init_from {init_from}: PermGen starts from a PermGen bundle or a Llama language "
+                              f"model, not a {config['kind']!r} bundle of backbone {model.get('backbone')!r}")
+        permgen = LANGUAGE_MODEL_START
+    sizes = MODEL_SIZES + (LLAMA_SIZES if llama else ())
+    return ({k: model[k] for k in sizes if k in model}, {k: permgen[k] for k in PERMGEN_SIZES if k in permgen})
+
+
+def start_model(model: PermGenNetwork[Any], start: BundledModel, tokenizer: VariorumTokenizer,
+                init_from: str) -> tuple[str, ...]:
+    """Give the run's `model` the weights of the start bundle's model `start` (a PermGen model of its layout, or
+    a language model for the decoder-only layout); returns the name prefixes of the parameters the start did
+    not have (the new position tables), which train in every setting."""
+    layout = model.config.layout
+    if isinstance(start, PermGenNetwork):
+        if start.config.layout != layout:
+            raise ConfigError(f"init_from {init_from}: its PermGen model has the {start.config.layout} layout, the "
+                              f"run the {layout} one")
+    elif not (isinstance(start, LanguageModel) and isinstance(model, DecoderPermGenModel)):
+        raise ConfigError(f"init_from {init_from}: a language model starts the decoder-only layout only (the run "
+                          f"has the {layout} one)")
+    if isinstance(start, PermGenModel):
+        copy_start_weights(model, start_with_positions(start, model.config), init_from)
+        return POSITION_TABLES if start.config.positions != model.config.positions else ()
+    copy_start_weights(model, start, init_from)
+    if isinstance(model, DecoderPermGenModel) and isinstance(start, LanguageModel):
+        spell_marks(model, tokenizer)  # the base's mark rows are all one point (engine/permgen/decoder_model.py)
+    return ()
 
 
 def start_with_positions(start: PermGenModel, config: PermGenConfig) -> PermGenModel:

@@ -1,4 +1,4 @@
-"""`variorum train-permgen …`: train a PermGen encoder-decoder (or the `--no-permute` baseline).
+"""`variorum train-permgen …`: train a PermGen model (or the `--no-permute` baseline), in either layout.
 
 π-SGD (paper §4.2, Eq. 7): every step draws a fresh order per example (engine/permgen/
 permutation.py), marks the targets in those orders and minimises the batch mean of the
@@ -11,7 +11,12 @@ Optimisation, checkpoints, validation and the bundle are the shared loop of engi
 `--init-from BUNDLE` fine-tunes a bundle, e.g. an imported BART (`variorum import`): the run takes its
 sizes and tokenizer, turns its decoder positions into the run's (engine/permgen/start.py), and
 when the bundle is built on a pretrained checkpoint, writes its own bundle on that checkpoint too,
-storing only what the fine-tune changed (engine/bundles/base.py).
+storing only what the fine-tune changed (engine/bundles/base.py). A Llama language model (the pretrained
+base, `variorum get-base`) starts the decoder-only layout (engine/permgen/decoder_model.py;
+docs/permgen-decoder-only.md), usually with `--trainable lora` or `last-N`: its sentence marks' rows train
+with whatever else trains, and the bundle is written on the base. `cache_frozen_blocks` does not apply:
+π-SGD writes every step's targets in new orders, so no sequence's frozen-block states would be met twice,
+and the marks' rows feed the frozen blocks and move at every step.
 
 `--task paraphrase` trains sentence → paraphrase on ParaSCI / MRPC / TurkCorpus pairs (one target sentence),
 each training pair read both ways (engine/permgen/paraphrase_readers.py `both_directions`). With
@@ -47,32 +52,33 @@ from typing import Any
 import torch
 
 from engine.bundled_model import BundleError
-from engine.cli_args import add_dataclass_flags, check_start_flags, dataclass_from_flags
+from engine.bundles.bundle import load_model_bundle
+from engine.cli_args import add_dataclass_flags, check_start_flags, dataclass_from_flags, flags_given
 from engine.config import ConfigError, ModelConfig, TrainConfig, config_from_dict
 from engine.data.blocks import BatchOrder, LengthBatchOrder
 from engine.data.paragraphs import ParagraphExample
 from engine.heads.posg import POSGHead
 from engine.heads.registry import fit_head, load_fitted_head
-from engine.permgen.bundle import load_permgen_bundle
 from engine.permgen.card import render_permgen_card
 from engine.permgen.config import PermGenConfig
 from engine.permgen.content_words import noisy_content_words
 from engine.permgen.data import DataStats, encode_examples, load_examples, split_examples, tokenizer_texts
 from engine.permgen.heldout import target_nll
-from engine.permgen.model import EncodedExample, PermGenModel, collate
+from engine.permgen.model import EncodedExample
+from engine.permgen.network import PermGenNetwork, build_permgen_model
 from engine.permgen.paraphrase_readers import both_directions
 from engine.permgen.permutation import PermutationSampler
 from engine.permgen.rephrasings import selected_pairs
-from engine.permgen.start import POSITION_TABLES, start_sizes, start_with_positions
+from engine.permgen.start import start_model, start_sizes
 from engine.permgen.tagging import attach_groups, tag_targets
 from engine.pos.tagger import TaggerUnavailableError
 from engine.pos.training import PosTrainingData
 from engine.tokenizer import VariorumTokenizer
 from engine.training.loop import MicroBatch, TrainingLoop, add_run_flags, read_config_file
-from engine.training.start_weights import copy_start_weights, ensure_counts, imported_start, start_tokenizer_dir
+from engine.training.start_weights import ensure_counts, imported_start, start_tokenizer_dir
 
 
-class PermGenTrainer(TrainingLoop[PermGenModel]):
+class PermGenTrainer(TrainingLoop[PermGenNetwork[Any]]):
     """One PermGen run on the shared loop; `orders_log[step]` keeps the orders each step used (for checks)."""
 
     watched_metric = "valid_nll_natural"
@@ -84,27 +90,28 @@ class PermGenTrainer(TrainingLoop[PermGenModel]):
     ) -> None:
         if train.objective != "mle":
             raise ConfigError(f"PermGen trains with the π-SGD likelihood only, got objective {train.objective!r}")
+        if train.cache_frozen_blocks:
+            raise ConfigError("cache_frozen_blocks does not apply to PermGen: π-SGD writes every step's targets in new "
+                              "orders and the sentence marks' rows train, so no frozen-block states could be reused")
         super().__init__(train, command, show_progress)
         self.stats = DataStats()
         self.config = config  # its model section is completed below, once the tokenizer is known
         self.task, self.source_form = config.task, config.paraphrase_source
         self.train_examples, self.valid_examples = self._examples(valid_files or [])
-        start = load_permgen_bundle(Path(train.init_from)) if train.init_from else None
-        if start is not None and start.model.config.lowercase != config.lowercase:
+        start = load_model_bundle(Path(train.init_from)).model if train.init_from else None
+        if isinstance(start, PermGenNetwork) and start.config.lowercase != config.lowercase:
             raise ConfigError(f"init_from {train.init_from}: give the bundle's \"lowercase\" "
-                              f"({start.model.config.lowercase})")
+                              f"({start.config.lowercase})")
         self.tokenizer = self._tokenizer(start_tokenizer_dir(train.init_from, tokenizer_dir), config)
         ensure_counts(self.tokenizer, [" ".join((e.title, *e.keywords, *e.sentences)) for e in self.train_examples])
         config.model.vocab_size = self.tokenizer.vocab_size
         config.model, head_state = fit_head(config.model, self.tokenizer)  # F²: classes from token counts
         self.pos = self._pos_data(config.model)  # POSG: tagged training targets and V_ρ, else None
         torch.manual_seed(train.seed)
-        model = PermGenModel(config)
+        model = build_permgen_model(config)
         load_fitted_head(model.head, head_state)
-        if start is not None:
-            copy_start_weights(model, start_with_positions(start.model, config), train.init_from)
-            if start.model.config.positions != config.positions:  # new position tables: they train in any setting
-                self.fresh_parameters = POSITION_TABLES
+        if start is not None:  # parameters new to the start (position tables) train in any setting
+            self.fresh_parameters = start_model(model, start, self.tokenizer, train.init_from)
         if self.pos is not None:
             self.pos.install(model.head)  # V_ρ from the training targets
         self._set_model(model)
@@ -182,7 +189,7 @@ class PermGenTrainer(TrainingLoop[PermGenModel]):
         size = len(examples) // self.train_config.grad_accum
         batches = []
         for start in range(0, len(examples), size):
-            batch = collate(examples[start : start + size], orders[start : start + size], self.mark_group)
+            batch = self.model.collate(examples[start : start + size], orders[start : start + size], self.mark_group)
             tokens = int((batch.targets >= 0).sum())  # counted on the CPU: no GPU sync
             batches.append(MicroBatch((batch.to(self.device),), tokens))
         return batches
@@ -227,8 +234,9 @@ class PermGenTrainer(TrainingLoop[PermGenModel]):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="variorum train-permgen",
-                                     description="Train a PermGen encoder-decoder (title + keywords → paragraph, "
-                                                 "or sentence → paraphrase with --task paraphrase).")
+                                     description="Train a PermGen model (title + keywords → paragraph, or sentence → "
+                                                 "paraphrase with --task paraphrase): an encoder-decoder, or a "
+                                                 "decoder-only one on a pretrained Llama (--layout decoder-only).")
     parser.add_argument("--config", type=Path, help="JSON file with 'model', 'permgen' and 'train' sections "
                         "(flags given override it)")
     parser.add_argument("--valid-files", nargs="+", default=None, help="held-out files (default: hash split)")
@@ -258,9 +266,9 @@ def run_configs(args: argparse.Namespace) -> tuple[PermGenConfig, TrainConfig]:
     defaults = dataclasses.asdict(ModelConfig(backbone="bart", n_layer=2, n_embd=128))
     model = dataclass_from_flags(ModelConfig, args, config_from_dict(
         ModelConfig, {**defaults, **start_model, **base.get("model", {})}))
-    config = dataclass_from_flags(PermGenConfig, args, config_from_dict(
-        PermGenConfig, {**start_permgen, **base.get("permgen", {}), "model": model}))
-    config.model = model
+    # checked once, with the flags: the defaults alone may not fit the start (a window too short for them)
+    config = config_from_dict(PermGenConfig, {**start_permgen, **base.get("permgen", {}), "model": model,
+                                              **flags_given(PermGenConfig, args)})
     return config, train
 
 

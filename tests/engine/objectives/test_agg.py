@@ -197,7 +197,7 @@ def test_agg_is_refused_where_the_output_embedding_is_frozen(tiny_model: torch.n
     objective.check_model(tiny_model)  # everything trains: accepted
     tiny_model.head.proj.weight.requires_grad_(False)
     try:
-        with pytest.raises(ConfigError, match="frozen.*exactly as mle"):
+        with pytest.raises(ConfigError, match=r"frozen.*exactly as mle"):
             objective.check_model(tiny_model)
     finally:
         tiny_model.head.proj.weight.requires_grad_(True)

@@ -1,4 +1,5 @@
-"""Tiny PermGen fixtures: a tokenizer and model built from our own fixture stories (seconds on a CPU)."""
+"""Tiny PermGen fixtures: a tokenizer and models of both layouts built from our own fixture stories (seconds on a
+CPU), and a tiny random Llama language model bundle standing in for the pretrained base."""
 
 from __future__ import annotations
 
@@ -7,15 +8,22 @@ from pathlib import Path
 import pytest
 import torch
 
+from engine.bundles.bundle import save_bundle
 from engine.config import ModelConfig
+from engine.model import LanguageModel
 from engine.permgen.config import PermGenConfig
 from engine.permgen.data import tokenizer_texts
+from engine.permgen.decoder_model import MARK_IDS, DecoderPermGenModel
 from engine.permgen.model import PermGenModel
 from engine.permgen.readers import read_examples
-from engine.tokenizer import VariorumTokenizer
+from engine.tokenizer import SPECIAL_TOKENS, VariorumTokenizer
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "permgen"
 STORIES = FIXTURES / "stories.titlesepkeysepstory.txt"
+# A Llama of SmolLM2's kind (grouped-query attention, SwiGLU, tied softmax), 2 × 32 wide; 160 positions hold
+# the prefix (eos, 32 source tokens, eos) and 10 sentences of 12.
+LLAMA = {"backbone": "llama", "n_layer": 2, "n_head": 4, "n_kv_head": 2, "n_embd": 32, "mlp_width": 48,
+         "block_size": 160, "dropout": 0.0}
 
 
 @pytest.fixture(scope="session")
@@ -35,3 +43,29 @@ def tiny_permgen_config(vocab_size: int, **model: object) -> PermGenConfig:
 def pg_model(pg_tokenizer: VariorumTokenizer) -> PermGenModel:
     torch.manual_seed(0)
     return PermGenModel(tiny_permgen_config(pg_tokenizer.vocab_size)).eval()
+
+
+def tiny_decoder_config(vocab_size: int, **permgen: object) -> PermGenConfig:
+    """A decoder-only PermGen config on the tiny Llama (`permgen`: PermGenConfig fields)."""
+    return PermGenConfig(model=ModelConfig(vocab_size=vocab_size, **LLAMA), layout="decoder-only",  # type: ignore[arg-type]
+                         max_source_len=32, max_sentence_len=12, **permgen)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def pg_decoder(pg_tokenizer: VariorumTokenizer) -> DecoderPermGenModel:
+    torch.manual_seed(0)
+    return DecoderPermGenModel(tiny_decoder_config(pg_tokenizer.vocab_size)).eval()
+
+
+@pytest.fixture(scope="session")
+def llama_base(tmp_path_factory: pytest.TempPathFactory, pg_tokenizer: VariorumTokenizer) -> Path:
+    """A tiny random Llama language model bundle over the fixture tokenizer, its marks' rows at one point as an
+    imported checkpoint's are: what the decoder-only layout fine-tunes."""
+    torch.manual_seed(0)
+    model = LanguageModel(ModelConfig(vocab_size=pg_tokenizer.vocab_size, **LLAMA)).eval()  # type: ignore[arg-type]
+    with torch.no_grad():
+        weight = model.backbone.token_embedding.weight
+        weight[MARK_IDS] = weight[len(SPECIAL_TOKENS):].mean(dim=0)
+    path = tmp_path_factory.mktemp("base") / "tiny-llama"
+    save_bundle(path, model, pg_tokenizer, "# tiny Llama\n", {"train": {"train_files": []}})
+    return path

@@ -275,3 +275,37 @@ def _changed_rows(base: torch.Tensor | None, tensor: torch.Tensor) -> torch.Tens
         return None
     rows = (base != tensor).flatten(1).any(dim=1).nonzero()[:, 0]  # [k]
     return rows if 2 * len(rows) <= len(tensor) else None
+
+
+def with_base(directory: Path, stored: dict[str, torch.Tensor], reference: torch.nn.Module,
+             config: Mapping[str, Any]) -> dict[str, torch.Tensor]:
+    """The whole state of a bundle that stores changes to a base (its `config`), its `reference` model built on the
+    meta device; `stored` itself for a bundle without a base."""
+    base = read_base(directory, config)
+    if base is None:
+        return stored
+    try:
+        dense, updates, rows = split_updates(stored)
+    except BundleError as error:
+        raise BundleError(f"bundle {directory}: {error}") from None
+    expected = reference.state_dict()
+    if not updates and not rows and set(expected) <= set(dense) | tied_names(reference, dense):
+        return dense  # every tensor is stored: the base is provenance only
+    aliases = _aliases(reference)  # a tied weight comes from its first name, which an update may have changed
+    base_state = {k: v for k, v in base.state(directory, str(config["kind"])).items()
+                  if k in expected and k not in aliases}
+    try:
+        return {**apply_row_updates(apply_low_rank(base_state, updates), rows), **dense}
+    except BundleError as error:
+        raise BundleError(f"bundle {directory}: {error}") from None
+
+
+def _aliases(reference: torch.nn.Module) -> set[str]:
+    """The names of `reference`'s tied parameters other than the first of each (a tied softmax's output layer)."""
+    return set(dict(reference.named_parameters(remove_duplicate=False))) - set(dict(reference.named_parameters()))
+
+
+def tied_names(reference: torch.nn.Module, state: dict[str, torch.Tensor]) -> set[str]:
+    """Names of `reference`'s parameters tied to one that `state` holds (saved once, under one name)."""
+    params = dict(reference.named_parameters(remove_duplicate=False))
+    return {k for k in params if any(params[k] is params[o] for o in state if o in params)}

@@ -37,15 +37,7 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file, save_model
 
 from engine.bundled_model import BundledModel, BundleError
-from engine.bundles.base import (
-    Base,
-    LowRank,
-    apply_low_rank,
-    apply_row_updates,
-    read_base,
-    split_updates,
-    stored_tensors,
-)
+from engine.bundles.base import Base, LowRank, stored_tensors, tied_names, with_base
 from engine.config import BUNDLE_DTYPES, BUNDLE_FORMAT_VERSION, ConfigError
 from engine.controls import DecodeStarts, read_decode_starts
 from engine.families import ModelBuilder, ModelFamily, family_kinds, model_family
@@ -228,7 +220,7 @@ def build_checked(directory: Path, build: Callable[[], M], config: dict[str, Any
             reference = build()
     except ConfigError as error:
         raise BundleError(f"bundle {directory}: invalid model config ({error})") from None
-    state = _with_base(directory, _read_weights(directory), reference, config or {})
+    state = with_base(directory, _read_weights(directory), reference, config or {})
     _check_weights(directory, state, reference)
     model = build()
     try:
@@ -258,42 +250,9 @@ def _read_weights(directory: Path) -> dict[str, torch.Tensor]:
         raise BundleError(f"bundle {directory}: {WEIGHTS_FILE} is truncated or corrupt ({error})") from None
 
 
-def _with_base(directory: Path, stored: dict[str, torch.Tensor], reference: torch.nn.Module,
-               config: dict[str, Any]) -> dict[str, torch.Tensor]:
-    """The whole state of a bundle that stores changes to a base; `stored` itself otherwise."""
-    base = read_base(directory, config)
-    if base is None:
-        return stored
-    try:
-        dense, updates, rows = split_updates(stored)
-    except BundleError as error:
-        raise BundleError(f"bundle {directory}: {error}") from None
-    expected = reference.state_dict()
-    if not updates and not rows and set(expected) <= set(dense) | _tied_names(reference, dense):
-        return dense  # every tensor is stored: the base is provenance only
-    aliases = _aliases(reference)  # a tied weight comes from its first name, which an update may have changed
-    base_state = {k: v for k, v in base.state(directory, str(config["kind"])).items()
-                  if k in expected and k not in aliases}
-    try:
-        return {**apply_row_updates(apply_low_rank(base_state, updates), rows), **dense}
-    except BundleError as error:
-        raise BundleError(f"bundle {directory}: {error}") from None
-
-
-def _aliases(reference: torch.nn.Module) -> set[str]:
-    """The names of `reference`'s tied parameters other than the first of each (a tied softmax's output layer)."""
-    return set(dict(reference.named_parameters(remove_duplicate=False))) - set(dict(reference.named_parameters()))
-
-
-def _tied_names(reference: torch.nn.Module, state: dict[str, torch.Tensor]) -> set[str]:
-    """Names of `reference`'s parameters tied to one that `state` holds (saved once, under one name)."""
-    params = dict(reference.named_parameters(remove_duplicate=False))
-    return {k for k in params if any(params[k] is params[o] for o in state if o in params)}
-
-
 def _check_weights(directory: Path, state: dict[str, torch.Tensor], reference: torch.nn.Module) -> None:
     expected = reference.state_dict()
-    tied = _tied_names(reference, state)
+    tied = tied_names(reference, state)
     missing = [k for k in expected if k not in state and k not in tied]
     unexpected = sorted(set(state) - set(expected))
     if missing or unexpected:

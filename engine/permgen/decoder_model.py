@@ -21,8 +21,11 @@ in-sentence embeddings have no place in a rotary model; the marks name each sent
 
 Marks: the vocabulary of an imported checkpoint already holds ⟨B-1..10⟩, ⟨E-1..10⟩ and ⟨EOP⟩ as new rows,
 all at the mean of its rows (engine/checkpoints/vocabulary.py), where no mark can be told from another.
-`spell_marks` starts each at the rows of a short text the base already reads (⟨B-3⟩ "<3>", ⟨E-3⟩ "</3>",
-⟨EOP⟩ "<end>"); the paper is silent here, as it fine-tunes a BART whose vocabulary gained them. Their rows
+`spell_marks` starts each at the mean of the rows of a short text's pieces (⟨B-3⟩ "<3>", ⟨E-3⟩ "</3>",
+⟨EOP⟩ "<end>"): new tokens with rows of their own rather than text strings, because every decoding policy
+chooses, masks and ends on single mark ids. The paper is silent here (it fine-tunes a BART whose
+vocabulary gained the marks; a mean of rows is not read as the text, and the spelling mattered little
+on SmolLM2, measured: docs/permgen-decoder-only.md). Their rows
 of the tied embedding train in every `trainable` setting, and only those rows (`trained_rows`,
 engine/training/trainable.py), so a bundle on the base stores 21 rows of the table, not all of it.
 
@@ -46,7 +49,7 @@ from engine.permgen.config import PermGenConfig
 from engine.permgen.marks import BEGIN_IDS, END_IDS, EOP_ID
 from engine.permgen.model import PAD_ID, START_ID, EncodedExample, marked_targets, pad_rows
 from engine.permgen.network import PermGenNetwork
-from engine.tokenizer import MAX_SENTENCES, SPECIAL_TOKENS, VariorumTokenizer
+from engine.tokenizer import MAX_SENTENCES, VariorumTokenizer
 
 DOCUMENT_START = START_ID  # eos: a language model's start of a document
 MARK_IDS = [*BEGIN_IDS, *END_IDS, EOP_ID]  # the rows `spell_marks` sets and a fine-tune trains
@@ -132,11 +135,10 @@ class DecoderPermGenModel(PermGenNetwork[DecoderBatch]):
 
 @torch.no_grad()
 def spell_marks(model: DecoderPermGenModel, tokenizer: VariorumTokenizer) -> None:
-    """Start each mark's embedding row at the mean of the rows of its text's pieces (`MARK_TEXTS`), scaled to
-    the mean length of the vocabulary's rows: distinct rows the base reads as something, where the import
-    left them all at one point."""
+    """Start each mark's embedding row at the mean of the rows of its text's pieces (`MARK_TEXTS`): distinct rows,
+    where the import left them all at one point. Not rescaled: a mean of rows is shorter than a row, so a mark
+    starts improbable (on SmolLM2 about e^-9 after the prefix, against e^-16.6 for all 21 alike at the import);
+    scaled to a row's length, the marks took most of the first token's mass from every word."""
     weight = model.backbone.embed.weight  # [V, D]
-    length = weight[len(SPECIAL_TOKENS):].norm(dim=1).mean()  # of the words' rows
     for token, text in zip(MARK_IDS, MARK_TEXTS, strict=True):
-        row = weight[tokenizer.encode(text)].mean(dim=0)  # [D]
-        weight[token] = row * (length / row.norm().clamp(min=1e-6))
+        weight[token] = weight[tokenizer.encode(text)].mean(dim=0)  # [D]

@@ -116,7 +116,7 @@ class ParagraphControls:
     max_sentences: int
     sentence_order: bool  # the writer may set the number and order of sentences (not for paraphrases)
     permuted_training: bool  # False: a `--no-permute` baseline, which starts every variant alike
-    positions: str  # "hierarchical" or "absolute" decoder positions
+    positions: str  # "hierarchical" or "absolute" decoder positions; "rotary" for the decoder-only layout
 
 
 # ----- where a writer starts on a model: its bundle's "decode_starts" -------------------------------

@@ -8,9 +8,10 @@ Sizes. A run copies every tensor of the start bundle (engine/training/start_weig
 must have the bundle's sizes. `start_sizes` reads them from the bundle's config.json, and the run
 takes them as its defaults (a `--config` file and flags given explicitly still win): a writer
 fine-tuning an imported BART-base does not repeat its 6 + 6 layers × 768, 12 heads, 3,072-wide
-feed-forward, 1,024 source positions, 50,285 tokens, nor its cased text (`lowercase` False); one
-starting from a Llama does not repeat its Llama fields, nor the decoder-only layout and cased text a
-language model implies. The task, the decoder positions and the order (`permute`) are the run's own
+feed-forward, 1,024 source positions, 50,285 tokens, nor its cased text (`lowercase` False). A
+language model's whole "model" section is the run's default, as `variorum train --init-from` takes it
+(its Llama fields, its window, its dropout, its softmax), with the decoder-only layout and the cased
+text a language model implies. The task, the decoder positions and the order (`permute`) are the run's own
 choices, PermGen's by default.
 
 Positions. An imported BART has absolute decoder positions (engine/permgen/bart_import.py); PermGen
@@ -41,7 +42,6 @@ from engine.tokenizer import VariorumTokenizer
 from engine.training.start_weights import copy_start_weights, start_bundle_config
 
 MODEL_SIZES = ("vocab_size", "n_layer", "n_head", "n_embd", "tie_embeddings")
-LLAMA_SIZES = ("backbone", "block_size", "n_kv_head", "mlp_width", "rope_theta", "norm_eps")
 PERMGEN_SIZES = ("encoder_layers", "ffn_dim", "max_source_len", "max_sentence_len", "lowercase", "layout")
 LANGUAGE_MODEL_START = {"layout": "decoder-only", "lowercase": False}  # a pretrained base reads cased text
 POSITION_TABLES = tuple(f"backbone.decoder.{name}." for name in ("embed_positions", "embed_sentence", "embed_local"))
@@ -51,14 +51,12 @@ def start_sizes(init_from: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     """The "model" and "permgen" settings of the start bundle a run must share with it (see the docstring)."""
     config = start_bundle_config(str(init_from))  # a checkpoint folder is refused, saying how to start from it
     model, permgen = config["model"], config.get("permgen", {})
-    llama = model.get("backbone") == "llama"
-    if config["kind"] != "permgen":
-        if config["kind"] != "lm" or not llama:
-            raise ConfigError(f"init_from {init_from}: PermGen starts from a PermGen bundle or a Llama language "
-                              f"model, not a {config['kind']!r} bundle of backbone {model.get('backbone')!r}")
-        permgen = LANGUAGE_MODEL_START
-    sizes = MODEL_SIZES + (LLAMA_SIZES if llama else ())
-    return ({k: model[k] for k in sizes if k in model}, {k: permgen[k] for k in PERMGEN_SIZES if k in permgen})
+    if config["kind"] == "permgen":
+        return ({k: model[k] for k in MODEL_SIZES if k in model}, {k: permgen[k] for k in PERMGEN_SIZES if k in permgen})
+    if config["kind"] != "lm" or model.get("backbone") != "llama":
+        raise ConfigError(f"init_from {init_from}: PermGen starts from a PermGen bundle or a Llama language model, "
+                          f"not a {config['kind']!r} bundle of backbone {model.get('backbone')!r}")
+    return dict(model), dict(LANGUAGE_MODEL_START)
 
 
 def start_model(model: PermGenNetwork[Any], start: BundledModel, tokenizer: VariorumTokenizer,

@@ -111,8 +111,14 @@ def imported_start(checkpoint: str, init_from: str, out_dir: Path) -> Path:
     return start
 
 
+def _head_settings(model: torch.nn.Module) -> object:
+    """The config holding a model's head settings: its `ModelConfig` (a PermGen config's "model" section)."""
+    config = getattr(model, "config", None)
+    return getattr(config, "model", config)
+
+
 def _same_head(model: torch.nn.Module, start: torch.nn.Module) -> bool:
-    ours, theirs = getattr(model, "config", None), getattr(start, "config", None)
+    ours, theirs = _head_settings(model), _head_settings(start)
     return all(getattr(ours, name, None) == getattr(theirs, name, None) for name in HEAD_SETTINGS)
 
 

@@ -82,6 +82,7 @@ def test_a_language_model_start_brings_its_sizes_and_the_layout(llama_base: Path
     config, train = run_configs(args)
     assert config.layout == "decoder-only" and config.positions == "rotary" and not config.lowercase
     assert (config.model.backbone, config.model.n_kv_head, config.model.block_size) == ("llama", 2, 160)
+    assert config.model.dropout == 0.0  # the language model's whole "model" section, as `variorum train` takes it
     assert train.trainable == "lora"
 
 

@@ -70,7 +70,7 @@ def test_the_app_and_the_cli_write_with_it(llama_base: Path, pg_tokenizer: Vario
     paragraph = loaded.capabilities.paragraph
     assert paragraph is not None and paragraph.positions == "rotary" and paragraph.sentence_order
     request = GenerationRequest(task="story", title="the cake", n=2, num_sentences=3, sentence_order=[3, 1, 2],
-                                decode=DecodeConfig(seed=1, max_new_tokens=5))
+                                decode=DecodeConfig(seed=1, max_new_tokens=5, real_words=True))
     variants = loaded.generate(request)
     assert [v.order for v in variants] == [[3, 1, 2], [3, 1, 2]]  # type: ignore[attr-defined]
     assert all(v.finish_reason == "eop" and sorted(v.sentences) == [1, 2, 3] for v in variants)  # type: ignore[attr-defined]

@@ -29,14 +29,15 @@ def _run(model: DecoderPermGenModel, tokenizer: VariorumTokenizer, control: Orde
 
 
 def test_greedy_decoding_equals_a_recompute_of_every_step_without_the_cache(
-    pg_decoder: DecoderPermGenModel, pg_tokenizer: VariorumTokenizer
+    pg_decoder: DecoderPermGenModel, pg_tokenizer: VariorumTokenizer, device: torch.device
 ) -> None:
+    pg_decoder.to(device)
     (variant,) = _run(pg_decoder, pg_tokenizer, OrderControl(num_sentences=3, order=(2, 3, 1)), n=1, greedy=True)
     assert variant.order == [2, 3, 1] and variant.finish_reason == FINISH_EOP
     ids, sentence, words = prefix_ids(pg_tokenizer.encode(SOURCE)), 0, 0
     for token, recorded in zip(variant.token_ids, variant.token_log_probs, strict=True):
         with torch.no_grad():  # the whole sequence again, no cache
-            log_probs = pg_decoder.head.log_probs(pg_decoder.backbone(torch.tensor([ids]))[:, -1])[0]  # [V]
+            log_probs = pg_decoder.head.log_probs(pg_decoder.backbone(torch.tensor([ids], device=device))[:, -1])[0]
         assert recorded == pytest.approx(float(log_probs[token]), abs=1e-4)
         if sentence and words < 6:  # inside a sentence below its cap: the best of its words and its end mark
             allowed = torch.full_like(log_probs, float("-inf"))
@@ -55,8 +56,10 @@ def test_greedy_decoding_equals_a_recompute_of_every_step_without_the_cache(
     assert ids[-1] == EOP_ID
 
 
-def test_every_decode_follows_the_order_asked_for_and_ends(pg_decoder: DecoderPermGenModel,
-                                                           pg_tokenizer: VariorumTokenizer) -> None:
+def test_every_decode_follows_the_order_asked_for_and_ends(
+    pg_decoder: DecoderPermGenModel, pg_tokenizer: VariorumTokenizer, device: torch.device
+) -> None:
+    pg_decoder.to(device)
     for control in (OrderControl(num_sentences=4, order=(3, 1, 4, 2)), OrderControl(num_sentences=5, order=(4,)),
                     OrderControl(num_sentences=3), OrderControl()):
         for variant in _run(pg_decoder, pg_tokenizer, control, n=4, top_k=20):

@@ -52,6 +52,10 @@ def test_a_row_is_the_prefix_then_the_marked_target_scored_alone() -> None:
     other = mark_target(short.sentences, [1])
     assert batch.targets[1].tolist() == [IGNORE_INDEX] * 2 + other + [IGNORE_INDEX] * 6  # right padding
     assert batch.input_ids.shape == batch.targets.shape == (2, 12) and batch.orders == [[2, 1], [1]]
+    tagged = [EncodedExample(e.source, e.sentences, [[9] * len(s) for s in e.sentences]) for e in (long, short)]
+    groups = decoder_collate(tagged, [[2, 1], [1]], mark_group=4).target_groups  # POSG: a group per target
+    assert groups is not None and groups[0].tolist() == [IGNORE_INDEX] * 4 + [4, 9, 4, 4, 9, 9, 4, 4]
+    assert torch.equal(groups == IGNORE_INDEX, batch.targets == IGNORE_INDEX)
 
 
 def test_the_loss_counts_the_target_tokens_only(pg_decoder: DecoderPermGenModel,

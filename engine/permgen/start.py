@@ -52,7 +52,8 @@ def start_sizes(init_from: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     config = start_bundle_config(str(init_from))  # a checkpoint folder is refused, saying how to start from it
     model, permgen = config["model"], config.get("permgen", {})
     if config["kind"] == "permgen":
-        return ({k: model[k] for k in MODEL_SIZES if k in model}, {k: permgen[k] for k in PERMGEN_SIZES if k in permgen})
+        sizes = {k: model[k] for k in MODEL_SIZES if k in model}
+        return sizes, {k: permgen[k] for k in PERMGEN_SIZES if k in permgen}
     if config["kind"] != "lm" or model.get("backbone") != "llama":
         raise ConfigError(f"init_from {init_from}: PermGen starts from a PermGen bundle or a Llama language model, "
                           f"not a {config['kind']!r} bundle of backbone {model.get('backbone')!r}")

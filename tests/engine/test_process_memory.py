@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -11,10 +12,8 @@ from engine.process_memory import return_freed_memory
 
 
 def resident_kib() -> int:
-    for line in open("/proc/self/status", encoding="ascii"):
-        if line.startswith("VmRSS"):
-            return int(line.split()[1])
-    raise AssertionError("no VmRSS line")
+    status = Path("/proc/self/status").read_text(encoding="ascii")
+    return int(next(line for line in status.splitlines() if line.startswith("VmRSS")).split()[1])
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc and glibc's malloc_trim")

@@ -69,8 +69,10 @@ class ModelBox(QGroupBox):
             self.device.setItemText(index, "GPU (unavailable)")
         self.runtime = QComboBox()
         self.runtime.setAccessibleName("Runtime")
-        self.runtime.setToolTip("What runs the model. Automatic uses ONNX Runtime (faster on a CPU) when the "
-                                "model has an ONNX export (variorum export-onnx), PyTorch otherwise. ONNX "
+        self.runtime.setToolTip("What runs the model. Automatic uses ONNX Runtime when the model has an ONNX "
+                                "export (variorum export-onnx) and, for Continue on a CPU, it measures faster "
+                                "than PyTorch for the number of variants asked (checked again when other "
+                                "programs start or stop); PyTorch otherwise. ONNX "
                                 "Runtime int8 is faster still on a CPU, for models whose export offers it "
                                 "(quality checked within 2%); its wording differs a little for the same seed. "
                                 "On a GPU, PyTorch runs a Continue model in bf16, which also words a seed a "

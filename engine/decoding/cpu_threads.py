@@ -27,9 +27,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import torch
 
+from engine.decoding.backbone_runner import BackboneRunner
 from engine.decoding.step import LanguageModelRows
 from engine.model import EOS_ID, LanguageModel
 from engine.torch_modes import eval_mode
@@ -63,10 +65,27 @@ def machine_load() -> float:
 
 
 @dataclass
-class _Measured:
-    threads: int
-    load: float  # the machine's load when it was measured
-    at: float  # when (the clock's seconds)
+class Measured:
+    """What a measurement chose, and the machine's load and the clock's seconds when it was made."""
+
+    choice: int
+    load: float
+    at: float
+
+    def stale(self, load: float, now: float) -> bool:
+        """Whether to measure again: the load moved by LOAD_CHANGE and RECHECK_SECONDS have passed."""
+        return abs(load - self.load) >= LOAD_CHANGE and now - self.at >= RECHECK_SECONDS
+
+
+def median_seconds(step: Callable[[], object], clock: Callable[[], float]) -> float:
+    """The median time of TIMED_RUNS runs of `step`, after one warm-up run."""
+    step()
+    runs = []
+    for _ in range(TIMED_RUNS):
+        start = clock()
+        step()
+        runs.append(clock() - start)
+    return statistics.median(runs)
 
 
 class ThreadChoice:
@@ -76,7 +95,7 @@ class ThreadChoice:
                  clock: Callable[[], float] = time.perf_counter) -> None:
         self.candidates = candidate_counts(cores or os.cpu_count() or 1)
         self.load, self.clock = load, clock
-        self._chosen: dict[tuple[int, int], _Measured] = {}
+        self._chosen: dict[tuple[int, int], Measured] = {}
         self._lock = threading.Lock()  # the app decodes on a worker thread while the UI may ask
 
     def threads(self, model: LanguageModel, rows: int) -> int:
@@ -90,10 +109,10 @@ class ThreadChoice:
         with self._lock:
             load, now = self.load(), self.clock()
             known = self._chosen.get(key)
-            if known is None or (abs(load - known.load) >= LOAD_CHANGE and now - known.at >= RECHECK_SECONDS):
-                known = _Measured(self.fastest(lambda: _decode_steps(model, rows)), load, now)
+            if known is None or known.stale(load, now):
+                known = Measured(self.fastest(lambda: decode_steps(model, rows)), load, now)
                 self._chosen[key] = known
-            return known.threads
+            return known.choice
 
     def fastest(self, step: Callable[[], object]) -> int:
         """The candidate count under which `step` runs fastest (median of TIMED_RUNS, after a warm-up)."""
@@ -102,24 +121,18 @@ class ThreadChoice:
         try:
             for count in self.candidates:
                 torch.set_num_threads(count)
-                step()
-                runs = []
-                for _ in range(TIMED_RUNS):
-                    start = self.clock()
-                    step()
-                    runs.append(self.clock() - start)
-                timings[count] = statistics.median(runs)
+                timings[count] = median_seconds(step, self.clock)
         finally:
             torch.set_num_threads(before)
         return min(timings, key=lambda count: (timings[count], count))
 
 
-def _decode_steps(model: LanguageModel, rows: int) -> None:
+def decode_steps(model: LanguageModel, rows: int, runner: BackboneRunner[Any] | None = None) -> None:
     """A short decode as a stream runs it: `rows` rows of a POSITIONS-token context, then STEPS cached steps
-    (the backbone's step and the head's distribution)."""
+    (the backbone's step, on `runner` when given, and the head's distribution)."""
     device = next(model.parameters()).device
     with eval_mode(model), torch.inference_mode():
-        batch = LanguageModelRows(model, [[EOS_ID] * POSITIONS] * rows, STEPS)
+        batch = LanguageModelRows(model, [[EOS_ID] * POSITIONS] * rows, STEPS, runner)
         for _ in range(STEPS):
             batch.log_probs()
             batch.advance(torch.full((rows,), EOS_ID, dtype=torch.long, device=device))

@@ -18,6 +18,7 @@ from engine.coherence.choice import choose_scorer
 from engine.controls import LM_TASKS, Capabilities
 from engine.decoding import DecodeConfig, DecodeStream
 from engine.decoding.backbone_runner import BackboneRunner
+from engine.decoding.runtime_choice import RUNNERS
 from engine.lm.family import lm_tasks
 from engine.loaded_model import GenerationRequest, LoadedModel
 from engine.model import LanguageModel
@@ -46,6 +47,9 @@ class LanguageLoadedModel(LoadedModel):
             config = bundle.model.config
             choice = choose_lm_runtime(bundle.path, config.block_size, config.n_embd, runtime, device)
             self.runtime, self.runner, self.runtime_note = choice.name, choice.runner, choice.note
+        # auto on a CPU: the export is used only where it measures faster than torch (engine/decoding/runtime_choice.py)
+        self.measure_runtime = runtime == "auto" and self.runner is not None and device.type == "cpu"
+        self.export_runtime = self.runtime
         if self.runner is None and device.type == "cuda":
             from engine.decoding.graphed_step import graphed_runtime
 
@@ -78,8 +82,16 @@ class LanguageLoadedModel(LoadedModel):
         # Encoded without trailing whitespace; variants come back ready to append (engine/prompt_join.py).
         return stream_after_prompt(
             self.bundle.model, self.bundle.tokenizer, request.prompt, rows, request.decode, should_stop,
-            self.runner, self.speller(request),
+            self._runner_for(rows), self.speller(request),
         )
+
+    def _runner_for(self, rows: int) -> BackboneRunner[Any] | None:
+        """The runner a decode of `rows` rows uses: with runtime auto on a CPU, the measured faster one."""
+        if not self.measure_runtime or self.runner is None:
+            return self.runner
+        chosen = RUNNERS.runner(self.bundle.model, rows, self.runner)
+        self.runtime = self.export_runtime if chosen is not None else "torch (measured faster than the ONNX export)"
+        return chosen
 
     def prepare(self, task: str) -> None:
         """Paraphrase: load spaCy's parser and WordNet's files (seconds) before the first request."""

@@ -4,7 +4,9 @@
 - `onnx`: the exported fp32 graphs on ONNX Runtime (CUDA provider on a GPU, CPU otherwise): a
   language model's decoder step, or a PermGen bundle's encoder and decoder step;
 - `onnx-int8`: the int8 decoder on the CPU, where the export offers it (engine/onnx/quantize.py);
-- `auto`: `onnx` when the bundle has an export and onnxruntime is installed, else `torch`.
+- `auto`: `onnx` when the bundle has an export and onnxruntime is installed, else `torch`; a language
+  model on a CPU then decodes on the export only where it measures faster than torch for the batch
+  (engine/decoding/runtime_choice.py).
 
 Whenever ONNX was asked for (or `auto` found an export) but cannot be used — package missing,
 export stale or damaged, or a first tiny step that fails (a graph of other shapes, an execution

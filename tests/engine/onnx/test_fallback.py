@@ -13,6 +13,7 @@ import pytest
 from engine.bundles.bundle import WEIGHTS_FILE, save_bundle
 from engine.cli import main
 from engine.decoding import DecodeConfig
+from engine.decoding.runtime_choice import ON_RUNNER, ON_TORCH, RUNNERS
 from engine.front_door import Engine, GenerationRequest
 from engine.model import LanguageModel
 from engine.tokenizer import VariorumTokenizer
@@ -36,10 +37,24 @@ def texts(path: Path, runtime: str) -> tuple[list[str], str, str]:
     return [v.text for v in model.generate(REQUEST)], model.runtime, model.runtime_note
 
 
-def test_auto_runs_onnx_when_exported_and_gives_torch_s_text(exported_copy: Path) -> None:
+def test_auto_runs_onnx_when_exported_and_faster_and_gives_torch_s_text(
+    exported_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(RUNNERS, "faster", lambda model, rows, onnx: ON_RUNNER)
     onnx_texts, runtime, note = texts(exported_copy, "auto")
     assert runtime == "onnx (CPUExecutionProvider)" and note == ""
     assert onnx_texts == texts(exported_copy, "torch")[0]
+
+
+def test_auto_decodes_with_torch_where_torch_measures_faster(
+    exported_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    measured: list[int] = []
+    monkeypatch.setattr(RUNNERS, "faster", lambda model, rows, onnx: measured.append(rows) or ON_TORCH)
+    got, runtime, note = texts(exported_copy, "auto")
+    assert measured == [2] and runtime.startswith("torch (measured faster") and note == ""
+    assert got == texts(exported_copy, "torch")[0]
+    assert texts(exported_copy, "onnx")[1] == "onnx (CPUExecutionProvider)"  # named: used without measuring
 
 
 def test_no_export_auto_is_torch_silently_onnx_says_how_to_export(tiny_bundle: Path) -> None:

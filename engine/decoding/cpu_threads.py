@@ -10,7 +10,9 @@ So `ThreadChoice` times a short decode of the model (`rows` variants, a few cach
 distribution included) under each candidate count (1, half the cores, all of them) a few times each, and
 keeps the fastest for that model and batch size. A choice is re-measured when the machine's load (the
 processes running now) has moved by `LOAD_CHANGE` or more since it was made (a program started or
-stopped beside us), at most once per `RECHECK_SECONDS`, so the answer follows the machine.
+stopped beside us), at most once per `RECHECK_SECONDS`, so the answer follows the machine; the decode that
+finds its choice stale still uses it and measures again when it is done, so no writer waits for the
+measurement before the first word (only a model's first decode of a batch size measures first).
 `VARIORUM_THREADS=N` fixes the count and measures nothing. `decode_threads` runs a decode under the
 chosen count and restores torch's own afterwards. The measurement costs a few short decodes, once per
 model, batch size and change of load. Results can differ from one count to another in a float's last
@@ -96,10 +98,13 @@ class ThreadChoice:
         self.candidates = candidate_counts(cores or os.cpu_count() or 1)
         self.load, self.clock = load, clock
         self._chosen: dict[tuple[int, int], Measured] = {}
+        self._due: set[tuple[int, int]] = set()  # stale choices to measure again after the decode using them
         self._lock = threading.Lock()  # the app decodes on a worker thread while the UI may ask
 
     def threads(self, model: LanguageModel, rows: int) -> int:
-        """The thread count to decode `rows` variants of `model` with (measured now when stale or new)."""
+        """The thread count to decode `rows` variants of `model` with: measured now when new; a stale choice is
+        still used, and marked to be measured again by `refresh` once this decode is done (measuring before
+        it delayed a writer's first word by seconds)."""
         fixed = os.environ.get(THREADS_VARIABLE, "")
         if fixed.isdigit() and int(fixed) > 0:
             return int(fixed)
@@ -109,10 +114,24 @@ class ThreadChoice:
         with self._lock:
             load, now = self.load(), self.clock()
             known = self._chosen.get(key)
-            if known is None or known.stale(load, now):
-                known = Measured(self.fastest(lambda: decode_steps(model, rows)), load, now)
-                self._chosen[key] = known
+            if known is None:
+                known = self._measure(model, rows)
+            elif known.stale(load, now):
+                self._due.add(key)
             return known.choice
+
+    def refresh(self, model: LanguageModel, rows: int) -> None:
+        """Measure again the choice for `model` and `rows` if the decode that used it found it stale."""
+        with self._lock:
+            if (id(model), rows) in self._due:
+                self._measure(model, rows)
+
+    def _measure(self, model: LanguageModel, rows: int) -> Measured:
+        key = (id(model), rows)
+        load, now = self.load(), self.clock()
+        self._chosen[key] = known = Measured(self.fastest(lambda: decode_steps(model, rows)), load, now)
+        self._due.discard(key)
+        return known
 
     def fastest(self, step: Callable[[], object]) -> int:
         """The candidate count under which `step` runs fastest (median of TIMED_RUNS, after a warm-up)."""
@@ -149,9 +168,11 @@ def decode_threads(model: LanguageModel, rows: int, choice: ThreadChoice | None 
         yield torch.get_num_threads()
         return
     before = torch.get_num_threads()
-    count = (choice or CHOICE).threads(model, rows)
+    chooser = choice or CHOICE
+    count = chooser.threads(model, rows)
     torch.set_num_threads(count)
     try:
         yield count
     finally:
         torch.set_num_threads(before)
+    chooser.refresh(model, rows)  # a stale choice is measured after the decode, not before it

@@ -60,8 +60,14 @@ def test_a_choice_is_kept_until_the_load_moves(tiny_model: LanguageModel, monkey
     assert choice.threads(tiny_model, 1) == 2 and len(measured) == 2  # another batch size: measured apart
     machine.busy = 3.0  # two programs started beside us
     assert choice.threads(tiny_model, 4) == 2 and len(measured) == 2  # not again within RECHECK_SECONDS
+    choice.refresh(tiny_model, 4)
+    assert len(measured) == 2  # nothing was due
     machine.now += cpu_threads.RECHECK_SECONDS
-    assert choice.threads(tiny_model, 4) == 1 and len(measured) == 3
+    assert choice.threads(tiny_model, 4) == 2 and len(measured) == 2  # stale: used once more, not measured first
+    choice.refresh(tiny_model, 4)  # after that decode
+    assert len(measured) == 3 and choice.threads(tiny_model, 4) == 1
+    choice.refresh(tiny_model, 4)
+    assert len(measured) == 3  # measured once per staleness
 
 
 def test_variorum_threads_fixes_the_count(tiny_model: LanguageModel, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -100,3 +106,13 @@ def test_the_benchmark_times_quiet_then_busy(tiny_bundle: Path, capsys: pytest.C
     out = capsys.readouterr().out
     assert "quiet:" in out and "busy (1 CPU-burning processes beside it):" in out
     assert out.count("ours/HF") == 2 and out.count("1 × 3") == 2
+
+
+def test_a_stale_count_is_measured_after_the_decode(tiny_model: LanguageModel, monkeypatch: pytest.MonkeyPatch) -> None:
+    choice = ThreadChoice(cores=2)
+    monkeypatch.setattr(choice, "fastest", lambda step: 1)
+    events: list[str] = []
+    monkeypatch.setattr(choice, "refresh", lambda model, rows: events.append(f"refresh {rows}"))
+    with decode_threads(tiny_model, 3, choice):
+        events.append("decode")
+    assert events == ["decode", "refresh 3"]

@@ -161,7 +161,7 @@ class Engine:
         bundle's ONNX export on ONNX Runtime (engine/onnx/runtime.py), for every family."""
         target, path = resolve_device(device), Path(path)
         loaded = bundle_family(path).load(path, target, runtime)  # engine/families
-        return_freed_memory()  # the load's temporaries (a base's dequantized GGUF): about 170 MB
+        return_freed_memory()  # the load's temporaries (a base's dequantized GGUF)
         return loaded
 
     def importable_checkpoints(self) -> list[CheckpointInfo]:

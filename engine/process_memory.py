@@ -2,9 +2,8 @@
 
 Loading a bundle on the pretrained base dequantizes its GGUF file: many temporary arrays, freed once the
 weights are in place. glibc keeps such freed heap pages in its arenas for later allocations, so the
-process's resident memory stays about 170 MB above what it uses (SmolLM2 on Linux: 1.05 GiB after loading,
-0.88 GiB after `malloc_trim(0)`; `python -m engine.benchmarks.first_token` prints both). A writer's laptop
-needs that memory more than our allocator does.
+process's resident memory stays above what it uses (tests/engine/test_process_memory.py shows the effect on
+small freed blocks). A writer's laptop needs that memory more than our allocator does.
 """
 
 from __future__ import annotations

@@ -30,8 +30,8 @@ GENERIC = (  # the layers below the families (docs/architecture.md), and the too
     "engine.decoding", "engine.devices", "engine.diagnostics", "engine.evaluation.run", "engine.families",
     "engine.files", "engine.front_door", "engine.heads", "engine.loaded_model", "engine.metrics", "engine.model",
     "engine.objectives", "engine.onnx", "engine.packed_linear", "engine.perplexity", "engine.pos",
-    "engine.process_memory", "engine.prompt_join", "engine.selection", "engine.tokenizer", "engine.torch_modes", "engine.training",
-    "engine.word_sources",
+    "engine.process_memory", "engine.prompt_join", "engine.selection", "engine.tokenizer", "engine.torch_modes",
+    "engine.training", "engine.word_sources",
 )
 
 # (importer, imported) modules: generic code that reaches into a family today (none since the family seam).

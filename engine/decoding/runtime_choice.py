@@ -6,10 +6,10 @@ the machine's load: ONNX Runtime's threads are fixed when its session opens, whi
 measured and changed per decode (engine/decoding/cpu_threads.py), so on a machine other programs keep busy
 the order can turn. `RunnerChoice` times the same short decode (`decode_steps`: a few cached steps and the
 head's distribution) on torch, under its own measured thread count, and on the ONNX runner, and keeps the
-faster per model, runner and batch size; a choice is measured again when the load has moved by
-`LOAD_CHANGE` and `RECHECK_SECONDS` have passed — before the decode that finds it stale, where the thread
-count waits until after it (a runner measurement is a few steps of each, the thread count's several). A runtime a writer names (torch, onnx,
-onnx-int8) is used as named and measured against nothing.
+faster per model, runner and batch size; a choice is measured again when the load has moved by `LOAD_CHANGE`
+and `RECHECK_SECONDS` have passed — before the decode that finds it stale, where the thread count waits until
+after it (a runner measurement is a few steps of each, the thread count's several). A runtime a writer names
+(torch, onnx, onnx-int8) is used as named and measured against nothing.
 """
 
 from __future__ import annotations

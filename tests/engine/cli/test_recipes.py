@@ -85,7 +85,10 @@ def test_shipped_recipes_are_valid_trainer_configs(path: Path) -> None:
 
     recipe = read_recipe(path)
     data = json.loads(path.read_text())
-    model = config_from_dict(ModelConfig, data["model"])
+    # A decoder-only PermGen recipe fine-tunes a Llama start, whose model section its own overrides
+    llama = {"backbone": "llama", "n_head": 9, "n_kv_head": 3, "n_embd": 576, "block_size": 8192}
+    decoder_only = data.get("permgen", {}).get("layout") == "decoder-only"
+    model = config_from_dict(ModelConfig, {**(llama if decoder_only else {}), **data["model"]})
     config_from_dict(TrainConfig, data["train"])
     if recipe["trainer"] == "train-permgen":
         config_from_dict(PermGenConfig, {**data["permgen"], "model": model})

@@ -4,7 +4,8 @@ A recipe is the trainer's own `--config` file (sections "model", "train", and fo
 "permgen") plus a "recipe" section this command reads:
 
     {"recipe": {"name": "permgen-story", "trainer": "train-permgen",
-                "baseline": "resources/models/permgen-story",       (or null)
+                "baseline": "resources/models/permgen-story",       (or null, or another
+                                      recipe's "runs/recipes/<its name>/bundle": a method's baseline run)
                 "eval": ["--split", "rocstories_story", "--max-sources", "100"],
                 "diagnose_files": ["../shared/data/…"],            (language models only; optional)
                 "case_from": ["../shared/data/…"]},                (optional: cased files, see below)

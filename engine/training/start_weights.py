@@ -138,3 +138,18 @@ def copy_start_weights(model: torch.nn.Module, start: torch.nn.Module, init_from
                               f"{tuple(tensor.shape)} in this run; give the run the bundle's model settings")
     with torch.no_grad():
         model.load_state_dict({name: t.to(ours[name].dtype) for name, t in theirs.items()}, strict=False)
+    untie_from_start(model, start)
+
+
+def untie_from_start(model: torch.nn.Module, start: torch.nn.Module) -> None:
+    """A run that unties the output embedding of a tied start (`tie_embeddings` false over a tied base) starts
+    its head's token table W [V, D] as the start's token embedding, not at random: the run then begins at the
+    start's own distribution, and training (AGG's gated gradient, say) moves the output side alone."""
+    ours, theirs = _head_settings(model), _head_settings(start)
+    if getattr(ours, "tie_embeddings", True) or not getattr(theirs, "tie_embeddings", False):
+        return
+    embedding = start.get_submodule("backbone").token_embedding.weight  # [V, D]
+    with torch.no_grad():
+        for name, parameter in model.get_submodule("head").named_parameters():
+            if (name == "proj.weight" or name.endswith(".proj.weight")) and parameter.shape == embedding.shape:
+                parameter.copy_(embedding.to(parameter.dtype))

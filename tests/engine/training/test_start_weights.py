@@ -67,3 +67,23 @@ def test_a_partial_fine_tune_is_written_on_its_start_bundle_and_finds_it_beside_
     shutil.rmtree(shipped / "start")
     with pytest.raises(BundleError, match="is built on the bundle start, and neither a folder of that name"):
         load_bundle(moved)
+
+
+def test_untying_a_tied_start_begins_the_output_table_at_its_embedding(tiny_bundle: Path, tmp_path: Path) -> None:
+    from engine.bundles.bundle import load_bundle
+    from engine.objectives.agg import AggObjective
+    from engine.objectives.token_memory import TokenCounterMemory
+
+    train = TrainConfig(train_files=[str(STORIES)], out_dir=str(tmp_path / "run"), max_steps=1, device="cpu",
+                        init_from=str(tiny_bundle), seed=99, trainable="last-1")
+    trainer = Trainer(tiny_config(320, tie_embeddings=False), train, show_progress=False)
+    start = load_bundle(tiny_bundle).model
+    model = trainer.model
+    table, embedding = model.head.proj.weight, model.backbone.token_embedding.weight
+    assert table is not embedding and torch.equal(table, start.backbone.token_embedding.weight)
+    ids = torch.tensor([[1, 5, 9, 4]])
+    with torch.no_grad():  # the start's own distribution
+        ours, theirs = (m.head.log_probs(m.hidden_states(ids)[0]) for m in (model, start))
+        assert torch.allclose(ours, theirs, atol=1e-5)
+    assert table.requires_grad and not embedding.requires_grad
+    AggObjective(TokenCounterMemory(320, window=4)).check_model(model)  # the output side trains: AGG is not refused

@@ -16,8 +16,15 @@ from engine.model import LanguageModel
 
 def portable_path(path: str) -> str:
     """`path` as a card shows it: relative to the directory the command ran in (a card copied to another
-    machine must not carry this machine's absolute paths); relative paths are kept as given."""
-    return os.path.relpath(path) if Path(path).is_absolute() else path
+    machine must not carry this machine's absolute paths), or `~/…` for a path in the home folder outside it
+    (the user data folder: the same on every writer's machine); relative paths are kept as given."""
+    where = Path(path)
+    if not where.is_absolute():
+        return path
+    home, here = Path.home(), Path.cwd()
+    if where.is_relative_to(home) and not where.is_relative_to(here):
+        return str(Path("~") / where.relative_to(home))
+    return os.path.relpath(path)
 
 
 def portable_command(command: str) -> str:

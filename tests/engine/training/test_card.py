@@ -21,3 +21,14 @@ def test_absolute_paths_become_relative_to_the_working_directory(
     assert portable_command(command.replace(str(data), f"'{data}'")) == (
         "variorum train --train-files '../shared/data/a b.txt' data/b.txt --out-dir=runs/x --lr 1e-3")
     assert str(tmp_path) not in portable_command(command.replace(str(data), f"'{data}'"))
+
+
+def test_a_path_in_the_home_folder_outside_the_working_directory_is_shown_from_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "home" / "repo").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path / "home" / "repo")
+    models = tmp_path / "home" / ".local" / "share" / "variorum" / "models" / "base"
+    assert portable_path(str(models)) == "~/.local/share/variorum/models/base"
+    assert portable_path(str(tmp_path / "home" / "repo" / "runs" / "x")) == "runs/x"

@@ -8,15 +8,19 @@ fastest depends on the model (how large its products are), on the batch, and on 
 
 So `ThreadChoice` times a short decode of the model (`rows` variants, a few cached steps, the head's
 distribution included) under each candidate count (1, half the cores, all of them) a few times each, and
-keeps the fastest for that model and batch size. A choice is re-measured when the machine's load (the
-processes running now) has moved by `LOAD_CHANGE` or more since it was made (a program started or
-stopped beside us), at most once per `RECHECK_SECONDS`, so the answer follows the machine; the decode that
-finds its choice stale still uses it and measures again when it is done, so no writer waits for the
-measurement before the first word (only a model's first decode of a batch size measures first).
+keeps the fastest for that model and batch size (only a model's first decode of a batch size measures
+first: a few short decodes). A choice is measured again when the machine's load (the processes running now)
+has moved by `LOAD_CHANGE` or more since it was made (a program started or stopped beside us), at most once
+per `RECHECK_SECONDS`, so the answer follows the machine. That re-measurement runs on the decode's own steps
+(`TrialSteps`): after a warm-up step, the next steps take the candidate counts in turn, `TIMED_RUNS` each,
+timed over the step's compute (the draw and the cached step, not the time the reader of the stream takes);
+the fastest median becomes the choice for the rest of the decode and for later ones. So no writer waits for
+a measurement, before the first word or after the last: measuring before the decode delayed a first word by
+seconds, and measuring after it delayed "done" by as long (a few short decodes). A decode too short
+to finish the trial leaves the choice stale, and the next decode tries again.
 `VARIORUM_THREADS=N` fixes the count and measures nothing. `decode_threads` runs a decode under the
-chosen count and restores torch's own afterwards. The measurement costs a few short decodes, once per
-model, batch size and change of load. Results can differ from one count to another in a float's last
-bits; a seeded variant is the same text unless a draw falls that close to a boundary.
+chosen count and restores torch's own afterwards. Results can differ from one count to another in a
+float's last bits; a seeded variant is the same text unless a draw falls that close to a boundary.
 """
 
 from __future__ import annotations
@@ -90,6 +94,56 @@ def median_seconds(step: Callable[[], object], clock: Callable[[], float]) -> fl
     return statistics.median(runs)
 
 
+class StepThreads:
+    """The thread count a decode runs its steps under: one count throughout (a fresh or fixed choice). The decode
+    loop calls `timed()` around each step's compute and `step_done()` after each step."""
+
+    def __init__(self, count: int) -> None:
+        self.count = count
+
+    @contextmanager
+    def timed(self) -> Iterator[None]:
+        yield
+
+    def step_done(self) -> None:
+        """Called after every decoding step; the next step's count is set here."""
+
+
+class TrialSteps(StepThreads):
+    """A stale choice measured on the decode's own steps (module docstring): one warm-up step under `count`, then
+    `candidates` in turn, TIMED_RUNS steps each; `settle(choice)` records the fastest, which the rest runs under."""
+
+    def __init__(self, count: int, candidates: list[int], settle: Callable[[int], None],
+                 clock: Callable[[], float]) -> None:
+        super().__init__(count)
+        self.schedule = [c for _ in range(TIMED_RUNS) for c in candidates]  # the counts of steps 2, 3, …
+        self.timings: dict[int, list[float]] = {c: [] for c in candidates}
+        self.settle, self.clock = settle, clock
+        self.trying: int | None = None  # the count the current step runs under, while the trial lasts
+        self.seconds = 0.0  # the current step's compute so far
+
+    @contextmanager
+    def timed(self) -> Iterator[None]:
+        start = self.clock()
+        try:
+            yield
+        finally:
+            self.seconds += self.clock() - start
+
+    def step_done(self) -> None:
+        if self.trying is not None:
+            self.timings[self.trying].append(self.seconds)
+        self.seconds = 0.0
+        if self.schedule:
+            self.trying = self.schedule.pop(0)
+            torch.set_num_threads(self.trying)
+        elif self.trying is not None:
+            self.trying = None
+            self.count = min(self.timings, key=lambda c: (statistics.median(self.timings[c]), c))
+            torch.set_num_threads(self.count)
+            self.settle(self.count)
+
+
 class ThreadChoice:
     """The fastest measured thread count per (model, rows), re-measured when the load moves (module docstring)."""
 
@@ -98,40 +152,33 @@ class ThreadChoice:
         self.candidates = candidate_counts(cores or os.cpu_count() or 1)
         self.load, self.clock = load, clock
         self._chosen: dict[tuple[int, int], Measured] = {}
-        self._due: set[tuple[int, int]] = set()  # stale choices to measure again after the decode using them
         self._lock = threading.Lock()  # the app decodes on a worker thread while the UI may ask
 
     def threads(self, model: LanguageModel, rows: int) -> int:
-        """The thread count to decode `rows` variants of `model` with: measured now when new; a stale choice is
-        still used, and marked to be measured again by `refresh` once this decode is done (measuring before
-        it delayed a writer's first word by seconds)."""
+        """The thread count a decode of `rows` variants of `model` starts with (see `plan`)."""
+        return self.plan(model, rows).count
+
+    def plan(self, model: LanguageModel, rows: int) -> StepThreads:
+        """How a decode of `rows` variants of `model` runs its steps: under the known count, measured now when
+        new; a stale choice is measured again on the decode's own steps (`TrialSteps`)."""
         fixed = os.environ.get(THREADS_VARIABLE, "")
         if fixed.isdigit() and int(fixed) > 0:
-            return int(fixed)
+            return StepThreads(int(fixed))
         if len(self.candidates) == 1:
-            return self.candidates[0]
+            return StepThreads(self.candidates[0])
         key = (id(model), rows)
         with self._lock:
             load, now = self.load(), self.clock()
             known = self._chosen.get(key)
             if known is None:
-                known = self._measure(model, rows)
+                known = self._chosen[key] = Measured(self.fastest(lambda: decode_steps(model, rows)), load, now)
             elif known.stale(load, now):
-                self._due.add(key)
-            return known.choice
+                return TrialSteps(known.choice, self.candidates, lambda choice: self._settle(key, choice), self.clock)
+            return StepThreads(known.choice)
 
-    def refresh(self, model: LanguageModel, rows: int) -> None:
-        """Measure again the choice for `model` and `rows` if the decode that used it found it stale."""
+    def _settle(self, key: tuple[int, int], choice: int) -> None:
         with self._lock:
-            if (id(model), rows) in self._due:
-                self._measure(model, rows)
-
-    def _measure(self, model: LanguageModel, rows: int) -> Measured:
-        key = (id(model), rows)
-        load, now = self.load(), self.clock()
-        self._chosen[key] = known = Measured(self.fastest(lambda: decode_steps(model, rows)), load, now)
-        self._due.discard(key)
-        return known
+            self._chosen[key] = Measured(choice, self.load(), self.clock())
 
     def fastest(self, step: Callable[[], object]) -> int:
         """The candidate count under which `step` runs fastest (median of TIMED_RUNS, after a warm-up)."""
@@ -161,18 +208,17 @@ CHOICE = ThreadChoice()  # one per process: the measurements are the machine's, 
 
 
 @contextmanager
-def decode_threads(model: LanguageModel, rows: int, choice: ThreadChoice | None = None) -> Iterator[int]:
-    """Run a CPU decode of `rows` variants of `model` under the measured thread count (yields it); torch's own
-    count comes back afterwards. On a GPU nothing changes (its threads only launch kernels)."""
+def decode_threads(model: LanguageModel, rows: int, choice: ThreadChoice | None = None) -> Iterator[StepThreads]:
+    """Run a CPU decode of `rows` variants of `model` under the measured thread count (yields the steps' plan,
+    which the decode loop drives); torch's own count comes back afterwards. On a GPU nothing changes (its
+    threads only launch kernels)."""
     if next(model.parameters()).device.type != "cpu":
-        yield torch.get_num_threads()
+        yield StepThreads(torch.get_num_threads())
         return
     before = torch.get_num_threads()
-    chooser = choice or CHOICE
-    count = chooser.threads(model, rows)
-    torch.set_num_threads(count)
+    plan = (choice or CHOICE).plan(model, rows)
+    torch.set_num_threads(plan.count)
     try:
-        yield count
+        yield plan
     finally:
         torch.set_num_threads(before)
-    chooser.refresh(model, rows)  # a stale choice is measured after the decode, not before it

@@ -114,7 +114,8 @@ class VariantStream(RowStream[Variant, LanguageModelRows]):
     def __iter__(self) -> Iterator[TokenEvent]:
         # the torch step on the CPU: under the thread count measured fastest for this model and batch
         threads = decode_threads(self.model, len(self.row_prompts)) if self.runner is None else nullcontext()
-        with eval_mode(self.model), torch.inference_mode(), threads:
+        with eval_mode(self.model), torch.inference_mode(), threads as plan:
+            self.step_threads = plan
             yield from self._run()
 
     def _run(self) -> Iterator[TokenEvent]:

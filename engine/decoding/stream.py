@@ -28,6 +28,7 @@ from typing import Any, Generic, TypeVar
 
 import torch
 
+from engine.decoding.cpu_threads import StepThreads
 from engine.decoding.doubled_words import REDRAW_STEP, DoubledWords
 from engine.decoding.real_words import RealWordRows, WordSpeller
 from engine.decoding.settings import DecodeConfig
@@ -130,6 +131,7 @@ class RowStream(BatchStream[V], Generic[V, R]):
     row_variants: list[int]  # the variant each decoding row writes
     spelled: RealWordRows | None  # each row's partial word, when real words only is on
     tokenizer: VariorumTokenizer  # the model's (no doubled words reads its pieces)
+    step_threads: StepThreads | None = None  # the thread counts of a torch decode on the CPU (cpu_threads.py)
 
     def _steps(
         self, rows: R, max_steps: int, partials: Sequence[str], pad_id: int
@@ -142,14 +144,17 @@ class RowStream(BatchStream[V], Generic[V, R]):
         doubled = DoubledWords.of(self.tokenizer) if self.settings.no_doubled_words else None
         seeds = torch.tensor([v.seed for v in self.candidates], device=device)  # [N] per-row noise keys
         active = torch.ones(len(self.candidates), dtype=torch.bool, device=device)
+        threads = self.step_threads or StepThreads(torch.get_num_threads())
         for step in range(1, max_steps + 1):
             if self.should_stop():
                 self._cancel(active)
                 return None
-            allowed = self._allowed(step == max_steps)
-            draw = self.sampler.draw(rows.hidden, rows.steps, rows.state, self._history(rows), seeds, step, allowed)
-            if doubled is not None:
-                draw = self._undoubled(doubled, draw, rows, seeds, step, allowed)
+            with threads.timed():  # the step's compute; the reader's time between tokens is not counted
+                allowed = self._allowed(step == max_steps)
+                draw = self.sampler.draw(rows.hidden, rows.steps, rows.state, self._history(rows), seeds, step,
+                                         allowed)
+                if doubled is not None:
+                    draw = self._undoubled(doubled, draw, rows, seeds, step, allowed)
             tokens, groups = self._chosen(draw, rows, step)
             tokens = torch.where(active, tokens, torch.full_like(tokens, pad_id))
             log_probs = draw.marginal.gather(1, tokens[:, None])[:, 0]
@@ -164,7 +169,9 @@ class RowStream(BatchStream[V], Generic[V, R]):
             if kept is not None:
                 seeds, tokens, active = seeds[kept], tokens[kept], active[kept]
                 self._keep(kept)
-            rows.advance(tokens)
+            with threads.timed():
+                rows.advance(tokens)
+            threads.step_done()
         return active
 
     def _undoubled(self, doubled: DoubledWords, draw: Draw, rows: R, seeds: torch.Tensor, step: int,

@@ -11,7 +11,7 @@ import torch
 
 from engine.benchmarks import generation
 from engine.decoding import DecodeConfig, VariantStream, cpu_threads
-from engine.decoding.cpu_threads import ThreadChoice, candidate_counts, decode_threads
+from engine.decoding.cpu_threads import StepThreads, ThreadChoice, TrialSteps, candidate_counts, decode_threads
 from engine.model import LanguageModel
 from engine.tokenizer import VariorumTokenizer
 
@@ -55,19 +55,49 @@ def test_a_choice_is_kept_until_the_load_moves(tiny_model: LanguageModel, monkey
     machine = FakeMachine({1: 0.3, 2: 0.1})
     choice = ThreadChoice(cores=2, load=machine.load, clock=machine.clock)
     measured: list[int] = []
-    monkeypatch.setattr(choice, "fastest", lambda step: measured.append(1) or (2 if machine.busy < 2 else 1))
+    monkeypatch.setattr(choice, "fastest", lambda step: measured.append(1) or 2)
     assert choice.threads(tiny_model, 4) == 2 and choice.threads(tiny_model, 4) == 2 and len(measured) == 1
     assert choice.threads(tiny_model, 1) == 2 and len(measured) == 2  # another batch size: measured apart
     machine.busy = 3.0  # two programs started beside us
-    assert choice.threads(tiny_model, 4) == 2 and len(measured) == 2  # not again within RECHECK_SECONDS
-    choice.refresh(tiny_model, 4)
-    assert len(measured) == 2  # nothing was due
+    assert type(choice.plan(tiny_model, 4)) is StepThreads  # not again within RECHECK_SECONDS
     machine.now += cpu_threads.RECHECK_SECONDS
-    assert choice.threads(tiny_model, 4) == 2 and len(measured) == 2  # stale: used once more, not measured first
-    choice.refresh(tiny_model, 4)  # after that decode
-    assert len(measured) == 3 and choice.threads(tiny_model, 4) == 1
-    choice.refresh(tiny_model, 4)
-    assert len(measured) == 3  # measured once per staleness
+    plan = choice.plan(tiny_model, 4)  # stale: the decode measures on its own steps, nothing runs before it
+    assert isinstance(plan, TrialSteps) and plan.count == 2 and len(measured) == 2
+
+
+def test_a_stale_choice_is_measured_on_the_decodes_own_steps(tiny_model: LanguageModel) -> None:
+    machine = FakeMachine({1: 0.1, 2: 0.3})  # the machine got busy: one thread is now the faster
+    choice = ThreadChoice(cores=2, load=machine.load, clock=machine.clock)
+    choice.fastest = lambda step: 2  # type: ignore[method-assign]  # chosen on a quiet machine
+    assert choice.threads(tiny_model, 4) == 2
+    machine.busy, machine.now = 3.0, cpu_threads.RECHECK_SECONDS
+    plan = choice.plan(tiny_model, 4)
+    torch.set_num_threads(plan.count)  # as decode_threads does
+    counts = []
+    for _ in range(1 + 2 * cpu_threads.TIMED_RUNS + 3):
+        counts.append(torch.get_num_threads())
+        with plan.timed():
+            machine.step()
+        machine.now += 5.0  # the reader's time between steps: not part of any step's timing
+        plan.step_done()
+    assert counts == [2] + [1, 2] * cpu_threads.TIMED_RUNS + [1, 1, 1]  # warm-up, the trial, then the fastest
+    choice.fastest = lambda step: pytest.fail("measured apart from the decode")  # type: ignore[method-assign]
+    assert type(choice.plan(tiny_model, 4)) is StepThreads and choice.threads(tiny_model, 4) == 1
+
+
+def test_a_real_decode_settles_a_stale_choice_without_a_measurement(
+    tiny_model: LanguageModel, tokenizer: VariorumTokenizer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    machine = FakeMachine({})
+    choice = ThreadChoice(cores=2, load=machine.load)
+    monkeypatch.setattr(choice, "fastest", lambda step: 2)
+    monkeypatch.setattr(cpu_threads, "CHOICE", choice)
+    choice.threads(tiny_model, 3)
+    monkeypatch.setattr(choice, "fastest", lambda step: pytest.fail("measured apart from the decode"))
+    machine.busy = 3.0
+    choice._chosen[(id(tiny_model), 3)].at -= cpu_threads.RECHECK_SECONDS
+    list(VariantStream(tiny_model, tokenizer, tokenizer.encode("Tom"), 3, DecodeConfig(seed=0, max_new_tokens=20)))
+    assert choice._chosen[(id(tiny_model), 3)].load == 3.0  # measured at the new load, by the decode itself
 
 
 def test_variorum_threads_fixes_the_count(tiny_model: LanguageModel, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -86,8 +116,8 @@ def test_a_decode_runs_under_the_measured_count(tiny_model: LanguageModel, token
     seen = [torch.get_num_threads() for _ in VariantStream(tiny_model, tokenizer, tokenizer.encode("Tom"), 3,
                                                            DecodeConfig(seed=0, max_new_tokens=4))]
     assert set(seen) == {1} and torch.get_num_threads() == 2
-    with decode_threads(tiny_model, 3, choice) as count:
-        assert count == 1 == torch.get_num_threads()
+    with decode_threads(tiny_model, 3, choice) as plan:
+        assert plan.count == 1 == torch.get_num_threads()
     assert torch.get_num_threads() == 2
 
 
@@ -106,13 +136,3 @@ def test_the_benchmark_times_quiet_then_busy(tiny_bundle: Path, capsys: pytest.C
     out = capsys.readouterr().out
     assert "quiet:" in out and "busy (1 CPU-burning processes beside it):" in out
     assert out.count("ours/HF") == 2 and out.count("1 × 3") == 2
-
-
-def test_a_stale_count_is_measured_after_the_decode(tiny_model: LanguageModel, monkeypatch: pytest.MonkeyPatch) -> None:
-    choice = ThreadChoice(cores=2)
-    monkeypatch.setattr(choice, "fastest", lambda step: 1)
-    events: list[str] = []
-    monkeypatch.setattr(choice, "refresh", lambda model, rows: events.append(f"refresh {rows}"))
-    with decode_threads(tiny_model, 3, choice):
-        events.append("decode")
-    assert events == ["decode", "refresh 3"]

@@ -1,12 +1,14 @@
-"""The GPT-2 blocks' products on prepacked oneDNN weights against MKL's `addmm`, in whole decodes.
+"""The blocks' products on prepacked oneDNN weights against MKL's plain products, in whole decodes.
 
     python -m engine.benchmarks.packed_products [--bundle DIR] [--shapes 1x100 3x100 5x100 8x200] [--rounds 15]
 
-The decoder's step multiplies N rows by each block weight through `engine.packed_linear.project`
-(prepacked for two or more rows). For each shape (variants × new tokens) this times
-`generate_variants` as shipped and with plain `torch.addmm` put in its place (in this process
-only), alternating the two, and prints the median tokens/s and packed / addmm. Run it with
-`OMP_NUM_THREADS=2` to match the machines the CPU figures in docs/decoding_speed.md come from.
+The decoder's step multiplies N rows by each block weight through `engine.packed_linear.project` (GPT-2's
+[D, V] layout) or `engine.packed_linear.linear` (a Llama's [V, D]), prepacked for two or more rows. For
+each shape (variants × new tokens) this times `generate_variants` as shipped and with plain `torch.addmm` /
+`F.linear` put in their place (in this process only), alternating the two, and prints the median tokens/s
+and packed / plain. The vocabulary projection stays packed in both. The packed copies are what a decode of
+two or more rows adds to the process's memory: their size is printed too. Run it with `OMP_NUM_THREADS=2`
+to match the machines the CPU figures in docs/decoding_speed.md come from.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import torch
+import torch.nn.functional as F
 
 from engine import packed_linear
 from engine.benchmarks.alternating import alternating_medians
@@ -29,15 +32,25 @@ def plain_product(hidden: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor
     return torch.addmm(bias, hidden, weight)
 
 
+def plain_linear(hidden: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    return F.linear(hidden, weight)
+
+
 @contextmanager
 def plain_products() -> Iterator[None]:
-    """The decoder's block products as `torch.addmm` while inside."""
-    shipped = packed_linear.project
-    packed_linear.project = plain_product
+    """The decoder's block products as `torch.addmm` / `F.linear` while inside."""
+    shipped = packed_linear.project, packed_linear.linear
+    packed_linear.project, packed_linear.linear = plain_product, plain_linear
     try:
         yield
     finally:
-        packed_linear.project = shipped
+        packed_linear.project, packed_linear.linear = shipped
+
+
+def block_weight_bytes(bundle: Bundle) -> int:
+    """Bytes of the block stack's matrices: what their packed copies add (the same float32 values)."""
+    blocks, _ = bundle.model.block_stack()
+    return sum(p.numel() * p.element_size() for block in blocks for p in block.parameters() if p.dim() == 2)
 
 
 def time_plain(bundle: Bundle, n: int, new_tokens: int, seed: int) -> tuple[float, int]:
@@ -46,7 +59,7 @@ def time_plain(bundle: Bundle, n: int, new_tokens: int, seed: int) -> tuple[floa
 
 
 def compare(bundle: Bundle, n: int, new_tokens: int, rounds: int) -> tuple[float, float]:
-    """Median tokens/s (packed, addmm) over `rounds` alternating runs after one warm-up each."""
+    """Median tokens/s (packed, plain) over `rounds` alternating runs after one warm-up each."""
     packed, plain = alternating_medians([lambda seed: time_ours(bundle, n, new_tokens, seed),
                                          lambda seed: time_plain(bundle, n, new_tokens, seed)], rounds)
     return packed, plain
@@ -62,7 +75,9 @@ def main(argv: list[str] | None = None) -> None:
     bundle = load_bundle(args.bundle, torch.device("cpu"))
     print(f"bundle {args.bundle} · cpu · top-p 0.9 · {torch.get_num_threads()} threads · "
           f"median of {args.rounds} alternating rounds")
-    print(f"{'variants × tokens':>18} {'packed tok/s':>13} {'addmm tok/s':>12} {'packed/addmm':>13}")
+    print(f"packed copies of the blocks' matrices (made by a decode of 2+ rows): "
+          f"{block_weight_bytes(bundle) / 2**20:.0f} MiB")
+    print(f"{'variants × tokens':>18} {'packed tok/s':>13} {'plain tok/s':>12} {'packed/plain':>13}")
     for n, new_tokens in args.shapes:
         packed, plain = compare(bundle, n, new_tokens, args.rounds)
         print(f"{f'{n} × {new_tokens}':>18} {packed:13.1f} {plain:12.1f} {packed / plain:13.2f}")

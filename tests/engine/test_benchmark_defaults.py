@@ -60,11 +60,13 @@ def test_nmst_without_bundles_prints_the_commands_that_train_them(capsys: pytest
 def test_the_packed_products_benchmark_compares_and_puts_the_shipped_products_back(
     tiny_bundle: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    shipped = packed_linear.project
+    shipped = packed_linear.project, packed_linear.linear
     packed_products.main(["--bundle", str(tiny_bundle), "--shapes", "2x5", "--rounds", "1"])
-    assert packed_linear.project is shipped
-    row = capsys.readouterr().out.splitlines()[-1].split()
+    assert (packed_linear.project, packed_linear.linear) == shipped
+    out = capsys.readouterr().out
+    row = out.splitlines()[-1].split()
     assert row[:3] == ["2", "×", "5"] and float(row[-1]) > 0
+    assert "packed copies of the blocks' matrices" in out
 
 
 @pytest.mark.parametrize(("benchmark", "model_flags", "help_lines"), [

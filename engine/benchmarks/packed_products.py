@@ -3,11 +3,11 @@
     python -m engine.benchmarks.packed_products [--bundle DIR] [--shapes 1x100 3x100 5x100 8x200] [--rounds 15]
 
 The decoder's step multiplies N rows by each block weight through `engine.packed_linear.project` (GPT-2's
-[D, V] layout) or `engine.packed_linear.linear` (a Llama's [V, D]), prepacked for two or more rows. For
-each shape (variants × new tokens) this times `generate_variants` as shipped and with plain `torch.addmm` /
-`F.linear` put in their place (in this process only), alternating the two, and prints the median tokens/s
-and packed / plain. The vocabulary projection stays packed in both. The packed copies are what a decode of
-two or more rows adds to the process's memory: their size is printed too. Run it with `OMP_NUM_THREADS=2`
+[D, V] layout, prepacked for two or more rows) or `engine.packed_linear.linear` (a Llama's [V, D], prepacked
+for every row count). For each shape (variants × new tokens) this times `generate_variants` as shipped and
+with plain `torch.addmm` / `F.linear` put in their place (in this process only), alternating the two, and
+prints the median tokens/s and packed / plain. The vocabulary projection stays packed in both. The packed
+copies are what packing adds to the process's memory: their size is printed too. Run it with `OMP_NUM_THREADS=2`
 to match the machines the CPU figures in docs/decoding_speed.md come from.
 """
 
@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> None:
     bundle = load_bundle(args.bundle, torch.device("cpu"))
     print(f"bundle {args.bundle} · cpu · top-p 0.9 · {torch.get_num_threads()} threads · "
           f"median of {args.rounds} alternating rounds")
-    print(f"packed copies of the blocks' matrices (made by a decode of 2+ rows): "
+    print(f"packed copies of the blocks' matrices: "
           f"{block_weight_bytes(bundle) / 2**20:.0f} MiB")
     print(f"{'variants × tokens':>18} {'packed tok/s':>13} {'plain tok/s':>12} {'packed/plain':>13}")
     for n, new_tokens in args.shapes:

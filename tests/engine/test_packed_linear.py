@@ -70,3 +70,18 @@ def test_one_product_per_input_computes_each_inputs_product_once() -> None:
             assert b is not a and torch.allclose(b, F.linear(second, layer.weight, layer.bias), atol=1e-5)
             assert layer(first.clone()) is not a  # an equal tensor that is another object is computed again
         assert layer.memo is None and layer(first) is not a  # outside the block nothing is kept
+
+
+def test_a_llama_block_product_is_packed_for_a_single_row_too() -> None:
+    """[V, D] block weights (a Llama's) go through the packed weight at every row count, one row included."""
+    from engine import packed_linear
+
+    torch.manual_seed(0)
+    weight = torch.randn(24, 16)  # [V, D]
+    with torch.inference_mode():
+        for rows in (1, 3):
+            hidden = torch.randn(rows, 16)
+            torch.testing.assert_close(packed_linear.linear(hidden, weight), F.linear(hidden, weight),
+                                       atol=1e-5, rtol=1e-5)
+            assert (id(weight), False) in packed_linear._packed
+            packed_linear._packed.pop((id(weight), False))

@@ -115,8 +115,8 @@ def one_product_per_input(module: nn.Module) -> Iterator[None]:
 def linear(hidden: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
     """hidden [M, D] · weight [V, D]ᵀ → [M, V] (nn.Linear's layout, no bias; a Llama block's products): on the
     prepacked weight for every row count. Unlike GPT-2's smaller matrices (`project`), a single row is faster
-    packed too at SmolLM2's sizes: per matrix on two threads, 143 against 203 µs for the [960, 576] query-key-
-    value product, 403 against 675 µs for the [3072, 576] gate-and-up one (docs/decoding_speed.md)."""
+    packed too at SmolLM2's sizes: on two threads, 130 against 204 µs for the [960, 576] query-key-value
+    product, 367 against 641 µs for the [3072, 576] gate-and-up one (docs/decoding_speed.md)."""
     if not packs(weight, hidden):
         return F.linear(hidden, weight)
     return _packed_product(hidden, packed_weight(weight), None)

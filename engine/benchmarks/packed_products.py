@@ -7,14 +7,17 @@ The decoder's step multiplies N rows by each block weight through `engine.packed
 for every row count). For each shape (variants × new tokens) this times `generate_variants` as shipped and
 with plain `torch.addmm` / `F.linear` put in their place (in this process only), alternating the two, and
 prints the median tokens/s and packed / plain. The vocabulary projection stays packed in both. The packed
-copies are what packing adds to the process's memory: their size is printed too. Run it with `OMP_NUM_THREADS=2`
+copies are what packing adds to the process's memory: their size is printed too. First it times one row
+through each kind of block matrix of the bundle (all layers' copies in turn, so none stays in cache), plain
+and packed, per matrix. Run it with `OMP_NUM_THREADS=2`
 to match the machines the CPU figures in docs/decoding_speed.md come from.
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -47,6 +50,40 @@ def plain_products() -> Iterator[None]:
         packed_linear.project, packed_linear.linear = shipped
 
 
+def _best_pass_us(weights: list[torch.Tensor], product: Callable[[torch.Tensor, torch.Tensor], object],
+                  rounds: int) -> float:
+    """µs per matrix for one row through every matrix of `weights` in turn (best of two timings)."""
+    row = torch.randn(1, weights[0].shape[1])
+    best = float("inf")
+    for _ in range(2):
+        product(row, weights[0])
+        start = time.perf_counter()
+        for _ in range(rounds):
+            for weight in weights:
+                product(row, weight)
+        best = min(best, (time.perf_counter() - start) / rounds / len(weights) * 1e6)
+    return best
+
+
+def single_row_products(bundle: Bundle, rounds: int = 20) -> dict[str, tuple[float, float]]:
+    """Per kind of block matrix ([out, in] weights, a Llama's): µs for one row through each layer's copy, plain
+    and packed, each layer's copy in turn so that none stays in cache."""
+    blocks, _ = bundle.model.block_stack()
+    kinds: dict[str, list[torch.Tensor]] = {}
+    for block in blocks:
+        for name, parameter in block.named_parameters():
+            if parameter.dim() == 2:
+                kinds.setdefault(name, []).append(parameter.detach())
+    with torch.no_grad():
+        return {name: (_best_pass_us(weights, F.linear, rounds),
+                       _best_pass_us([packed_linear.packed_weight(w) for w in weights], _packed_row, rounds))
+                for name, weights in kinds.items()}
+
+
+def _packed_row(row: torch.Tensor, packed: torch.Tensor) -> torch.Tensor:
+    return packed_linear._packed_product(row, packed, None)
+
+
 def block_weight_bytes(bundle: Bundle) -> int:
     """Bytes of the block stack's matrices: what their packed copies add (the same float32 values)."""
     blocks, _ = bundle.model.block_stack()
@@ -77,6 +114,10 @@ def main(argv: list[str] | None = None) -> None:
           f"median of {args.rounds} alternating rounds")
     print(f"packed copies of the blocks' matrices: "
           f"{block_weight_bytes(bundle) / 2**20:.0f} MiB")
+    if bundle.model.config.backbone == "llama":
+        print(f"{'one row through':>28} {'plain µs':>9} {'packed µs':>10}")
+        for name, (plain, packed) in single_row_products(bundle).items():
+            print(f"{name:>28} {plain:9.1f} {packed:10.1f}")
     print(f"{'variants × tokens':>18} {'packed tok/s':>13} {'plain tok/s':>12} {'packed/plain':>13}")
     for n, new_tokens in args.shapes:
         packed, plain = compare(bundle, n, new_tokens, args.rounds)

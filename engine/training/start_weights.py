@@ -148,7 +148,10 @@ def untie_from_start(model: torch.nn.Module, start: torch.nn.Module) -> None:
     ours, theirs = _head_settings(model), _head_settings(start)
     if getattr(ours, "tie_embeddings", True) or not getattr(theirs, "tie_embeddings", False):
         return
-    embedding = start.get_submodule("backbone").token_embedding.weight  # [V, D]
+    token_embedding = getattr(start.get_submodule("backbone"), "token_embedding", None)
+    if not isinstance(token_embedding, torch.nn.Embedding):
+        return
+    embedding = token_embedding.weight  # [V, D]
     with torch.no_grad():
         for name, parameter in model.get_submodule("head").named_parameters():
             if (name == "proj.weight" or name.endswith(".proj.weight")) and parameter.shape == embedding.shape:

@@ -13,12 +13,15 @@ deep-copied or saved), in a map whose entry dies with the weight.
 Only inference (no autograd), float32 CPU tensors take this path; everything else — training,
 other devices, half precision — is the plain product. The sums run in another order, so outputs
 differ from it by float rounding (~1e-6), never more.
+
+A model loaded only to generate can drop the plain copies of its Llama blocks' weights and keep the packed
+ones alone (`keep_packed_only`): the packed layout holds the same numbers, and those products read nothing else.
 """
 
 from __future__ import annotations
 
 import weakref
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
 import torch
@@ -117,6 +120,38 @@ def linear(hidden: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
     prepacked weight for every row count. Unlike GPT-2's smaller matrices (`project`), a single row is faster
     packed too at SmolLM2's sizes: on two threads, 130 against 204 µs for the [960, 576] query-key-value
     product, 367 against 641 µs for the [3072, 576] gate-and-up one (docs/decoding_speed.md)."""
+    if weight.is_mkldnn:  # kept packed only (`keep_packed_only`)
+        return _packed_product(hidden, weight, None)
     if not packs(weight, hidden):
         return F.linear(hidden, weight)
     return _packed_product(hidden, packed_weight(weight), None)
+
+
+def keep_packed_only(layers: Iterable[nn.Linear]) -> int:
+    """Replace each bias-free float32 CPU layer's weight [V, D] by its packed copy, for a model loaded only to
+    generate (the app's, the CLI's): the plain copy is then never read, and dropping it halves what the
+    products hold (405 MiB for SmolLM2's 30 blocks). The packed copy holds the same numbers (`to_dense()`
+    gives the weight back exactly) but only `linear` can use it: such a layer no longer trains, exports or
+    moves to another device. Layers in another dtype or on another device are left as they are. Returns
+    the bytes freed."""
+    if not torch._C._has_mkldnn:
+        return 0
+    freed = 0
+    with torch.no_grad():
+        for layer in layers:
+            weight = layer.weight
+            plain_cpu_float = weight.device.type == "cpu" and weight.dtype == torch.float32 and not weight.is_mkldnn
+            if not plain_cpu_float or layer.bias is not None:
+                continue
+            packed = packed_weight(weight)  # the copy a warm-up decode made, if it did
+            layer.weight = nn.Parameter(packed, requires_grad=False)
+            freed += weight.numel() * weight.element_size()
+    return freed
+
+
+def keep_packed_weights_only(model: nn.Module) -> int:
+    """For a model loaded only to generate, on the CPU: drop the plain copies of its block weights where its
+    backbone keeps packed ones (a Llama in float32: 405 MiB for SmolLM2); returns the bytes freed. Other
+    backbones keep theirs (GPT-2's single rows run faster on the plain weight)."""
+    release = getattr(getattr(model, "backbone", None), "keep_packed_weights_only", None)
+    return int(release()) if release is not None else 0

@@ -158,6 +158,14 @@ class LlamaBackbone(nn.Module):
         cache.weights = self.block_weights()
         return cache
 
+    def keep_packed_weights_only(self) -> int:
+        """For a model loaded only to generate on the CPU: each block's four products keep oneDNN's packed
+        weight alone (engine/packed_linear.py `keep_packed_only`); returns the bytes freed. The blocks then
+        neither train nor export nor move to another device."""
+        blocks = self.block_list()
+        layers = [layer for b in blocks for layer in (b.qkv, b.attn_out, b.gate_up, b.down)]
+        return packed_linear.keep_packed_only(layers)
+
     def block_weights(self) -> list[BlockWeights]:
         return [BlockWeights.of(block) for block in self.block_list()]
 

@@ -22,6 +22,7 @@ from engine.decoding.runtime_choice import RUNNERS
 from engine.lm.family import lm_tasks
 from engine.loaded_model import GenerationRequest, LoadedModel
 from engine.model import LanguageModel
+from engine.packed_linear import keep_packed_weights_only
 from engine.prompt_join import stream_after_prompt
 from engine.selection.stream import ScorerChoice
 from engine.tokenizer import VariorumTokenizer
@@ -58,6 +59,8 @@ class LanguageLoadedModel(LoadedModel):
                 self.runtime, self.runner = graphed.name, graphed
             self.runtime_note = "; ".join(filter(None, [self.runtime_note, note]))
         self._warm_up()
+        if device.type == "cpu":  # torch decodes here too when auto measures it faster than the export
+            keep_packed_weights_only(bundle.model)
 
     def _warm_up(self) -> None:
         """One two-token decode of two rows while loading, so the first request's first token does not

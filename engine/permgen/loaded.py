@@ -30,6 +30,7 @@ from engine.data.text import normalize
 from engine.data.truecase import CaseTable
 from engine.decoding.stream import DecodeStream
 from engine.loaded_model import GenerationRequest, LoadedModel
+from engine.packed_linear import keep_packed_weights_only
 from engine.permgen.beam_decode import BeamPermGenStream
 from engine.permgen.bundle import PermGenBundle
 from engine.permgen.control import OrderControl
@@ -68,6 +69,8 @@ class PermGenLoadedModel(LoadedModel):
             choice = choose_runtime(bundle.path, bundle.model.kind, runtime, device,
                                     lambda graphs: OnnxSeq2SeqRunner(graphs, decoder))
             self.runtime, self.runner, self.runtime_note = choice.name, choice.runner, choice.note
+        if device.type == "cpu" and not isinstance(model, PermGenModel):  # the decoder-only layout decodes with torch
+            keep_packed_weights_only(model)
 
     @property
     def capabilities(self) -> Capabilities:

@@ -1,4 +1,5 @@
-"""Prepacked products: the same as nn.Linear and addmm, repacked whenever the weight changes."""
+"""Prepacked products: the same as nn.Linear and addmm, repacked whenever the weight changes; a Llama kept packed
+only computes what it did."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ import copy
 import torch
 import torch.nn.functional as F
 
-from engine.packed_linear import PackedLinear, one_product_per_input, packed_weight, project
+from engine.backbones.llama import LlamaBackbone
+from engine.config import ModelConfig
+from engine.packed_linear import PackedLinear, keep_packed_weights_only, one_product_per_input, packed_weight, project
 
 
 def test_inference_equals_the_plain_product_and_training_keeps_autograd() -> None:
@@ -85,3 +88,33 @@ def test_a_llama_block_product_is_packed_for_a_single_row_too() -> None:
                                        atol=1e-5, rtol=1e-5)
             assert (id(weight), False) in packed_linear._packed
             packed_linear._packed.pop((id(weight), False))
+
+
+def _tiny_llama() -> LlamaBackbone:
+    torch.manual_seed(0)
+    config = ModelConfig(vocab_size=50, n_layer=2, n_head=4, n_kv_head=2, n_embd=32, block_size=32, backbone="llama")
+    return LlamaBackbone(config).eval()
+
+
+def test_a_llama_kept_packed_only_computes_the_same_and_frees_the_plain_weights() -> None:
+    backbone = _tiny_llama()
+    ids = torch.tensor([[3, 7, 1, 9, 4]])
+    down = backbone.block_list()[0].down.weight.detach().clone()  # [D, F]
+    with torch.no_grad():
+        before = backbone(ids)  # [1, 5, D]
+        plain_bytes = sum(layer.weight.numel() * 4 for block in backbone.block_list()
+                          for layer in (block.qkv, block.attn_out, block.gate_up, block.down))
+        assert backbone.keep_packed_weights_only() == plain_bytes
+        assert all(block.gate_up.weight.is_mkldnn and block.qkv.weight.is_mkldnn for block in backbone.block_list())
+        assert backbone.keep_packed_weights_only() == 0  # already packed: nothing more to free
+        torch.testing.assert_close(backbone(ids), before, atol=1e-5, rtol=1e-5)
+        cache = backbone.new_cache(1)
+        torch.testing.assert_close(backbone.decode(ids, cache), before, atol=1e-5, rtol=1e-5)  # the cached step too
+    assert torch.equal(backbone.block_list()[0].down.weight.to_dense(), down)  # the same numbers, only laid out anew
+
+
+def test_only_float32_cpu_weights_are_kept_packed_only() -> None:
+    backbone = _tiny_llama().to(torch.bfloat16)
+    assert keep_packed_weights_only(torch.nn.ModuleDict({"backbone": backbone})) == 0
+    assert not backbone.block_list()[0].qkv.weight.is_mkldnn
+    assert keep_packed_weights_only(torch.nn.Linear(4, 4, bias=False)) == 0  # no backbone, nothing to release

@@ -121,6 +121,9 @@ def linear(hidden: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
     packed too at SmolLM2's sizes: on two threads, 130 against 204 µs for the [960, 576] query-key-value
     product, 367 against 641 µs for the [3072, 576] gate-and-up one (docs/decoding_speed.md)."""
     if weight.is_mkldnn:  # kept packed only (`keep_packed_only`)
+        if hidden.requires_grad and torch.is_grad_enabled():  # oneDNN's product has no backward: it would be wrong
+            raise RuntimeError("this model was loaded only to generate (its block weights are kept packed): it can "
+                               "score under torch.no_grad() but not train; load the bundle again to train it")
         return _packed_product(hidden, weight, None)
     if not packs(weight, hidden):
         return F.linear(hidden, weight)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 
+import pytest
 import torch
 import torch.nn.functional as F
 
@@ -118,3 +119,10 @@ def test_only_float32_cpu_weights_are_kept_packed_only() -> None:
     assert keep_packed_weights_only(torch.nn.ModuleDict({"backbone": backbone})) == 0
     assert not backbone.block_list()[0].qkv.weight.is_mkldnn
     assert keep_packed_weights_only(torch.nn.Linear(4, 4, bias=False)) == 0  # no backbone, nothing to release
+
+
+def test_a_llama_kept_packed_only_refuses_to_train_rather_than_give_wrong_gradients() -> None:
+    backbone = _tiny_llama()
+    backbone.keep_packed_weights_only()
+    with pytest.raises(RuntimeError, match="loaded only to generate"):
+        backbone(torch.tensor([[3, 7]]))  # the embedding's weight wants a gradient

@@ -89,7 +89,9 @@ def shares_table(report: dict[str, Any]) -> list[str]:
 
 
 PARAGRAPH_COLUMNS = [
-    ("PPL", "ppl_natural", 1.0), ("top-1 B-4", "top1_bleu_4", 100.0), ("oracle B-4", "oracle_bleu_4", 100.0),
+    ("PPL", "ppl_natural", 1.0), ("PPL/word", "ppl_natural_word", 1.0), ("Order %", "order_followed", 100.0),
+    ("Title twice %", "title_word_repeated", 100.0), ("top-1 B-4", "top1_bleu_4", 100.0),
+    ("oracle B-4", "oracle_bleu_4", 100.0),
     ("Self-B-3", "pairwise_self_bleu_3", 100.0), ("Self-B-4", "pairwise_self_bleu_4", 100.0),
     ("Dist-2", "distinct_2", 100.0), ("Dist-3", "distinct_3", 100.0), ("Ent-1", "entropy_1", 1.0),
     ("Ent-2", "entropy_2", 1.0), ("Ent-3", "entropy_3", 1.0), ("Ent-4", "entropy_4", 1.0),
@@ -111,7 +113,11 @@ SEQ2SEQ_NOTES = {
                   "(candidates unlike the source and one another), the share of the source's content words kept, "
                   "Distinct-n per text, BLEU-4 and ROUGE F1 of the first candidate against the reference(s); "
                   "×100 except Rewrites. BERTScore is not computed. Human: the references against their sources.",
-    "paragraph": "PPL: natural-order perplexity per target token on every paragraph of the split. PermGen §5.4 / "
+    "paragraph": "PPL: natural-order perplexity per target token on every paragraph of the split; PPL/word: the same "
+                 "per word of the target (each paragraph's end a word), comparable across tokenizers. Order: the "
+                 "share of candidates that follow a full sentence order asked for (every sentence written, ended as "
+                 "a sentence, the paragraph ended on its own). Title twice: the share of stories with a sentence "
+                 "that says a title word twice. PermGen §5.4 / "
                  "Tables 2 and 7: top-1 (Eq. 8 rank 1) and oracle (best of K by sentence BLEU) corpus "
                  "BLEU-4, pairwise Self-BLEU among a source's K candidates, Distinct-n and Entropy-n (nats) pooled "
                  "over all candidates; seq-rep-4: the share of a text's 4-grams that repeat an earlier 4-gram "

@@ -14,7 +14,9 @@ index. Metrics (engine/metrics, one definition each): top-1 BLEU-4 (corpus BLEU 
 candidates), oracle BLEU-4 (per source the candidate with the best sentence BLEU, then corpus
 BLEU), pairwise Self-BLEU-3/4 (mean sentence BLEU over ordered pairs of one source's K
 candidates), Distinct-2/3 and Entropy-1..4 over all candidates pooled (Li et al. 2016 / Zhang
-et al. 2018 as PermGen Table 7). METEOR and CIDEr (PermGen Table 7) are not computed.
+et al. 2018 as PermGen Table 7). METEOR and CIDEr (PermGen Table 7) are not computed. Added for writers
+(engine/evaluation/story_checks.py): perplexity per word, the share of candidates that keep a sentence
+order asked for (a second pass over the same sources) and the share that say a title word twice in a sentence.
 
 **Paraphrases** (task paraphrase; sentence → K alternatives): quality of the first candidate
 against the reference(s) — corpus BLEU-4 and ROUGE-1/2/L F1 (TurkCorpus: all 8 references);
@@ -31,7 +33,6 @@ counts as an unchanged sentence.
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -49,6 +50,12 @@ from engine.evaluation.decoders import check_decoders, parse_decoder
 from engine.evaluation.protocols import ProtocolConfig
 from engine.evaluation.report import display_name
 from engine.evaluation.splits import EvalSplit
+from engine.evaluation.story_checks import (
+    human_title_word_repeated,
+    order_followed,
+    split_perplexity,
+    title_word_repeated,
+)
 from engine.front_door import GenerationRequest
 from engine.loaded_model import LoadedModel
 from engine.metrics.bleu import pairwise_self_bleu, top1_and_oracle_bleu
@@ -64,8 +71,6 @@ from engine.metrics.paraphrase import (
 )
 from engine.metrics.repetition import seq_rep_n
 from engine.permgen.bundle import PermGenBundle, load_permgen_bundle
-from engine.permgen.data import encode_examples
-from engine.permgen.heldout import target_nll
 from engine.permgen.loaded import PermGenLoadedModel
 
 Progress = Callable[[int], None]
@@ -94,15 +99,14 @@ def paragraph_words(variant: Variant) -> Words:
 def paragraph_candidates(
     model: PermGenLoadedModel, split: EvalSplit, settings: DecodeConfig, k: int, beam_width: int, seed: int,
     max_sources: int | None, progress: Progress,
-) -> tuple[list[list[Words]], list[Words]]:
+) -> tuple[list[list[Variant]], list[Words]]:
     """(per source the K candidates ranked by Eq. 8, per source the target paragraph)."""
     lowercase = model.permgen.model.config.lowercase
     candidates, targets = [], []
     for i, example in enumerate(split.examples[: sources_of(split, max_sources)]):
         request = GenerationRequest(task=split.task, title=example.title, keywords=list(example.keywords), n=k,
                                     decode=settings.with_seed(seed + i * k), beam_width=beam_width)
-        ranked = sorted(_candidates(model, request), key=lambda v: getattr(v, "rank", v.index))
-        candidates.append([paragraph_words(v) for v in ranked])
+        candidates.append(sorted(_candidates(model, request), key=lambda v: getattr(v, "rank", v.index)))
         targets.append(normalize(" ".join(example.sentences), lowercase).split())
         progress(1)
     return candidates, targets
@@ -118,15 +122,6 @@ def paragraph_metrics(candidates: Sequence[Sequence[Words]], targets: Sequence[W
         result[f"pairwise_self_bleu_{n}"] = pairwise_self_bleu(candidates, n) if several else None
     result.update(corpus_diversity(pooled))
     return result
-
-
-def split_perplexity(bundle: PermGenBundle, split: EvalSplit, batch_size: int = 32) -> float:
-    """Natural-order perplexity per target token of the bundle on every paragraph of the split (the
-    trainer's measure, engine/permgen/heldout.py; sentences cut to the model's length as in training)."""
-    config = bundle.model.config
-    data = encode_examples(split.examples, bundle.tokenizer, config.max_source_len, config.max_sentence_len,
-                           lowercase=config.lowercase, task=config.task, source_form=config.paraphrase_source)
-    return math.exp(target_nll(bundle.model, data, batch_size))
 
 
 def corpus_diversity(texts: Sequence[Words]) -> dict[str, float | None]:
@@ -192,7 +187,7 @@ def evaluate_seq2seq(
     model = PermGenLoadedModel(bundle, next(bundle.model.parameters()).device)
     model.use_training_words(train_words)
     result = {}
-    perplexity = split_perplexity(bundle, split) if task != "paraphrase" else None
+    perplexity = split_perplexity(bundle, split) if task != "paraphrase" else {}
     for spec, settings in specs:
         if task == "paraphrase":
             outs, sources, refs = paraphrase_candidates(model, split, settings, k, beam_width, seed, max_sources,
@@ -200,8 +195,13 @@ def evaluate_seq2seq(
             result[spec] = paraphrase_metrics(outs, sources, refs)
             texts = [o for group in outs for o in group]
         else:
-            cands, targets = paragraph_candidates(model, split, settings, k, beam_width, seed, max_sources, progress)
-            result[spec] = {**paragraph_metrics(cands, targets), "ppl_natural": perplexity}
+            variants, targets = paragraph_candidates(model, split, settings, k, beam_width, seed, max_sources,
+                                                     progress)
+            cands = [[paragraph_words(v) for v in group] for group in variants]
+            result[spec] = {**paragraph_metrics(cands, targets), **perplexity,
+                            "title_word_repeated": title_word_repeated(split, variants),
+                            "order_followed": order_followed(model, split, settings, k, seed,
+                                                             sources_of(split, max_sources), progress)}
             texts = [" ".join(c) for group in cands for c in group]
         if train_words is not None:
             real = model.real_words().speller(source_texts(split, max_sources)).words.members
@@ -230,7 +230,8 @@ def human_seq2seq(split: EvalSplit, max_sources: int | None, lowercase: bool = T
                 "distinct_corpus_2": distinct_n_corpus(refs, 2), "mean_words": sum(map(len, refs)) / len(refs),
                 "sources": count}
     targets = [normalize(" ".join(e.sentences), lowercase).split() for e in split.examples[:count]]
-    return {**corpus_diversity(targets), "sources": count}
+    return {**corpus_diversity(targets), "title_word_repeated": human_title_word_repeated(split, count),
+            "sources": count}
 
 
 def run_seq2seq(
@@ -241,7 +242,8 @@ def run_seq2seq(
     bundles = [load_permgen_bundle(path, resolve_device(args.device)) for path in args.bundles]
     for bundle in bundles:
         check_decoders(bundle.model.head.capabilities(), config.decoders)
-    total = sources_of(split, config.max_sources) * len(config.decoders) * len(bundles)
+    passes = 1 if split.task == "paraphrase" else 2  # paragraphs: the model's own order, then an asked one
+    total = sources_of(split, config.max_sources) * len(config.decoders) * len(bundles) * passes
     entries = []
     with tqdm(total=total, desc="eval", unit="source", file=sys.stderr) as bar:
         for bundle in bundles:

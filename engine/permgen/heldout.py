@@ -37,7 +37,7 @@ def target_nll(model: PermGenNetwork[Any], data: list[EncodedExample], batch_siz
     total, count = 0.0, 0
     end = min(len(data), max_examples) if max_examples else len(data)
     size = batch_size if runner is None else 1
-    with eval_mode(model), torch.no_grad():
+    with eval_mode(model):
         for start in range(0, end, size):
             chunk = data[start : min(start + size, end)]
             # no groups: the marginal NLL, also for tagged training examples

@@ -77,7 +77,8 @@ def test_top1_is_the_rank_one_candidate_and_oracle_the_best(
     settings = DecodeConfig(top_p=0.9, max_new_tokens=6)
     counted: list[int] = []
     model = PermGenLoadedModel(bundle, torch.device("cpu"))
-    candidates, targets = paragraph_candidates(model, split, settings, 3, 1, 10, 2, counted.append)
+    variants, targets = paragraph_candidates(model, split, settings, 3, 1, 10, 2, counted.append)
+    candidates = [[paragraph_words(v) for v in group] for group in variants]
     assert counted == [1, 1] and len(candidates) == 2 and all(len(c) == 3 for c in candidates)
     for i, example in enumerate(split.examples[:2]):  # source i: the app's stream with base seed 10 + 3i
         source = bundle.tokenizer.encode(format_source(example.title, example.keywords))
@@ -151,8 +152,14 @@ def test_story_report_perplexity_is_the_held_out_nll_on_every_split_paragraph(
     data = encode_examples(split.examples, bundle.tokenizer, config.max_source_len, config.max_sentence_len,
                            lowercase=config.lowercase, task=config.task)
     expected = math.exp(target_nll(bundle.model, data, 1))  # one example a batch: no padding in play
+    # per word: the summed NLL (marks and the end included) over whitespace words, each paragraph's end one more
+    tokens = sum(sum(len(s) + 2 for s in e.sentences) + 1 for e in data)
+    words = sum(len(" ".join(e.sentences).lower().split()) + 1 for e in split.examples)
     for metrics in report["bundles"][0]["result"]["seq2seq"].values():
         assert metrics["ppl_natural"] == pytest.approx(expected, rel=1e-4)
+        assert metrics["ppl_natural_word"] == pytest.approx(expected ** (tokens / words), rel=1e-4)
+        assert 0 <= metrics["order_followed"] <= 1 and 0 <= metrics["title_word_repeated"] <= 1
+    assert 0 <= report["human"]["seq2seq"]["title_word_repeated"] <= 1
     assert len(split.examples) == 4 > report["human"]["seq2seq"]["sources"]  # PPL reads all, decoding 2
 
 

@@ -16,8 +16,9 @@ layout. Task "paraphrase" is a
 sentence → paraphrase model (engine/permgen/paraphrase.py): its target is one "sentence" ⟨B-1⟩ …
 ⟨E-1⟩ ⟨EOP⟩, so π-SGD has a single order and hierarchical positions reduce to in-sentence
 positions (the marks cost two forced tokens and keep one model, trainer and decoder for all tasks).
-A paraphrase model reads the sentence itself or, with `paraphrase_source="content_words"`, only its
-content words (engine/permgen/content_words.py). `pair_min_content_kept` / `pair_max_similarity` train
+A paraphrase model reads the sentence itself, or with `paraphrase_source="content_words"` only its
+content words, or with "instruction" the sentence after an instruction to paraphrase it
+(engine/permgen/content_words.py). `pair_min_content_kept` / `pair_max_similarity` train
 it on the pairs that really rephrase (engine/permgen/rephrasings.py).
 """
 
@@ -51,7 +52,7 @@ class PermGenConfig:
     task: str = "story"
     lowercase: bool = True  # sources are lowercased and word-tokenized like the training data
     positions: str = ""  # the layout's own when "": hierarchical; "absolute" = plain BART (Table 2 baseline)
-    paraphrase_source: str = "sentence"  # or "content_words": what a paraphrase model reads (content_words.py)
+    paraphrase_source: str = "sentence"  # or "content_words" / "instruction": what a paraphrase model reads
     # Paraphrase training pairs kept (rephrasings.py): content kept ≥ the first, word similarity ≤ the second.
     pair_min_content_kept: float = 0.0
     pair_max_similarity: float = 1.0

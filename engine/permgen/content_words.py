@@ -22,6 +22,10 @@ the words that carry the sentence's meaning and writes a whole sentence around t
 Its training data is (a) the sentences of ordinary prose read as sentence → itself pairs, and (b)
 real paraphrase pairs A → B; with this source both become "these words → a sentence that says
 them", and (b) adds the rewordings that (a) cannot teach.
+
+A model on a pretrained instruction-tuned base may read instead the sentence after an instruction it already
+follows (`paraphrase_source: "instruction"`, `PARAPHRASE_INSTRUCTION` then the sentence): the fine-tune then
+starts from what the base does when asked to paraphrase rather than from a bare sentence it would continue.
 """
 
 from __future__ import annotations
@@ -30,7 +34,8 @@ import random
 
 from engine.data.text import normalize
 
-SOURCE_FORMS = ("sentence", "content_words")
+SOURCE_FORMS = ("sentence", "content_words", "instruction")
+PARAPHRASE_INSTRUCTION = "Paraphrase this sentence:"
 SHUFFLE_DISTANCE = 3
 
 LIGHT_WORDS = frozenset([
@@ -63,4 +68,6 @@ def paraphrase_source(sentence: str, form: str, lowercase: bool = False) -> str:
         raise ValueError(f"paraphrase source form must be one of {list(SOURCE_FORMS)}, got {form!r}")
     if form == "content_words":
         return " ".join(content_words(sentence, lowercase))
+    if form == "instruction":
+        return f"{normalize(PARAPHRASE_INSTRUCTION, lowercase)} {normalize(sentence, lowercase)}"
     return normalize(sentence, lowercase)

@@ -50,6 +50,7 @@ def test_the_source_forms() -> None:
     assert paraphrase_source(sentence, "sentence") == "She walked to the store ."
     assert paraphrase_source(sentence, "sentence", lowercase=True) == "she walked to the store ."
     assert paraphrase_source(sentence, "content_words") == "She walked store"
+    assert paraphrase_source(sentence, "instruction") == "Paraphrase this sentence : She walked to the store ."
     with pytest.raises(ValueError, match="must be one of"):
         paraphrase_source(sentence, "lemmas")
 

@@ -16,9 +16,8 @@ from pathlib import Path
 
 from engine.benchmarks.head_compare import default_train_files
 from engine.bundles.bundle import load_bundle
-from engine.cli.generate_flags import decode_from_flags, model_starts
+from engine.cli.generate_flags import decode_from_flags, model_starts, unset_fields
 from engine.cli_args import add_decode_flags
-from engine.decode_fields import FIELDS, NotOffered
 from engine.front_door import Engine, GenerationRequest
 from engine.perplexity import held_out_documents
 
@@ -43,9 +42,7 @@ def main(argv: list[str] | None = None) -> None:
                if (pair := opening_and_ending(story)) is not None][: args.stories]
     model = Engine().load(args.bundle, device="cpu")
     decode = decode_from_flags(args)
-    unset = [field for field in FIELDS
-             if not isinstance(field.flag, NotOffered) and getattr(args, field.flag.dest) is None]
-    decode = decode.replace(**model_starts(unset, model.capabilities, decode.flat_sampling))
+    decode = decode.replace(**model_starts(unset_fields(args), model.capabilities, decode.flat_sampling))
     decode = decode.replace(max_new_tokens=min(decode.max_new_tokens, args.max_new_tokens_cap))
     print(f"{args.bundle} · {len(stories)} held-out openings · {decode.active_fields()}")
     for number, (opening, ending) in enumerate(stories, 1):

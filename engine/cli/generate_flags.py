@@ -57,12 +57,16 @@ def fit_to_model(args: argparse.Namespace, decode: DecodeConfig, capabilities: C
     if ignored:
         raise ValueError(f"this {' / '.join(capabilities.tasks)} model ({capabilities.head.name} head) does not use "
                          f"{', '.join(ignored)}; leave them out")
-    unset = [field for field in FIELDS
-             if not isinstance(field.flag, NotOffered) and getattr(args, field.flag.dest) is None]
-    starts = model_starts(unset, capabilities, decode.flat_sampling)
+    starts = model_starts(unset_fields(args), capabilities, decode.flat_sampling)
     if not drafts_apply(args):  # a paraphrase or a beam has no drafts to choose among: one each, as the app sends
         starts[DRAFTS.name] = DRAFTS.off
     return decode.replace(**starts) if starts else decode
+
+
+def unset_fields(args: argparse.Namespace) -> list[DecodeField[Any]]:
+    """The decoding fields whose flags `args` leaves unset (their start may depend on the model)."""
+    return [field for field in FIELDS
+            if not isinstance(field.flag, NotOffered) and getattr(args, field.flag.dest) is None]
 
 
 def drafts_apply(args: argparse.Namespace) -> bool:

@@ -208,3 +208,19 @@ def test_turkcorpus_report_scores_against_all_eight_rewrites(
     split = load_split("turkcorpus", data_root)
     assert split.pairs[1] == ("He went home early .", "He left for home early . ( 0 )")
     assert len(split.references[1]) == 8 and split.references[1][7] == "He left for home early . ( 7 )"
+
+
+def test_held_out_paragraphs_prints_each_inputs_variants_beside_the_human_text(
+    pg_bundles: dict[str, Path], data_root: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    from engine.benchmarks import held_out_paragraphs
+
+    held_out_paragraphs.main(["--bundle", str(pg_bundles["story"]), "--count", "2", "--candidates", "2",
+                              "--data-root", str(data_root), "--split-fraction", "0.99", "--max-new-tokens", "6"])
+    out = capsys.readouterr().out
+    split = load_split("rocstories_story", data_root, 0.99)
+    assert "[2]" in out and "[3]" not in out and out.count("  model: ") == 4
+    assert f"  human: {' '.join(split.examples[1].sentences)}" in out
+    held_out_paragraphs.main(["--bundle", str(pg_bundles["para"]), "--count", "1", "--data-root", str(data_root),
+                              "--max-new-tokens", "6"])
+    assert "  human: " in capsys.readouterr().out

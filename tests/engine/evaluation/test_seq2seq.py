@@ -224,3 +224,16 @@ def test_held_out_paragraphs_prints_each_inputs_variants_beside_the_human_text(
     held_out_paragraphs.main(["--bundle", str(pg_bundles["para"]), "--count", "1", "--data-root", str(data_root),
                               "--max-new-tokens", "6"])
     assert "  human: " in capsys.readouterr().out
+
+
+def test_prefix_use_scores_each_target_after_its_own_another_and_no_source(
+    pg_bundles: dict[str, Path], data_root: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    from engine.benchmarks import prefix_use
+
+    prefix_use.main(["--bundle", str(pg_bundles["story"]), "--count", "2", "--data-root", str(data_root),
+                     "--split-fraction", "0.99"])
+    lines = capsys.readouterr().out.splitlines()
+    assert "2 held-out targets" in lines[0] and len(lines) == 4
+    nlls = [float(line.rsplit(": ", 1)[1]) for line in lines[1:]]
+    assert all(n > 0 for n in nlls) and len(set(nlls)) > 1  # an untrained model still reads its source somewhat

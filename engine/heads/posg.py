@@ -68,6 +68,7 @@ class POSGHead(OutputHead):
         self.register_buffer("membership", torch.zeros(len(self.tags), vocab_size, dtype=torch.bool))
         self._pairs_cache: tuple[int, int, torch.device, torch.Tensor, torch.Tensor] | None = None
         self._groups_cache: tuple[tuple[int, int, int, torch.device], list[int], list[torch.Tensor]] | None = None
+        self._members_cache: tuple[tuple[int, int, torch.device, torch.dtype], torch.Tensor] | None = None
 
     @property
     def num_groups(self) -> int:
@@ -116,10 +117,29 @@ class POSGHead(OutputHead):
         return F.log_softmax(self.logits(hidden).masked_fill(~mask, NEG_INF), dim=-1)  # −inf outside V_ρ
 
     def allowed_group_mass(self, hidden: torch.Tensor, steps: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
-        """log p(A | ρ) [N, G] from one projection (groups overlap: a [N, G, V] mask of the logits)."""
-        in_group = self.logits(hidden)[:, None, :].masked_fill(~self.membership[None], NEG_INF)  # [N, G, V]
-        return torch.logsumexp(in_group.masked_fill(~allowed[:, None, :], NEG_INF), dim=-1) - torch.logsumexp(
-            in_group, dim=-1)
+        """log p(A | ρ) [N, G] from one projection: each group's mass of allowed tokens over its whole mass, both
+        as products of the row's exponentiated logits [N, V] with the membership [V, G] (groups overlap, so no
+        scatter). In float64, where e^(z − max) vanishes only 745 nats below the row's top token; a row where a
+        group that has tokens still gets no mass falls back to the [N, G, V] logsumexp. An empty group gives
+        NaN (0 / 0) either way, as before."""
+        logits = self.logits(hidden)  # [N, V]
+        weights = torch.exp((logits - logits.amax(dim=-1, keepdim=True)).double())  # [N, V], top token 1
+        members = self._members_by_group(weights.dtype)  # [V, G]
+        whole = weights @ members  # [N, G]
+        kept = weights.masked_fill(~allowed, 0.0) @ members
+        underflow = (whole == 0) & self.membership.any(dim=-1)[None, :]
+        if bool(underflow.any()):
+            in_group = logits[:, None, :].masked_fill(~self.membership[None], NEG_INF)  # [N, G, V]
+            return torch.logsumexp(in_group.masked_fill(~allowed[:, None, :], NEG_INF), dim=-1) - torch.logsumexp(
+                in_group, dim=-1)
+        return (kept.log() - whole.log()).to(logits.dtype)
+
+    def _members_by_group(self, dtype: torch.dtype) -> torch.Tensor:
+        """The membership as a [V, G] matrix of `dtype`, remade when the mask changes."""
+        key = (*self._membership_key(), dtype)
+        if self._members_cache is None or self._members_cache[0] != key:
+            self._members_cache = (key, self.membership.to(dtype).T.contiguous())
+        return self._members_cache[1]
 
     # ----- training (Eq. 4) --------------------------------------------------------------
     def token_nll_given_groups(

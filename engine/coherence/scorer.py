@@ -86,14 +86,27 @@ def share_equal_weights(model: torch.nn.Module, source: torch.nn.Module) -> int:
     theirs = dict(source.named_parameters())
     shared = 0
     with torch.no_grad():
-        for name, mine in model.named_parameters():
+        for name, mine in list(model.named_parameters()):
             other = theirs.get(name)
             if other is None or other.shape != mine.shape or other.dtype != mine.dtype or other.device != mine.device:
                 continue
-            if other.data_ptr() == mine.data_ptr() or torch.equal(other, mine):  # shared already, or equal
+            if other.is_mkldnn or mine.is_mkldnn:  # a model loaded to generate keeps a packed copy only
+                shared += _share_packed(model, name, mine, other)
+            elif other.data_ptr() == mine.data_ptr() or torch.equal(other, mine):  # shared already, or equal
                 mine.data = other.data
                 shared += mine.numel()
     return shared
+
+
+def _share_packed(model: torch.nn.Module, name: str, mine: torch.Tensor, other: torch.nn.Parameter) -> int:
+    """Make `model`'s parameter `name` the source's packed one (engine/packed_linear.py `keep_packed_only`) where
+    it holds the same numbers; a packed copy cannot lend its storage, so the parameter itself is shared (the
+    scorer reads it under no_grad, through the same packed products). Returns the values now shared."""
+    if mine is other or mine.is_mkldnn or not torch.equal(other.to_dense(), mine):
+        return mine.numel() if mine is other else 0
+    owner, _, leaf = name.rpartition(".")
+    setattr(model.get_submodule(owner), leaf, other)
+    return mine.numel()
 
 
 def save_scorer(folder: Path, score: LinearScore, record: ScorerRecord) -> None:

@@ -111,3 +111,22 @@ def test_an_imported_models_fingerprint_names_its_weights_not_its_folder(tmp_pat
         (folder / "config.json").write_text(json.dumps(config))
         prints.append(model_fingerprint(folder))
     assert prints[0] == prints[1]
+
+
+def test_a_source_kept_packed_only_lends_its_packed_weights_where_they_are_equal() -> None:
+    """A Continue model loaded to generate holds its blocks' weights packed only; the scorer shares those."""
+    from engine.packed_linear import keep_packed_only, linear
+
+    torch.manual_seed(0)
+    source = torch.nn.Sequential(torch.nn.Linear(8, 16, bias=False), torch.nn.Linear(16, 8, bias=False))
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16, bias=False), torch.nn.Linear(16, 8, bias=False))
+    model.load_state_dict(source.state_dict())
+    with torch.no_grad():
+        model[1].weight.add_(1.0)  # the scorer's second layer differs
+        first = model[0].weight.detach().clone()
+    keep_packed_only([source[0], source[1]])
+    assert share_equal_weights(model, source) == 8 * 16
+    assert model[0].weight is source[0].weight and not model[1].weight.is_mkldnn
+    with torch.no_grad():
+        row = torch.randn(1, 8)
+        torch.testing.assert_close(linear(row, model[0].weight), row @ first.T, atol=1e-5, rtol=1e-5)

@@ -18,8 +18,7 @@ from engine.benchmarks.held_out_paragraphs import TASK_SPLITS
 from engine.evaluation.splits import DEFAULT_FRACTION, load_split
 from engine.permgen.bundle import load_permgen_bundle
 from engine.permgen.data import encode_examples
-from engine.permgen.heldout import target_nll
-from engine.permgen.marks import mark_target
+from engine.permgen.heldout import target_nll, target_tokens
 from engine.permgen.model import EncodedExample
 from engine.permgen.network import PermGenNetwork
 from engine.permgen.text import format_source
@@ -27,7 +26,7 @@ from engine.permgen.text import format_source
 
 def summed_nll(model: PermGenNetwork[Any], examples: list[EncodedExample]) -> float:
     """The NLL of `examples`' targets summed over all their tokens (one example a batch: no padding)."""
-    tokens = sum(len(mark_target(e.sentences, range(1, len(e.sentences) + 1))) for e in examples)
+    tokens = target_tokens(examples)
     return target_nll(model, examples, 1) * tokens
 
 

@@ -28,8 +28,7 @@ from engine.metrics.story import follows_order, repeats_title_word, share
 from engine.permgen.bundle import PermGenBundle
 from engine.permgen.data import DataStats, encode_examples, target_sentences
 from engine.permgen.decode import FINISH_EOP
-from engine.permgen.heldout import target_nll
-from engine.permgen.marks import mark_target
+from engine.permgen.heldout import target_nll, target_tokens
 from engine.tokenizer import MAX_SENTENCES
 
 Progress = Callable[[int], None]
@@ -43,7 +42,7 @@ def split_perplexity(bundle: PermGenBundle, split: EvalSplit, batch_size: int = 
     data = encode_examples(split.examples, bundle.tokenizer, config.max_source_len, config.max_sentence_len,
                            stats, lowercase=config.lowercase, task=config.task, source_form=config.paraphrase_source)
     nll = target_nll(bundle.model, data, batch_size)  # mean per target token
-    tokens = sum(len(mark_target(e.sentences, range(1, len(e.sentences) + 1))) for e in data)
+    tokens = target_tokens(data)
     words = sum(len(" ".join(target_sentences(e, config.lowercase)).split()) + 1 for e in split.examples)
     return {"ppl_natural": math.exp(nll), "ppl_natural_word": math.exp(nll * tokens / max(words, 1)),
             "cut_sentences": float(stats.cut_sentences)}

@@ -88,8 +88,7 @@ class PermGenFamily:
         from engine.onnx.seq2seq_runner import OnnxSeq2SeqRunner
         from engine.onnx.session import open_graphs
         from engine.permgen.bundle import load_permgen_bundle
-        from engine.permgen.heldout import held_out_examples, target_nll
-        from engine.permgen.marks import mark_target
+        from engine.permgen.heldout import held_out_examples, target_nll, target_tokens
 
         bundle = load_permgen_bundle(directory)
         data = held_out_examples(bundle, files)
@@ -100,7 +99,7 @@ class PermGenFamily:
             runner = OnnxSeq2SeqRunner(graphs, backbone.decoder)
             return math.exp(target_nll(bundle.model, data, 1, natural=True, runner=runner))
 
-        tokens = sum(len(mark_target(e.sentences, range(1, len(e.sentences) + 1))) for e in data)  # 1-based orders
+        tokens = target_tokens(data)
         return HeldOutOnnx(perplexity, len(data), tokens)
 
     def from_checkpoint(self, info: CheckpointInfo) -> tuple[BundledModel, VariorumTokenizer]:

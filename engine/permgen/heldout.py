@@ -16,6 +16,7 @@ import torch
 
 from engine.permgen.bundle import PermGenBundle
 from engine.permgen.data import DataStats, encode_examples, load_examples, split_examples
+from engine.permgen.marks import mark_target
 from engine.permgen.model import EncodedExample
 from engine.permgen.network import PermGenNetwork
 from engine.permgen.permutation import PermutationSampler
@@ -48,6 +49,11 @@ def target_nll(model: PermGenNetwork[Any], data: list[EncodedExample], batch_siz
             total += float(model.token_nll(batch, hidden).sum())
             count += int((batch.targets >= 0).sum())
     return total / max(count, 1)
+
+
+def target_tokens(data: list[EncodedExample]) -> int:
+    """How many tokens `target_nll` scores over `data`: each target's words with its marks and end."""
+    return sum(len(mark_target(e.sentences, range(1, len(e.sentences) + 1))) for e in data)  # 1-based orders
 
 
 def held_out_examples(bundle: PermGenBundle, files: list[Path]) -> list[EncodedExample]:

@@ -15,13 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from engine.benchmarks.held_out_paragraphs import TASK_SPLITS
+from engine.data.paragraphs import ParagraphExample
 from engine.evaluation.splits import DEFAULT_FRACTION, load_split
 from engine.permgen.bundle import load_permgen_bundle
-from engine.permgen.data import encode_examples
-from engine.permgen.heldout import target_nll, target_tokens
+from engine.permgen.heldout import encode_for_bundle, target_nll, target_tokens
 from engine.permgen.model import EncodedExample
 from engine.permgen.network import PermGenNetwork
-from engine.permgen.text import format_source
 
 
 def summed_nll(model: PermGenNetwork[Any], examples: list[EncodedExample]) -> float:
@@ -40,12 +39,10 @@ def main(argv: list[str] | None = None) -> None:
     bundle = load_permgen_bundle(args.bundle)
     config = bundle.model.config
     split = load_split(TASK_SPLITS[config.task], args.data_root, args.split_fraction)
-    data = encode_examples(split.examples[: args.count + 1], bundle.tokenizer, config.max_source_len,
-                           config.max_sentence_len, lowercase=config.lowercase, task=config.task,
-                           source_form=config.paraphrase_source)
+    data = encode_for_bundle(bundle, split.examples[: args.count + 1])
     own, targets = data[:-1], [e.sentences for e in data[:-1]]
     other = [EncodedExample(data[i + 1].source, t) for i, t in enumerate(targets)]
-    blank = bundle.tokenizer.encode(format_source("", [], config.lowercase))  # "title : keywords :"
+    blank = encode_for_bundle(bundle, [ParagraphExample("", (), ())])[0].source  # "title : keywords :"
     empty = [EncodedExample(blank, t) for t in targets]
     print(f"{args.bundle} · {len(own)} held-out targets of {split.name}, NLL summed per target (nats):")
     sources = (("own source", own), ("next paragraph's source", other), ("empty title and keywords", empty))

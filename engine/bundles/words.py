@@ -92,8 +92,13 @@ def write_training_words(directory: Path, files: list[Path] | None = None) -> Pa
 
 def write_case_table(directory: Path, files: list[Path]) -> tuple[Path, int]:
     """Write `directory/case.json` learnt from the cased `files`; returns its path and its number of words."""
-    table = CaseTable.learn(read_corpus(existing_files(files, "cased file")))
+    table = learn_case_table(files)
     return table.write(directory), len(table)
+
+
+def learn_case_table(files: list[Path]) -> CaseTable:
+    """The case table of the cased `files` (engine/data/truecase.py)."""
+    return CaseTable.learn(read_corpus(existing_files(files, "cased file")))
 
 
 def build_parser() -> argparse.ArgumentParser:

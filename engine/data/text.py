@@ -30,13 +30,18 @@ def normalize(text: str, lowercase: bool = True) -> str:
     return text.lower() if lowercase else text
 
 
-def detokenize(text: str) -> str:
-    """Tokenized lowercase text → display prose ("he did n't go ." → "He didn't go.")."""
+def join_tokens(text: str) -> str:
+    """Tokenized text with punctuation and clitics joined back and the pronoun "i" capitalised
+    ("i did n't go ." → "I didn't go."), sentence starts left as they are."""
     text = " ".join(text.replace("``", '"').replace("''", '"').split())
     text = _SPACE_BEFORE.sub(r"\1", text)
     text = _SPACE_AFTER.sub(r"\1", text)
-    text = re.sub(r"\bi\b", "I", text)
-    return _SENTENCE_START.sub(lambda m: m.group(1) + m.group(2).upper(), text)
+    return re.sub(r"\bi\b", "I", text)
+
+
+def detokenize(text: str) -> str:
+    """Tokenized lowercase text → display prose ("he did n't go ." → "He didn't go.")."""
+    return _SENTENCE_START.sub(lambda m: m.group(1) + m.group(2).upper(), join_tokens(text))
 
 
 def display_paragraph(sentences: Sequence[str]) -> str:

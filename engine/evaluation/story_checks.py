@@ -26,9 +26,9 @@ from engine.front_door import GenerationRequest
 from engine.loaded_model import LoadedModel
 from engine.metrics.story import follows_order, repeats_title_word, share
 from engine.permgen.bundle import PermGenBundle
-from engine.permgen.data import DataStats, encode_examples, target_sentences
+from engine.permgen.data import DataStats, target_sentences
 from engine.permgen.decode import FINISH_EOP
-from engine.permgen.heldout import target_nll, target_tokens
+from engine.permgen.heldout import encode_for_bundle, target_nll, target_tokens
 from engine.tokenizer import MAX_SENTENCES
 
 Progress = Callable[[int], None]
@@ -39,8 +39,7 @@ def split_perplexity(bundle: PermGenBundle, split: EvalSplit, batch_size: int = 
     measure, engine/permgen/heldout.py) and per word (see the module docstring)."""
     config = bundle.model.config
     stats = DataStats()
-    data = encode_examples(split.examples, bundle.tokenizer, config.max_source_len, config.max_sentence_len,
-                           stats, lowercase=config.lowercase, task=config.task, source_form=config.paraphrase_source)
+    data = encode_for_bundle(bundle, split.examples, stats)
     nll = target_nll(bundle.model, data, batch_size)  # mean per target token
     tokens = target_tokens(data)
     words = sum(len(" ".join(target_sentences(e, config.lowercase)).split()) + 1 for e in split.examples)

@@ -19,7 +19,9 @@ positions (the marks cost two forced tokens and keep one model, trainer and deco
 A paraphrase model reads the sentence itself, or with `paraphrase_source="content_words"` only its
 content words, or with "instruction" the sentence after an instruction to paraphrase it
 (engine/permgen/content_words.py). `pair_min_content_kept` / `pair_max_similarity` train
-it on the pairs that really rephrase (engine/permgen/rephrasings.py).
+it on the pairs that really rephrase (engine/permgen/rephrasings.py). `text_form` "prose" (a decoder-only
+story or abstract model) reads and writes cased prose, its case restored from the `case_from` files'
+case table (engine/permgen/text.py); the POS head is left out there, as its tags align with normalised words.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from typing import Any
 
 from engine.config import MODEL_SIZE_LIMITS, ConfigError, ModelConfig, check_field_types, config_from_dict
 from engine.permgen.content_words import SOURCE_FORMS
+from engine.permgen.text import TASK_LINES, TEXT_FORMS
 from engine.tokenizer import MAX_SENTENCES
 
 TASKS = ("story", "abstract", "paraphrase")
@@ -57,6 +60,8 @@ class PermGenConfig:
     pair_min_content_kept: float = 0.0
     pair_max_similarity: float = 1.0
     layout: str = "encoder-decoder"  # or "decoder-only": a Llama reading the source as a prefix
+    text_form: str = "normalized"  # or "prose": cased prose for a pretrained base (engine/permgen/text.py)
+    case_from: list[str] = field(default_factory=list)  # prose: cased files whose case table restores case
 
     def __post_init__(self) -> None:
         if isinstance(self.model, dict):
@@ -83,6 +88,20 @@ class PermGenConfig:
             raise ConfigError(f"paraphrase_source {self.paraphrase_source!r} is for task 'paraphrase', "
                               f"not {self.task!r}")
         self._check_pair_filter()
+        self._check_text_form()
+
+    def _check_text_form(self) -> None:
+        if self.text_form not in TEXT_FORMS:
+            raise ConfigError(f"text_form must be one of {list(TEXT_FORMS)}, got {self.text_form!r}")
+        if self.text_form == "normalized":
+            if self.case_from:
+                raise ConfigError("case_from restores the case of a text_form \"prose\" model's text; this model "
+                                  "reads normalised text")
+            return
+        if self.layout != "decoder-only" or self.task not in TASK_LINES or self.model.head == "posg":
+            raise ConfigError(f"text_form \"prose\" is for a decoder-only model on a pretrained base writing "
+                              f"{' or '.join(TASK_LINES)} with a softmax or F² head; this one is {self.layout}, "
+                              f"writes {self.task} and has a {self.model.head} head")
 
     def _check_layout(self) -> None:
         """The layout's backbone and positions ("" becomes the layout's own); a decoder-only model's window holds

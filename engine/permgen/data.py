@@ -30,7 +30,7 @@ from engine.permgen.model import EncodedExample
 from engine.permgen.paraphrase_readers import paraphrase_format, read_paraphrase_pairs
 from engine.permgen.passage import split_passage
 from engine.permgen.readers import read_examples
-from engine.permgen.text import format_source
+from engine.permgen.text import ProseForm, encode_sources, format_source
 from engine.tokenizer import MAX_SENTENCES, VariorumTokenizer
 
 
@@ -133,16 +133,20 @@ def tokenizer_texts(examples: Sequence[ParagraphExample], lowercase: bool = True
 def encode_examples(
     examples: Sequence[ParagraphExample], tokenizer: VariorumTokenizer, max_source_len: int,
     max_sentence_len: int, stats: DataStats | None = None, lowercase: bool = True, task: str = "story",
-    source_form: str = "sentence",
+    source_form: str = "sentence", prose: ProseForm | None = None,
 ) -> list[EncodedExample]:
-    """Token ids of each source and sentence, cut to the model's limits."""
+    """Token ids of each source and sentence, cut to the model's limits; `prose`: written as a prose model reads
+    and writes them (engine/permgen/text.py)."""
     stats = stats if stats is not None else DataStats()
-    sources = tokenizer.encode_batch([example_source(e, task, lowercase, source_form) for e in examples])
+    texts = [example_source(e, task, lowercase, source_form) if prose is None else prose.source(e.title, e.keywords)
+             for e in examples]
+    sources, cut = encode_sources(tokenizer, texts, max_source_len, prose)
+    stats.cut_sources += cut
     width = max_sentence_len - 2
     encoded = []
     for example, source in zip(examples, sources, strict=True):
-        sentences = tokenizer.encode_batch(target_sentences(example, lowercase))
+        written = target_sentences(example, lowercase)
+        sentences = tokenizer.encode_batch(written if prose is None else [prose.sentence(s) for s in written])
         stats.cut_sentences += sum(len(s) > width for s in sentences)
-        stats.cut_sources += len(source) > max_source_len
-        encoded.append(EncodedExample(source[:max_source_len], [s[:width] for s in sentences]))
+        encoded.append(EncodedExample(source, [s[:width] for s in sentences]))
     return encoded

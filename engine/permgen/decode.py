@@ -247,7 +247,7 @@ class PermGenStream(RowStream[PermGenVariant, SentenceRows]):
             state.sentence = 0
             return ""
         state.words.append(token)
-        text = self.tokenizer.decode(state.words)
+        text = self.tokenizer.decode(state.words).lstrip()  # a prose model's sentence starts with a space
         if text.endswith(INCOMPLETE_CHAR):
             return ""
         # never into the document, and never joining two real words (engine/decoding/text_cleanup.py)

@@ -7,7 +7,9 @@ One sequence holds the source and the target (docs/permgen-decoder-only.md):
 
 The first eos starts a document, as in every language-model window; the second is the encoder-decoder's
 decoder start token, so the target and its marks are exactly those of the paper's layout and every
-decoding policy (first marks, order control, sentence beams, copy limit) reads them the same way. The
+decoding policy (first marks, order control, sentence beams, copy limit) reads them the same way. A
+`text_form` "prose" model's source ends with a line naming its task instead ("…\nStory:",
+engine/permgen/text.py) and has no second eos: `eos s_1 … s_S ⟨B-π1⟩ …`, the marks the same. The
 prefix holds the source only: the order plan is the sequence of ⟨B-t⟩ marks the model writes, chosen
 by it or forced by the writer, as in the paper; no plan tokens precede it.
 
@@ -71,17 +73,20 @@ class DecoderBatch:
         return DecoderBatch(self.input_ids.to(device), self.targets.to(device), self.orders, groups)
 
 
-def prefix_ids(source_ids: Sequence[int]) -> list[int]:
-    """The prefix a target follows: eos, the source ids, eos (the decoder start token)."""
-    return [DOCUMENT_START, *source_ids, START_ID]
+def prefix_ids(source_ids: Sequence[int], joined: bool = False) -> list[int]:
+    """The prefix a target follows: eos, the source ids, eos (the decoder start token); `joined` (a prose
+    model, whose source ends with a line naming its task): eos and the source ids only."""
+    return [DOCUMENT_START, *source_ids] if joined else [DOCUMENT_START, *source_ids, START_ID]
 
 
 def decoder_collate(
-    examples: Sequence[EncodedExample], orders: Sequence[Sequence[int]], mark_group: int | None = None
+    examples: Sequence[EncodedExample], orders: Sequence[Sequence[int]], mark_group: int | None = None,
+    joined: bool = False,
 ) -> DecoderBatch:
-    """Each example's prefix and its target marked in its order, right-padded (see the module docstring)."""
+    """Each example's prefix (`prefix_ids`) and its target marked in its order, right-padded (see the module
+    docstring)."""
     targets, groups = marked_targets(examples, orders, mark_group)
-    prefixes = [prefix_ids(e.source) for e in examples]
+    prefixes = [prefix_ids(e.source, joined) for e in examples]
     unscored = [[IGNORE_INDEX] * (len(prefix) - 1) for prefix in prefixes]  # the prefix but its last token
     return DecoderBatch(
         input_ids=pad_rows([[*p, *t[:-1]] for p, t in zip(prefixes, targets, strict=True)], PAD_ID),
@@ -110,7 +115,12 @@ class DecoderPermGenModel(PermGenNetwork[DecoderBatch]):
 
     def collate(self, examples: Sequence[EncodedExample], orders: Sequence[Sequence[int]],
                 mark_group: int | None = None) -> DecoderBatch:
-        return decoder_collate(examples, orders, mark_group)
+        return decoder_collate(examples, orders, mark_group, self.joined)
+
+    @property
+    def joined(self) -> bool:
+        """Whether the source ends with a line joining it to the target rather than with eos (a prose model)."""
+        return self.config.text_form == "prose"
 
     def token_nll(self, batch: DecoderBatch, hidden: torch.Tensor | None = None) -> torch.Tensor:
         """−log p of every target token [B, L], 0 elsewhere; only the scored positions reach the head."""

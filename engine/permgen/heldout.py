@@ -9,11 +9,13 @@ be checked on the weights as stored (e.g. after a bf16 copy).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from engine.data.paragraphs import ParagraphExample
 from engine.permgen.bundle import PermGenBundle
 from engine.permgen.data import DataStats, encode_examples, load_examples, split_examples
 from engine.permgen.marks import mark_target
@@ -22,6 +24,7 @@ from engine.permgen.network import PermGenNetwork
 from engine.permgen.permutation import PermutationSampler
 from engine.permgen.rephrasings import selected_pairs
 from engine.permgen.runner import Seq2SeqRunner
+from engine.permgen.text import read_prose_form
 from engine.torch_modes import eval_mode
 
 
@@ -64,8 +67,16 @@ def held_out_examples(bundle: PermGenBundle, files: list[Path]) -> list[EncodedE
     valid = split_examples(examples, float(bundle.provenance.get("train", {}).get("valid_fraction", 0.05)))[1]
     if not valid:
         raise ValueError(f"no held-out examples in {', '.join(map(str, files))}")
-    return encode_examples(valid, bundle.tokenizer, config.max_source_len, config.max_sentence_len,
-                           lowercase=config.lowercase, task=config.task, source_form=config.paraphrase_source)
+    return encode_for_bundle(bundle, valid)
+
+
+def encode_for_bundle(bundle: PermGenBundle, examples: Sequence[ParagraphExample],
+                      stats: DataStats | None = None) -> list[EncodedExample]:
+    """`examples` as the bundle's model reads and writes them: its limits, case and text form."""
+    config = bundle.model.config
+    prose = read_prose_form(config.task, config.lowercase, config.text_form, bundle.path)
+    return encode_examples(examples, bundle.tokenizer, config.max_source_len, config.max_sentence_len, stats,
+                           config.lowercase, config.task, config.paraphrase_source, prose)
 
 
 def bundle_held_out(bundle: PermGenBundle, files: list[Path], batch_size: int = 64) -> dict[str, Any]:

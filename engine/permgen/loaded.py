@@ -39,7 +39,7 @@ from engine.permgen.keywords import title_keywords
 from engine.permgen.model import PermGenModel
 from engine.permgen.paraphrase import ParaphraseStream
 from engine.permgen.rows import PermGenRunner
-from engine.permgen.text import format_source
+from engine.permgen.text import ProseForm, encode_sources, format_source, read_prose_form
 from engine.selection.stream import ScorerChoice
 from engine.tokenizer import END_OF_PARAGRAPH, SENTENCE_BEGIN, SENTENCE_END, SPECIAL_TOKENS, VariorumTokenizer
 from engine.word_sources import RealWordVocabulary
@@ -59,6 +59,8 @@ class PermGenLoadedModel(LoadedModel):
         self.permgen = bundle
         self.device = device
         model = bundle.model
+        config = model.config
+        self.prose: ProseForm | None = read_prose_form(config.task, config.lowercase, config.text_form, bundle.path)
         if runtime in ONNX_RUNTIMES and not isinstance(model, PermGenModel):
             self.runtime_note = f"ONNX Runtime not used, decoding with torch: {ONLY_TORCH}"
         elif runtime != "torch" and isinstance(model, PermGenModel):  # the exported encoder and decoder step
@@ -81,10 +83,19 @@ class PermGenLoadedModel(LoadedModel):
                             self.permgen.decode_starts)
 
     def source_text(self, request: GenerationRequest) -> str:
-        """The encoder input for a request (keywords from the title when none are given)."""
+        """The source's text for a request (keywords from the title when none are given); a prose model's
+        joiner follows it (`source_ids`)."""
         lowercase = self.permgen.model.config.lowercase
         keywords = list(request.keywords) or title_keywords(normalize(request.title, lowercase))
+        if self.prose is not None:
+            return self.prose.source(request.title, keywords)
         return format_source(request.title, keywords, lowercase)
+
+    def source_ids(self, request: GenerationRequest) -> list[int]:
+        """The source's ids, cut to the model's limit as in training."""
+        config = self.permgen.model.config
+        return encode_sources(self.permgen.tokenizer, [self.source_text(request)], config.max_source_len,
+                              self.prose)[0][0]
 
     def stream_rows(self, request: GenerationRequest, rows: int,
                     should_stop: Callable[[], bool] | None = None) -> DecodeStream:
@@ -97,7 +108,7 @@ class PermGenLoadedModel(LoadedModel):
         if not request.title.strip() and not request.keywords:
             raise ValueError(f"a {config.task} needs a title or keywords")
         control = OrderControl(request.num_sentences, tuple(request.sentence_order or ()), config.permute)
-        source = tokenizer.encode(self.source_text(request))
+        source = self.source_ids(request)
         words, case = self.speller(request), self.case_table(request)
         if request.beam_width > 1:
             return BeamPermGenStream(model, tokenizer, source, request.n, request.decode, control, request.beam_width,

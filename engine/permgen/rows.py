@@ -146,7 +146,7 @@ class DecoderRows(SentenceRows):
         self.model = model
         self.runner: BackboneRunner[Any] = runner if runner is not None else model
         device = next(model.parameters()).device
-        prefix = prefix_ids(source_ids)
+        prefix = prefix_ids(source_ids, model.joined)
         self.cache = self.runner.new_cache(1, len(prefix) + steps)
         hidden = self.runner.decode(torch.tensor([prefix], device=device), self.cache)[:, -1]  # [1, D]
         self.cache.select_rows(torch.zeros(n, dtype=torch.long, device=device))  # the prefix, once per row

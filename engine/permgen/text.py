@@ -1,13 +1,81 @@
-"""PermGen's encoder input for stories and abstracts: the title and keywords in one fixed, normalised form."""
+"""How a PermGen model reads its input and writes its sentences: normalised text, or prose for a pretrained base.
+
+`text_form` "normalized" (every model trained from scratch): the source is "title : … keywords : a , b" and
+the sentences are the readers' normalised words (engine/data/text.py), lowercased for a `lowercase` model.
+
+`text_form` "prose" (a decoder-only model on a pretrained base; docs/permgen-decoder-only.md): the base
+learnt from ordinary cased prose, so the model reads and writes that. The readers' normalised text is
+detokenized and its case restored from a case table learnt from cased files (engine/data/truecase.py):
+
+    Title: Jenny's first loaf
+    Keywords: bread, oven, Jenny
+    Story:
+
+and each sentence is written with the leading space it has inside prose (" She put it in the oven."), so
+its first piece is the base's usual mid-text one. The last line names the task and joins source and target
+as text does; no eos sits between them (in pretraining an eos ends a document, and what follows it does
+not depend on what came before). The joiner is kept whole when a long source is cut.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
 
-from engine.data.text import normalize
+from engine.data.text import detokenize, join_tokens, normalize
+from engine.data.truecase import CaseTable
+from engine.tokenizer import VariorumTokenizer
+
+TEXT_FORMS = ("normalized", "prose")
+TASK_LINES = {"story": "Story", "abstract": "Abstract"}  # the joiner's word; a prose model writes these tasks
 
 
 def format_source(title: str, keywords: Sequence[str], lowercase: bool = True) -> str:
-    """The encoder input: title and keywords, normalised, in one fixed form."""
+    """The normalised source: title and keywords, normalised, in one fixed form."""
     words = " , ".join(normalize(k, lowercase) for k in keywords if k.strip())
     return f"title : {normalize(title, lowercase)} keywords : {words}"
+
+
+@dataclass(frozen=True)
+class ProseForm:
+    """A prose model's texts (see the module docstring): `case` restores the case of lowercased text."""
+
+    task: str
+    lowercase: bool = True
+    case: CaseTable | None = None
+
+    def _cased(self, text: str) -> str:
+        return self.case.restore(text) if self.case is not None else text
+
+    def source(self, title: str, keywords: Sequence[str]) -> str:
+        """The source's text before the joiner: the title and keywords as prose."""
+        words = ", ".join(self._cased(join_tokens(normalize(k, self.lowercase))) for k in keywords if k.strip())
+        return f"Title: {self._cased(detokenize(normalize(title, self.lowercase)))}\nKeywords: {words}"
+
+    @property
+    def joiner(self) -> str:
+        """The line that ends the source and names what follows it."""
+        return f"\n{TASK_LINES[self.task]}:"
+
+    def sentence(self, normalized: str) -> str:
+        """A normalised target sentence as the model writes it: prose, cased, after a space."""
+        return " " + self._cased(detokenize(normalized))
+
+
+def read_prose_form(task: str, lowercase: bool, text_form: str, directory: Path) -> ProseForm | None:
+    """A bundle's prose form, with the case table it was trained with (`directory`/case.json); None for a
+    normalised model."""
+    if text_form != "prose":
+        return None
+    return ProseForm(task, lowercase, CaseTable.read(directory))
+
+
+def encode_sources(tokenizer: VariorumTokenizer, texts: Sequence[str], max_len: int,
+                   prose: ProseForm | None = None) -> tuple[list[list[int]], int]:
+    """Each source's ids, at most `max_len` of them (a prose source keeps its whole joiner after its cut text),
+    and how many sources were cut."""
+    joiner = tokenizer.encode(prose.joiner) if prose is not None else []
+    room = max_len - len(joiner)
+    encoded = tokenizer.encode_batch(list(texts))
+    return [ids[:room] + joiner for ids in encoded], sum(len(ids) > room for ids in encoded)

@@ -53,6 +53,7 @@ import torch
 
 from engine.bundled_model import BundleError
 from engine.bundles.bundle import load_model_bundle
+from engine.bundles.words import learn_case_table
 from engine.cli_args import add_dataclass_flags, check_start_flags, dataclass_from_flags, flags_given
 from engine.config import ConfigError, ModelConfig, TrainConfig, config_from_dict
 from engine.data.blocks import BatchOrder, LengthBatchOrder
@@ -71,6 +72,7 @@ from engine.permgen.permutation import PermutationSampler
 from engine.permgen.rephrasings import selected_pairs
 from engine.permgen.start import start_model, start_sizes
 from engine.permgen.tagging import attach_groups, tag_targets
+from engine.permgen.text import ProseForm
 from engine.pos.tagger import TaggerUnavailableError
 from engine.pos.training import PosTrainingData
 from engine.tokenizer import VariorumTokenizer
@@ -97,6 +99,8 @@ class PermGenTrainer(TrainingLoop[PermGenNetwork[Any]]):
         self.stats = DataStats()
         self.config = config  # its model section is completed below, once the tokenizer is known
         self.task, self.source_form = config.task, config.paraphrase_source
+        self.prose = ProseForm(config.task, config.lowercase, learn_case_table([Path(f) for f in config.case_from])
+                               if config.case_from else None) if config.text_form == "prose" else None
         self.train_examples, self.valid_examples = self._examples(valid_files or [])
         start = load_model_bundle(Path(train.init_from)).model if train.init_from else None
         if isinstance(start, PermGenNetwork) and start.config.lowercase != config.lowercase:
@@ -169,7 +173,15 @@ class PermGenTrainer(TrainingLoop[PermGenNetwork[Any]]):
     def _encode(self, examples: list[ParagraphExample]) -> list[EncodedExample]:
         c = self.config
         return encode_examples(examples, self.tokenizer, c.max_source_len, c.max_sentence_len, self.stats, c.lowercase,
-                               c.task, c.paraphrase_source)
+                               c.task, c.paraphrase_source, self.prose)
+
+    def run(self, resume: bool = False, chunk_steps: int = 0, allow_fresh: bool = False) -> dict[str, Any]:
+        """The shared loop; a prose model's bundle also gets the case table its texts were written with."""
+        summary = super().run(resume, chunk_steps, allow_fresh)
+        bundle = self.out / "bundle"
+        if self.prose is not None and self.prose.case is not None and self.rank == 0 and bundle.is_dir():
+            self.prose.case.write(bundle)
+        return summary
 
     def _tokenizer(self, tokenizer_dir: Path | None, config: PermGenConfig) -> VariorumTokenizer:
         if tokenizer_dir is not None:

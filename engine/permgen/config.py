@@ -20,7 +20,7 @@ A paraphrase model reads the sentence itself, or with `paraphrase_source="conten
 content words, or with "instruction" the sentence after an instruction to paraphrase it
 (engine/permgen/content_words.py). `pair_min_content_kept` / `pair_max_similarity` train
 it on the pairs that really rephrase (engine/permgen/rephrasings.py). `text_form` "prose" (a decoder-only
-story or abstract model) reads and writes cased prose, its case restored from the `case_from` files'
+model) reads and writes cased prose, its case restored from the `case_from` files'
 case table (engine/permgen/text.py); the POS head is left out there, as its tags align with normalised words.
 """
 
@@ -32,7 +32,7 @@ from typing import Any
 
 from engine.config import MODEL_SIZE_LIMITS, ConfigError, ModelConfig, check_field_types, config_from_dict
 from engine.permgen.content_words import SOURCE_FORMS
-from engine.permgen.text import TASK_LINES, TEXT_FORMS
+from engine.permgen.text import TEXT_FORMS
 from engine.tokenizer import MAX_SENTENCES
 
 TASKS = ("story", "abstract", "paraphrase")
@@ -98,10 +98,12 @@ class PermGenConfig:
                 raise ConfigError("case_from restores the case of a text_form \"prose\" model's text; this model "
                                   "reads normalised text")
             return
-        if self.layout != "decoder-only" or self.task not in TASK_LINES or self.model.head == "posg":
-            raise ConfigError(f"text_form \"prose\" is for a decoder-only model on a pretrained base writing "
-                              f"{' or '.join(TASK_LINES)} with a softmax or F² head; this one is {self.layout}, "
-                              f"writes {self.task} and has a {self.model.head} head")
+        if self.layout != "decoder-only" or self.model.head == "posg":
+            raise ConfigError(f"text_form \"prose\" is for a decoder-only model on a pretrained base with a softmax "
+                              f"or F² head; this one is {self.layout} with a {self.model.head} head")
+        if self.task == "paraphrase" and self.paraphrase_source != "instruction":
+            raise ConfigError(f"a prose paraphrase model reads its sentence after an instruction: give "
+                              f"paraphrase_source \"instruction\", not {self.paraphrase_source!r}")
 
     def _check_layout(self) -> None:
         """The layout's backbone and positions ("" becomes the layout's own); a decoder-only model's window holds

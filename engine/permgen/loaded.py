@@ -130,7 +130,7 @@ class PermGenLoadedModel(LoadedModel):
         if request.num_sentences is not None or request.sentence_order:
             raise ValueError("the number and order of sentences do not apply to paraphrases")
         return ParaphraseStream(self.permgen.model, self.permgen.tokenizer, request.prompt, request.n, request.decode,
-                                request.beam_width, should_stop, self.runner, self.speller(request))
+                                request.beam_width, should_stop, self.runner, self.speller(request), self.prose)
 
     def drafts_scorer(self) -> ScorerChoice:
         """The shipped scorer; without it, drafts are chosen for differing only (engine/coherence/choice.py)."""

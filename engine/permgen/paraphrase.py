@@ -50,6 +50,7 @@ from engine.permgen.model import START_ID
 from engine.permgen.network import PermGenNetwork
 from engine.permgen.passage import paraphrase_spans, reassemble, separators
 from engine.permgen.rows import PermGenRunner, open_rows
+from engine.permgen.text import ProseForm, encode_sources
 from engine.tokenizer import VariorumTokenizer
 from engine.torch_modes import eval_mode
 
@@ -103,9 +104,11 @@ class ParaphraseStream(BatchStream[ParaphraseVariant]):
         should_stop: Callable[[], bool] | None = None,
         runner: PermGenRunner | None = None,
         words: WordSpeller | None = None,
+        prose: ProseForm | None = None,
     ) -> None:
         """`runner` runs the backbone (engine/permgen/rows.py `PermGenRunner`); None: the torch model. `words`: the real
-        words under `settings.real_words` (engine/decoding/real_words.py)."""
+        words under `settings.real_words` (engine/decoding/real_words.py). `prose`: a prose model's text form
+        (engine/permgen/text.py)."""
         if model.config.task != "paraphrase":
             raise ValueError(f"this model writes a {model.config.task!r}, not paraphrases")
         BEAM_WIDTH.check(beam_width)
@@ -115,8 +118,13 @@ class ParaphraseStream(BatchStream[ParaphraseVariant]):
         super().__init__(model.head, n, settings, should_stop, words)  # its sampler writes every sentence
         self.sources = [passage[a:b] for a, b in self.spans]
         config = model.config
-        self.sources_ids = [tokenizer.encode(paraphrase_source(s, config.paraphrase_source, config.lowercase))
-                            or [START_ID] for s in self.sources]
+        texts = [paraphrase_source(s, config.paraphrase_source, config.lowercase) if prose is None
+                 else prose.source(s, ()) for s in self.sources]
+        self.sources_ids = [ids or [START_ID] for ids in encode_sources(tokenizer, texts, config.max_source_len,
+                                                                        prose)[0]]
+        # what the copy limit counts: the sentence as the model would write it (a prose source holds more)
+        self.copied_ids = self.sources_ids if prose is None else tokenizer.encode_batch(
+            [prose.sentence(normalize(s, config.lowercase)) for s in self.sources])
         self.cap = min(model.config.max_sentence_len - 2, settings.max_new_tokens)
         self.outputs: list[list[str]] = []  # per finished sentence, the N model outputs
 
@@ -170,13 +178,13 @@ class ParaphraseStream(BatchStream[ParaphraseVariant]):
     def _copy_limit(self, j: int) -> CopyLimit | None:
         """Sentence j's copy limit (`settings.copy_limit` tokens of its source), None when off."""
         limit = self.settings.copy_limit
-        return CopyLimit(self.sources_ids[j], limit) if limit else None
+        return CopyLimit(self.copied_ids[j], limit) if limit else None
 
     def _beam(self, j: int) -> list[Hypothesis] | None:
         source_ids = self.sources_ids[j]
         model = self.seq2seq
         with eval_mode(model), torch.inference_mode():
-            rows = open_rows(model, source_ids[: model.config.max_source_len], 1, self.runner, self.cap + 3)
+            rows = open_rows(model, source_ids, 1, self.runner, self.cap + 3)  # cut to the model's limit
             rows.advance(torch.tensor([begin_id(1)], device=rows.hidden.device))
             width = max(self.beam_width, len(self.candidates))
             return sentence_beam(rows, 1, width, self.cap, self.should_stop, self.words, self._copy_limit(j))

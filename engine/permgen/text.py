@@ -7,8 +7,8 @@ the sentences are the readers' normalised words (engine/data/text.py), lowercase
 learnt from ordinary cased prose, so the model reads and writes that. The readers' normalised text is
 detokenized and its case restored from a case table learnt from cased files (engine/data/truecase.py):
 
-    Title: Jenny's first loaf
-    Keywords: bread, oven, Jenny
+    Title: Jenny's first loaf                  Paraphrase this sentence: She baked bread.
+    Keywords: bread, oven, Jenny               Paraphrase:
     Story:
 
 and each sentence is written with the leading space it has inside prose (" She put it in the oven."), so
@@ -25,10 +25,11 @@ from pathlib import Path
 
 from engine.data.text import detokenize, join_tokens, normalize
 from engine.data.truecase import CaseTable
+from engine.permgen.content_words import PARAPHRASE_INSTRUCTION
 from engine.tokenizer import VariorumTokenizer
 
 TEXT_FORMS = ("normalized", "prose")
-TASK_LINES = {"story": "Story", "abstract": "Abstract"}  # the joiner's word; a prose model writes these tasks
+TASK_LINES = {"story": "Story", "abstract": "Abstract", "paraphrase": "Paraphrase"}  # the joiner's word
 
 
 def format_source(title: str, keywords: Sequence[str], lowercase: bool = True) -> str:
@@ -49,7 +50,10 @@ class ProseForm:
         return self.case.restore(text) if self.case is not None else text
 
     def source(self, title: str, keywords: Sequence[str]) -> str:
-        """The source's text before the joiner: the title and keywords as prose."""
+        """The source's text before the joiner: the title and keywords as prose; for a paraphrase, the
+        instruction and the sentence (its `title`)."""
+        if self.task == "paraphrase":
+            return f"{PARAPHRASE_INSTRUCTION}{self.sentence(normalize(title, self.lowercase))}"
         words = ", ".join(self._cased(join_tokens(normalize(k, self.lowercase))) for k in keywords if k.strip())
         return f"Title: {self._cased(detokenize(normalize(title, self.lowercase)))}\nKeywords: {words}"
 

@@ -18,11 +18,12 @@ from engine.loaded_model import GenerationRequest
 from engine.model import IGNORE_INDEX
 from engine.permgen.bundle import load_permgen_bundle
 from engine.permgen.config import PermGenConfig
-from engine.permgen.decoder_model import decoder_collate
+from engine.permgen.decoder_model import DecoderPermGenModel, decoder_collate
 from engine.permgen.heldout import encode_for_bundle
 from engine.permgen.loaded import PermGenLoadedModel
 from engine.permgen.marks import mark_target
 from engine.permgen.model import START_ID, EncodedExample
+from engine.permgen.paraphrase import ParaphraseStream
 from engine.permgen.readers import read_examples
 from engine.permgen.text import ProseForm, encode_sources
 from engine.permgen.train import PermGenTrainer
@@ -38,6 +39,7 @@ def test_normalised_text_is_written_as_cased_prose() -> None:
     assert PROSE.joiner == "\nStory:" and ProseForm("abstract").joiner == "\nAbstract:"
     assert PROSE.sentence("so anna did n't fly her kite , i think .") == " So Anna didn't fly her kite, I think."
     assert ProseForm("story").sentence("anna flew .") == " Anna flew."  # no table: sentence starts only
+    assert ProseForm("paraphrase").source("anna flew her kite .", ()) == "Paraphrase this sentence: Anna flew her kite."
 
 
 def test_a_long_source_is_cut_before_its_joiner(pg_tokenizer: VariorumTokenizer) -> None:
@@ -62,9 +64,9 @@ def test_prose_is_for_decoder_only_stories_and_abstracts(pg_tokenizer: VariorumT
     assert tiny_decoder_config(300, text_form="prose", task="abstract").text_form == "prose"
     with pytest.raises(ConfigError, match="text_form must be one of"):
         tiny_decoder_config(300, text_form="cased")
-    with pytest.raises(ConfigError, match=r"decoder-only model .* this one is encoder-decoder, writes story"):
+    with pytest.raises(ConfigError, match=r"is for a decoder-only model .* this one is encoder-decoder"):
         PermGenConfig(text_form="prose")
-    with pytest.raises(ConfigError, match="this one is decoder-only, writes paraphrase"):
+    with pytest.raises(ConfigError, match="give paraphrase_source \"instruction\", not 'sentence'"):
         tiny_decoder_config(300, text_form="prose", task="paraphrase")
     with pytest.raises(ConfigError, match="case_from restores the case"):
         tiny_decoder_config(300, case_from=["x.txt"])
@@ -102,3 +104,24 @@ def test_training_evaluation_and_the_app_read_the_same_prose(llama_base: Path, p
     variants = loaded.generate(request)
     assert [v.order for v in variants] == [[3, 1, 2], [3, 1, 2]]  # type: ignore[attr-defined]
     assert all(v.text == v.text.strip() for v in variants)
+
+
+@pytest.mark.parametrize("beam", [1, 3])
+def test_a_prose_paraphrase_reads_the_instruction_and_its_copy_limit_counts_the_sentence(
+    pg_tokenizer: VariorumTokenizer, beam: int
+) -> None:
+    config = tiny_decoder_config(pg_tokenizer.vocab_size, text_form="prose", task="paraphrase",
+                                 paraphrase_source="instruction")
+    torch.manual_seed(0)
+    model = DecoderPermGenModel(config).eval()
+    prose = ProseForm("paraphrase", config.lowercase)
+    passage = "Anna flew her kite. The wind took it."
+    stream = ParaphraseStream(model, pg_tokenizer, passage, 3, DecodeConfig(seed=2, max_new_tokens=8, copy_limit=1),
+                              beam, prose=prose)
+    text = "Paraphrase this sentence: The wind took it."  # cut to 32 ids before its joiner by the tiny tokenizer
+    assert stream.sources_ids[1] == encode_sources(pg_tokenizer, [text], 32, prose)[0][0]
+    assert pg_tokenizer.decode(stream.sources_ids[1]).endswith("\nParaphrase:")
+    copied = pg_tokenizer.encode(" The wind took it.")
+    assert stream.copied_ids[1] == copied  # the sentence as the model writes it, not the instruction
+    list(stream)
+    assert all(v.text and v.text == v.text.strip() for v in stream.candidates)

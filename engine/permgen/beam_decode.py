@@ -59,13 +59,16 @@ def sentence_beam(
     words[end] = True
     only_end = torch.zeros_like(words)
     only_end[end] = True
+    first_words = words.clone()
+    first_words[end] = False  # a sentence has a word before its end (as PermGenStream's sampling)
 
     def allowed(expansion: int, alive: Sequence[Hypothesis]) -> torch.Tensor:
         if expansion >= cap:
             return only_end
+        some_words = words if expansion else first_words
         if speller is None and copy_limit is None:
-            return words
-        rows_allowed = words.expand(len(alive), -1)  # [M, V]
+            return some_words
+        rows_allowed = some_words.expand(len(alive), -1)  # [M, V]
         if copy_limit is not None:
             rows_allowed = copy_limit.mask(rows_allowed, [h.tokens for h in alive])
         if speller is None:

@@ -202,13 +202,16 @@ class PermGenStream(RowStream[PermGenVariant, SentenceRows]):
         self.history = self.history[kept]
 
     def _allowed_words(self, device: torch.device) -> torch.Tensor:
-        """bool [rows, V]: inside sentence t, the words and ⟨E-t⟩ (§4.3 step 3)."""
+        """bool [rows, V]: inside sentence t, the words and ⟨E-t⟩ (§4.3 step 3), ⟨E-t⟩ once the sentence has a
+        word: an empty sentence is no sentence of the order asked for (the paper is silent; a model on a
+        pretrained base, whose marks are new, sometimes ends one at once)."""
         rows = len(self.row_variants)
         allowed = torch.zeros(rows, self.seq2seq.config.model.vocab_size, dtype=torch.bool, device=device)
         allowed[:, FIRST_WORD_ID:] = True
         for row, candidate in enumerate(self.row_variants):
-            if self.states[candidate].sentence:
-                allowed[row, end_id(self.states[candidate].sentence)] = True
+            state = self.states[candidate]
+            if state.sentence and state.words:
+                allowed[row, end_id(state.sentence)] = True
         return allowed
 
     def _override_marks(self, tokens: torch.Tensor, marginal: torch.Tensor, step: int) -> torch.Tensor:

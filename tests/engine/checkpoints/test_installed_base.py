@@ -22,8 +22,9 @@ def _writes(bundle_name: str) -> str:
     bundle = next(info for info in engine.list_bundles() if info.name == bundle_name)
     assert bundle.error == "" and bundle.pretrained
     model = engine.load(bundle.path, device="cpu", runtime="torch")
-    request = GenerationRequest(prompt="Jenny wanted to learn to bake bread.", n=1,
-                                decode=DecodeConfig(greedy=True, max_new_tokens=8))
+    task = model.capabilities.tasks[0]  # a language model continues; a PermGen model writes its one task
+    request = GenerationRequest(task=task, prompt="Jenny wanted to learn to bake bread.", title="Jenny bakes bread",
+                                n=1, decode=DecodeConfig(greedy=True, max_new_tokens=8))
     stream = model.stream(request)
     for _ in stream:
         pass

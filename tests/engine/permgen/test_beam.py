@@ -63,12 +63,13 @@ def _search(width: int) -> list[tuple[list[int], float]]:
 
 
 def test_beam_finds_the_better_sentence_greedy_misses() -> None:
-    # greedy: A (.5), A (.36), then only <E-1> at the cap: p = .18; beam 2 keeps B (.4), whose <E-1> has .9 → .36
+    # a sentence's first token is a word: <E-1> (.1) is masked there, so A has .5/.9 and B .4/.9.
+    # greedy: A, A (.36), then only <E-1> at the cap: p = .2; beam 2 keeps B, whose <E-1> has .9 → .4
     greedy = _search(1)
-    assert greedy == [([A, A, END], pytest.approx(math.log(0.5 * 0.36)))]
+    assert greedy == [([A, A, END], pytest.approx(math.log(0.5 / 0.9 * 0.36)))]
     beam = _search(2)
     assert [tokens for tokens, _ in beam] == [[B, END], [A, A, END]]
-    assert beam[0][1] == pytest.approx(math.log(0.4 * 0.9)) and beam[1][1] == pytest.approx(math.log(0.18))
+    assert beam[0][1] == pytest.approx(math.log(0.4 / 0.9 * 0.9)) and beam[1][1] == pytest.approx(math.log(0.2))
     assert len(_search(3)) == 3  # width finished hypotheses (the third: A B <E-1>, .17)
 
 

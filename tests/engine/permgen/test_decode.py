@@ -10,6 +10,7 @@ from engine.decoding.step import DecodeRows
 from engine.decoding.text_cleanup import drop_control_characters
 from engine.decoding.token_sampler import TokenSampler
 from engine.heads.posg import POSGHead
+from engine.permgen.beam_decode import BeamPermGenStream
 from engine.permgen.control import OrderControl
 from engine.permgen.decode import FINISH_EOP, PermGenStream, PermGenVariant, first_marks, rank_variants
 from engine.permgen.marks import EOP_ID, begin_id, end_id, natural_order, split_marked
@@ -190,3 +191,26 @@ def test_ended_candidates_that_stay_in_the_batch_as_on_a_gpu_write_the_same_para
     for a, b in zip(dropped, kept, strict=True):
         assert (a.token_ids, a.token_groups, a.text, a.rank) == (b.token_ids, b.token_groups, b.text, b.rank)
         assert a.token_log_probs == pytest.approx(b.token_log_probs, abs=1e-5)
+
+
+@pytest.mark.parametrize("beam", [1, 2])
+def test_a_sentence_has_a_word_before_its_end_even_when_the_model_would_end_it_at_once(
+    pg_model: PermGenModel, pg_tokenizer: VariorumTokenizer, beam: int
+) -> None:
+    word = pg_tokenizer.encode(" cake")[0]
+    ends = [end_id(t) for t in range(1, 5)]
+    with torch.no_grad():  # a constant decoder output: every step prefers ⟨E-t⟩ to the one word
+        norm = pg_model.backbone.decoder.layers[-1].final_layer_norm
+        norm.weight.zero_()
+        norm.bias.copy_(torch.nn.functional.one_hot(torch.tensor(0), norm.bias.numel()).float())
+        pg_model.head.proj.weight.zero_()
+        pg_model.head.proj.weight[[word, *(begin_id(t) for t in range(1, 5)), EOP_ID], 0] = 20.0
+        pg_model.head.proj.weight[ends, 0] = 25.0
+    settings = DecodeConfig(seed=1, max_new_tokens=6, greedy=True)
+    source = pg_tokenizer.encode("title : the cake keywords : mia")
+    control = OrderControl(num_sentences=3, order=(2, 3, 1))
+    stream = (PermGenStream(pg_model, pg_tokenizer, source, 2, settings, control) if beam == 1 else
+              BeamPermGenStream(pg_model, pg_tokenizer, source, 2, settings, control, beam))
+    list(stream)
+    for variant in stream.candidates:
+        assert [(t, body) for t, body in split_marked(variant.token_ids)] == [(2, [word]), (3, [word]), (1, [word])]

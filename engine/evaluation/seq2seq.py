@@ -90,10 +90,11 @@ def _candidates(model: LoadedModel, request: GenerationRequest) -> list[Variant]
     return list(stream.variants)
 
 
-def paragraph_words(variant: Variant) -> Words:
-    """A paragraph candidate's words: its sentences in index order (the displayed paragraph)."""
+def paragraph_words(variant: Variant, lowercase: bool = True) -> Words:
+    """A paragraph candidate's words: its sentences in index order (the displayed paragraph), normalised as the
+    targets are, so a model that writes prose ("Tom didn't go.") is compared word for word ("tom did n't go .")."""
     sentences: dict[int, str] = getattr(variant, "sentences", {})
-    return " ".join(sentences[t] for t in sorted(sentences)).split()
+    return normalize(" ".join(sentences[t] for t in sorted(sentences)), lowercase).split()
 
 
 def paragraph_candidates(
@@ -197,7 +198,7 @@ def evaluate_seq2seq(
         else:
             variants, targets = paragraph_candidates(model, split, settings, k, beam_width, seed, max_sources,
                                                      progress)
-            cands = [[paragraph_words(v) for v in group] for group in variants]
+            cands = [[paragraph_words(v, bundle.model.config.lowercase) for v in group] for group in variants]
             result[spec] = {**paragraph_metrics(cands, targets), **perplexity,
                             "title_word_repeated": title_word_repeated(split, variants),
                             "order_followed": order_followed(model, split, settings, k, seed,

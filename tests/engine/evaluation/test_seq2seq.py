@@ -21,7 +21,7 @@ from engine.metrics.bleu import corpus_bleu, sentence_bleu
 from engine.permgen.bundle import load_permgen_bundle
 from engine.permgen.control import OrderControl
 from engine.permgen.data import encode_examples, tokenizer_texts
-from engine.permgen.decode import PermGenStream
+from engine.permgen.decode import PermGenStream, PermGenVariant
 from engine.permgen.heldout import target_nll
 from engine.permgen.loaded import PermGenLoadedModel
 from engine.permgen.model import PermGenModel
@@ -237,3 +237,13 @@ def test_prefix_use_scores_each_target_after_its_own_another_and_no_source(
     assert "2 held-out targets" in lines[0] and len(lines) == 4
     nlls = [float(line.rsplit(": ", 1)[1]) for line in lines[1:]]
     assert all(n > 0 for n in nlls) and len(set(nlls)) > 1  # an untrained model still reads its source somewhat
+
+
+def test_a_prose_candidate_is_compared_in_the_targets_words() -> None:
+    sentences = {2: "Then the wind took it!", 1: "Anna didn't fly her kite."}
+    prose = PermGenVariant(index=0, seed=0, settings={}, sentences=sentences)
+    words = "anna did n't fly her kite . then the wind took it !"
+    assert paragraph_words(prose) == words.split(" ")
+    assert paragraph_words(prose, lowercase=False)[:3] == ["Anna", "did", "n't"]
+    normalised = PermGenVariant(index=0, seed=0, settings={}, sentences={1: "anna did n't fly her kite ."})
+    assert paragraph_words(normalised) == words.split(" ")[:7]  # already the targets' form

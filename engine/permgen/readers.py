@@ -27,11 +27,23 @@ from pathlib import Path
 
 from engine.data.corpus import CorpusError, story_cloze_sentences
 from engine.data.paragraphs import ParagraphExample, ReaderError, line_error, numbered_lines, read_plan_and_write
-from engine.data.text import normalize
+from engine.data.text import is_abbreviation, normalize
 from engine.files.small_reads import file_problem
 from engine.permgen.keywords import storyline
 
 _RAW_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[\"'A-Z])")
+
+
+def split_raw_sentences(text: str) -> list[str]:
+    """Cased prose → its sentences: split after . ! ? before a capital or a quote, but not after an
+    abbreviation ("The U.S. Army was …" stays one sentence)."""
+    sentences: list[str] = []
+    for piece in _RAW_SPLIT.split(text):
+        if sentences and is_abbreviation(sentences[-1].rsplit(maxsplit=1)[-1]):
+            sentences[-1] += " " + piece
+        else:
+            sentences.append(piece)
+    return sentences
 
 
 def _with_storyline(sentences: list[str], title: str = "", lowercase: bool = True) -> ParagraphExample:
@@ -49,7 +61,7 @@ def read_diffusion_lm(path: Path) -> list[ParagraphExample]:
             raise line_error(path, number, f"not JSON ({error.msg})") from None
         if not (isinstance(row, list) and len(row) == 1 and isinstance(row[0], str) and row[0].strip()):
             raise line_error(path, number, 'expected a one-element list holding the story text, ["…"]')
-        examples.append(_with_storyline(_RAW_SPLIT.split(row[0].strip())))
+        examples.append(_with_storyline(split_raw_sentences(row[0].strip())))
     return examples
 
 
@@ -72,7 +84,7 @@ def read_abstracts(path: Path) -> list[ParagraphExample]:
         if not (isinstance(row, dict) and all(isinstance(row.get(k), str) and row[k].strip()
                                               for k in ("title", "abstract"))):
             raise line_error(path, number, 'expected an object with non-empty strings "title" and "abstract"')
-        sentences = _RAW_SPLIT.split(" ".join(row["abstract"].split()))
+        sentences = split_raw_sentences(" ".join(row["abstract"].split()))
         examples.append(_with_storyline(sentences, " ".join(row["title"].split()), lowercase=False))
     return examples
 

@@ -9,7 +9,7 @@ import pytest
 from engine.data.paragraphs import ReaderError
 from engine.data.text import detokenize, normalize
 from engine.permgen.keywords import storyline, title_keywords
-from engine.permgen.readers import read_examples
+from engine.permgen.readers import read_examples, split_raw_sentences
 from engine.permgen.text import format_source
 from tests.engine.permgen.conftest import FIXTURES
 
@@ -111,3 +111,13 @@ def test_normalise_and_detokenize_round_trip() -> None:
     assert detokenize("tom did n't go , so he 's home . i stayed ( alone ) .") == \
         "Tom didn't go, so he's home. I stayed (alone)."
     assert format_source("The Cake", ["Mia", " "]) == "title : the cake keywords : mia"
+
+
+def test_abbreviations_keep_their_periods_and_start_no_sentence() -> None:
+    assert normalize("U.S. sales fell, e.g. at Ford Motor Co. today.", lowercase=False) == \
+        "U.S. sales fell , e.g. at Ford Motor Co. today ."
+    assert detokenize("mr. smith met dr. jones in the u.s. sales office . he left .") == \
+        "Mr. Smith met dr. jones in the u.s. sales office. He left."
+    assert normalize("He said no. She left.") == "he said no . she left ."  # a plain word stays a word
+    assert split_raw_sentences("The U.S. Army met Dr. Smith. It rained. Then it stopped.") == \
+        ["The U.S. Army met Dr. Smith.", "It rained.", "Then it stopped."]

@@ -247,3 +247,18 @@ def test_a_prose_candidate_is_compared_in_the_targets_words() -> None:
     assert paragraph_words(prose, lowercase=False)[:3] == ["Anna", "did", "n't"]
     normalised = PermGenVariant(index=0, seed=0, settings={}, sentences={1: "anna did n't fly her kite ."})
     assert paragraph_words(normalised) == words.split(" ")[:7]  # already the targets' form
+
+
+def test_paraphrase_time_times_each_bundle_and_shows_its_rewrites(
+    pg_bundles: dict[str, Path], capsys: pytest.CaptureFixture[str],
+) -> None:
+    from engine.benchmarks import paraphrase_time
+
+    paraphrase_time.main(["--bundles", str(pg_bundles["para"]), str(pg_bundles["para"]), "--candidates", "2",
+                          "--rounds", "2"])
+    lines = capsys.readouterr().out.splitlines()
+    assert "2 rewrites of a 25-word sentence" in lines[0] and "median of 2 alternating rounds" in lines[0]
+    timed = [line.split() for line in lines[2:4]]
+    assert all(row[0] == str(pg_bundles["para"]) and float(row[1]) > 0 and float(row[2]) > 0 for row in timed)
+    assert paraphrase_time.SENTENCE in lines and sum(line.startswith("  ") for line in lines) == 4
+    assert len(paraphrase_time.SENTENCE.split()) == 25

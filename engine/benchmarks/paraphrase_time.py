@@ -1,0 +1,69 @@
+"""How long a writer waits for Paraphrase: N rewrites of one 25-word sentence, through the app's path, side by side.
+
+    python -m engine.benchmarks.paraphrase_time --bundles B [B ...] [--candidates 3] [--rounds 5]
+
+Each bundle is loaded as the app loads it (torch on the CPU) and asked at the settings a writer starts at on it,
+one draft per rewrite as the app sends a paraphrase. Rounds alternate between the bundles after one warm-up
+each (round r with seed r), so a busy moment hits every bundle; the median seconds per request and the median
+tokens written are printed, with one round's rewrites to read. Measure with nothing else running: two cores are
+easily contended.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from pathlib import Path
+
+import torch
+
+from engine.benchmarks.alternating import Timer, alternating_runs
+from engine.benchmarks.selection import writer_start
+from engine.decode_fields import DRAFTS, MAX_NEW_TOKENS
+from engine.front_door import Engine, GenerationRequest, LoadedModel
+
+SENTENCE = ("The bridge over the river was closed for repairs last spring, so the farmers had to drive twenty "
+            "miles to reach the market in town.")  # 25 words
+
+
+def timer(model: LoadedModel, n: int, texts: dict[int, list[str]]) -> Timer:
+    """seed → (seconds, tokens) of one request for `n` rewrites of SENTENCE; the rewrites go to `texts[seed]`."""
+
+    def run(seed: int) -> tuple[float, int]:
+        settings = writer_start(model, MAX_NEW_TOKENS.writer_start, seed).replace(drafts=DRAFTS.off)
+        request = GenerationRequest(task="paraphrase", prompt=SENTENCE, n=n, decode=settings)
+        start = time.perf_counter()
+        variants = model.generate(request)
+        seconds = time.perf_counter() - start
+        texts[seed] = [v.text.strip() for v in variants]
+        return seconds, sum(len(v.token_ids) for v in variants)
+
+    return run
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bundles", type=Path, nargs="+", required=True)
+    parser.add_argument("--candidates", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args(argv)
+    engine = Engine()
+    models = [engine.load(bundle, device="cpu", runtime="torch") for bundle in args.bundles]
+    texts: list[dict[int, list[str]]] = [{} for _ in models]
+    runs = alternating_runs([timer(model, args.candidates, written) for model, written in zip(models, texts,
+                                                                                               strict=True)],
+                            args.rounds)
+    print(f"{args.candidates} rewrites of a 25-word sentence · cpu · {torch.get_num_threads()} threads · "
+          f"median of {args.rounds} alternating rounds")
+    print(f"{'bundle':<48} {'seconds':>8} {'tokens':>7}")
+    for bundle, timed in zip(args.bundles, runs, strict=True):
+        print(f"{bundle!s:<48} {statistics.median(s for s, _ in timed):8.2f} "
+              f"{statistics.median(t for _, t in timed):7.0f}")
+    print(f"\n{SENTENCE}")
+    for bundle, written in zip(args.bundles, texts, strict=True):
+        print(f"\n{bundle} (seed 1):\n" + "".join(f"  {text}\n" for text in written[min(1, args.rounds - 1)]))
+
+
+if __name__ == "__main__":
+    main()

@@ -27,7 +27,6 @@ _SENTENCE_START = re.compile(r"(^|(\S*[.!?])\s+)([a-z])")  # group 2: the token 
 ABBREVIATIONS = ("mr", "mrs", "ms", "dr", "prof", "st", "jr", "sr", "co", "corp", "inc", "ltd", "vs", "mt", "ft",
                  "gov", "sen", "rep", "gen", "col", "capt", "lt", "sgt", "fig", "al")
 _ABBREVIATION = re.compile(r"(?i)\b(?:(?:[a-z]\.){2,}|(?:" + "|".join(ABBREVIATIONS) + r")\.)(?![\w.])")
-_KEPT_PERIOD = "\x00"  # stands for an abbreviation's period while punctuation is split off
 
 
 def is_abbreviation(token: str) -> bool:
@@ -39,10 +38,17 @@ def normalize(text: str, lowercase: bool = True) -> str:
     """Lowercase (optionally) and split punctuation and clitics off words, PTB style."""
     text = text.replace("\u2019", "'").replace("\u201c", '"').replace("\u201d", '"')
     text = _CLITICS.sub(lambda m: f"{m.group(1)} {m.group(2)}" if m.group(1) else f"{m.group(3)} {m.group(4)}", text)
-    text = _ABBREVIATION.sub(lambda m: m.group().replace(".", _KEPT_PERIOD), text)
-    text = _PUNCT.sub(r" \1 ", text).replace(_KEPT_PERIOD, ".")
-    text = " ".join(text.split())
+    text = " ".join(_split_punctuation(text).split())
     return text.lower() if lowercase else text
+
+
+def _split_punctuation(text: str) -> str:
+    """`text` with spaces around its punctuation, abbreviations kept whole."""
+    pieces, done = [], 0
+    for match in _ABBREVIATION.finditer(text):
+        pieces += [_PUNCT.sub(r" \1 ", text[done:match.start()]), f" {match.group()} "]
+        done = match.end()
+    return "".join([*pieces, _PUNCT.sub(r" \1 ", text[done:])])
 
 
 def join_tokens(text: str) -> str:

@@ -5,7 +5,10 @@ the sentences are the readers' normalised words (engine/data/text.py), lowercase
 
 `text_form` "prose" (a decoder-only model on a pretrained base; docs/permgen-decoder-only.md): the base
 learnt from ordinary cased prose, so the model reads and writes that. The readers' normalised text is
-detokenized and its case restored from a case table learnt from cased files (engine/data/truecase.py):
+detokenized and, where it is written all in lowercase (a lowercased data set, or a lowercase model's input), its
+case restored from a case table learnt from cased files (engine/data/truecase.py); text that has capitals keeps
+the case it has, since the table would also change common words a cased text writes in lowercase ("a black
+cord" → "a Black cord" where the table's files mostly name the Black Sea):
 
     Title: Jenny's first loaf                  Paraphrase this sentence: She baked bread.
     Keywords: bread, oven, Jenny               Paraphrase:
@@ -19,7 +22,7 @@ not depend on what came before). The joiner is kept whole when a long source is 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,16 +49,18 @@ class ProseForm:
     lowercase: bool = True
     case: CaseTable | None = None
 
-    def _cased(self, text: str) -> str:
-        return self.case.restore(text) if self.case is not None else text
+    def _prose(self, normalized: str, join: Callable[[str], str] = detokenize) -> str:
+        """Normalised text joined as prose (`join`), its case restored only when it is all lowercase."""
+        text = join(normalized)
+        return self.case.restore(text) if self.case is not None and normalized.islower() else text
 
     def source(self, title: str, keywords: Sequence[str]) -> str:
         """The source's text before the joiner: the title and keywords as prose; for a paraphrase, the
         instruction and the sentence (its `title`)."""
         if self.task == "paraphrase":
             return f"{PARAPHRASE_INSTRUCTION}{self.sentence(normalize(title, self.lowercase))}"
-        words = ", ".join(self._cased(join_tokens(normalize(k, self.lowercase))) for k in keywords if k.strip())
-        return f"Title: {self._cased(detokenize(normalize(title, self.lowercase)))}\nKeywords: {words}"
+        words = ", ".join(self._prose(normalize(k, self.lowercase), join_tokens) for k in keywords if k.strip())
+        return f"Title: {self._prose(normalize(title, self.lowercase))}\nKeywords: {words}"
 
     @property
     def joiner(self) -> str:
@@ -64,7 +69,7 @@ class ProseForm:
 
     def sentence(self, normalized: str) -> str:
         """A normalised target sentence as the model writes it: prose, cased, after a space."""
-        return " " + self._cased(detokenize(normalized))
+        return " " + self._prose(normalized)
 
 
 def read_prose_form(task: str, lowercase: bool, text_form: str, directory: Path) -> ProseForm | None:

@@ -42,6 +42,16 @@ def test_normalised_text_is_written_as_cased_prose() -> None:
     assert ProseForm("paraphrase").source("anna flew her kite .", ()) == "Paraphrase this sentence: Anna flew her kite."
 
 
+def test_text_with_capitals_keeps_its_case() -> None:
+    table = CaseTable({"black": "Black", "anna": "Anna"})
+    cased = ProseForm("paraphrase", False, table)
+    assert cased.sentence("The cat spun a black cord .") == " The cat spun a black cord."
+    assert cased.sentence("anna spun a black cord .") == " Anna spun a Black cord."  # a lowercased set's sentence
+    assert cased.source("Anna spun a black cord .", ()) == "Paraphrase this sentence: Anna spun a black cord."
+    story = ProseForm("story", False, table)
+    assert story.source("Anna 's black cat", ["anna", "Black"]) == "Title: Anna's black cat\nKeywords: Anna, Black"
+
+
 def test_a_long_source_is_cut_before_its_joiner(pg_tokenizer: VariorumTokenizer) -> None:
     joiner = pg_tokenizer.encode(PROSE.joiner)
     long, short = PROSE.source("the lost kite " * 10, ["anna"]), PROSE.source("cake", [])

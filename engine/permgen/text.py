@@ -8,7 +8,7 @@ learnt from ordinary cased prose, so the model reads and writes that. The reader
 detokenized and, where it is written all in lowercase (a lowercased data set, or a lowercase model's input), its
 case restored from a case table learnt from cased files (engine/data/truecase.py); text that has capitals keeps
 the case it has, since the table would also change common words a cased text writes in lowercase ("a black
-cord" → "a Black cord" where the table's files mostly name the Black Sea):
+cord" → "a Black cord" with the WikiText-2 table, whose files capitalise "black" more often than not):
 
     Title: Jenny's first loaf                  Paraphrase this sentence: She baked bread.
     Keywords: bread, oven, Jenny               Paraphrase:

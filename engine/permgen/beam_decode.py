@@ -39,18 +39,20 @@ from engine.permgen.decode import FIRST_WORD_ID, PermGenStream, first_marks
 from engine.permgen.marks import EOP_ID, begin_id, end_id, sentence_of_begin
 from engine.permgen.network import PermGenNetwork
 from engine.permgen.rows import PermGenRunner, SentenceRows, open_rows
+from engine.permgen.sentence_ends import SentenceEnds
 from engine.tokenizer import VariorumTokenizer
 
 
 def sentence_beam(
     rows: DecodeRows, sentence: int, width: int, cap: int, should_stop: Callable[[], bool],
-    speller: WordSpeller | None = None, copy_limit: CopyLimit | None = None,
+    speller: WordSpeller | None = None, copy_limit: CopyLimit | None = None, ends: SentenceEnds | None = None,
 ) -> list[Hypothesis] | None:
     """Finished hypotheses of sentence `sentence` (words then ⟨E-t⟩), best first; None when cancelled.
 
     `rows` holds one row after ⟨B-t⟩ on entry and the search's last rows on return. With `speller`
     (real words only) each hypothesis is also held to the real-words mask of its partial word; with
-    `copy_limit`, to the source runs it may not extend (engine/decoding/copy_limit.py)."""
+    `copy_limit`, to the source runs it may not extend (engine/decoding/copy_limit.py); with `ends` (a prose
+    model), to ending at its first full stop on one line (engine/permgen/sentence_ends.py)."""
     if width < 1 or cap < 0:
         raise ValueError(f"beam width must be >= 1 and the sentence cap >= 0, got {width}, {cap}")
     end = end_id(sentence)
@@ -66,9 +68,11 @@ def sentence_beam(
         if expansion >= cap:
             return only_end
         some_words = words if expansion else first_words
-        if speller is None and copy_limit is None:
+        if speller is None and copy_limit is None and ends is None:
             return some_words
         rows_allowed = some_words.expand(len(alive), -1)  # [M, V]
+        if ends is not None:
+            rows_allowed = ends.restrict(rows_allowed, [h.tokens for h in alive], [end] * len(alive))
         if copy_limit is not None:
             rows_allowed = copy_limit.mask(rows_allowed, [h.tokens for h in alive])
         if speller is None:
@@ -130,7 +134,7 @@ class BeamPermGenStream(PermGenStream):
             rows.advance(torch.tensor([mark], device=rows.hidden.device))
             before = rows.snapshot()
             found = sentence_beam(rows, sentence_of_begin(mark), self.beam_width, self.cap, self.should_stop,
-                                  self.words)
+                                  self.words, ends=self.ends)
             if found is None:
                 return False
             best: Hypothesis = found[0]

@@ -52,6 +52,7 @@ from engine.permgen.marks import EOP_ID, end_id, sentence_of_begin
 from engine.permgen.model import PAD_ID, START_ID
 from engine.permgen.network import PermGenNetwork
 from engine.permgen.rows import PermGenRunner, SentenceRows, open_rows
+from engine.permgen.sentence_ends import sentence_ends
 from engine.tokenizer import SPECIAL_TOKENS, VariorumTokenizer
 from engine.torch_modes import eval_mode
 
@@ -142,6 +143,7 @@ class PermGenStream(RowStream[PermGenVariant, SentenceRows]):
         self.source_ids = source_ids[: model.config.max_source_len]
         self.runner, self.copy_limit, self.case = runner, copy_limit, case
         self.cap = min(model.config.max_sentence_len - 2, settings.max_new_tokens)
+        self.ends = sentence_ends(tokenizer) if model.config.text_form == "prose" else None
         self.states = [_State() for _ in range(n)]
 
     def _new_variant(self, index: int, seed: int) -> PermGenVariant:
@@ -164,9 +166,14 @@ class PermGenStream(RowStream[PermGenVariant, SentenceRows]):
             raise RuntimeError("PermGen decoding exceeded its step bound")
 
     def _allowed(self, last: bool) -> torch.Tensor:
-        """Inside a sentence its words and its end mark; real words only (a sentence's last token before its cap
+        """Inside a sentence its words and its end mark; a prose sentence ended at its first full stop and held
+        to one line (engine/permgen/sentence_ends.py); real words only (a sentence's last token before its cap
         closes the open word); the copy limit."""
         allowed = self._allowed_words(self.history.device)
+        if self.ends is not None:
+            states = [self.states[c] for c in self.row_variants]
+            allowed = self.ends.restrict(allowed, [s.words if s.sentence else None for s in states],
+                                         [end_id(s.sentence) if s.sentence else 0 for s in states])
         if self.spelled is not None:
             allowed = self.spelled.allowed(allowed, [len(self.states[c].words) == self.cap - 1
                                                      for c in self.row_variants])

@@ -50,6 +50,7 @@ from engine.permgen.model import START_ID
 from engine.permgen.network import PermGenNetwork
 from engine.permgen.passage import paraphrase_spans, reassemble, separators
 from engine.permgen.rows import PermGenRunner, open_rows
+from engine.permgen.sentence_ends import sentence_ends
 from engine.permgen.text import ProseForm, encode_sources
 from engine.tokenizer import VariorumTokenizer
 from engine.torch_modes import eval_mode
@@ -187,7 +188,8 @@ class ParaphraseStream(BatchStream[ParaphraseVariant]):
             rows = open_rows(model, source_ids, 1, self.runner, self.cap + 3)  # cut to the model's limit
             rows.advance(torch.tensor([begin_id(1)], device=rows.hidden.device))
             width = max(self.beam_width, len(self.candidates))
-            return sentence_beam(rows, 1, width, self.cap, self.should_stop, self.words, self._copy_limit(j))
+            ends = sentence_ends(self.tokenizer) if model.config.text_form == "prose" else None
+            return sentence_beam(rows, 1, width, self.cap, self.should_stop, self.words, self._copy_limit(j), ends)
 
     def _emit_words(self, i: int, j: int, prefix: str, words: list[tuple[int, float]]) -> Iterator[TokenEvent]:
         for k, (token, log_prob) in enumerate(words):

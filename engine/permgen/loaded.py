@@ -35,11 +35,16 @@ from engine.permgen.beam_decode import BeamPermGenStream
 from engine.permgen.bundle import PermGenBundle
 from engine.permgen.control import OrderControl
 from engine.permgen.decode import PermGenStream
+from engine.permgen.decoder_model import DecoderPermGenModel
 from engine.permgen.keywords import title_keywords
+from engine.permgen.meaning_floor import MeaningFloor
 from engine.permgen.model import PermGenModel
 from engine.permgen.paraphrase import ParaphraseStream
 from engine.permgen.rows import PermGenRunner
 from engine.permgen.text import ProseForm, encode_sources, format_source, read_prose_form
+from engine.rewording import rewording_available
+from engine.rewording.search import Rewording, RewordSettings, SentenceScorer
+from engine.rewording.wordnet import WordNet
 from engine.selection.stream import ScorerChoice
 from engine.tokenizer import END_OF_PARAGRAPH, SENTENCE_BEGIN, SENTENCE_END, SPECIAL_TOKENS, VariorumTokenizer
 from engine.word_sources import RealWordVocabulary
@@ -130,7 +135,30 @@ class PermGenLoadedModel(LoadedModel):
         if request.num_sentences is not None or request.sentence_order:
             raise ValueError("the number and order of sentences do not apply to paraphrases")
         return ParaphraseStream(self.permgen.model, self.permgen.tokenizer, request.prompt, request.n, request.decode,
-                                request.beam_width, should_stop, self.runner, self.speller(request), self.prose)
+                                request.beam_width, should_stop, self.runner, self.speller(request), self.prose,
+                                self._meaning_floor(request))
+
+    def _meaning_floor(self, request: GenerationRequest) -> MeaningFloor | None:
+        """A prose paraphrase model's (on a pretrained base) floor on the meaning kept, with its own backbone judging
+        the rewordings that fill in where WordNet and spaCy are installed (engine/permgen/meaning_floor.py)."""
+        model = self.permgen.model
+        if self.prose is None or not isinstance(model, DecoderPermGenModel):
+            return None
+        if not rewording_available():
+            return MeaningFloor(lowercase=model.config.lowercase)
+        from engine.rewording.stream import english_parser  # it imports the paraphrase stream
+
+        scorer = SentenceScorer(model.language_model(), self.permgen.tokenizer)
+        settings = RewordSettings(temperature=request.decode.temperature)
+        rewording = Rewording(scorer, WordNet(), english_parser(), settings)
+        return MeaningFloor(rewording=rewording, lowercase=model.config.lowercase)
+
+    def prepare(self, task: str) -> None:
+        """A prose paraphrase model: load spaCy's parser and WordNet's files (seconds) for its rewordings."""
+        if task == "paraphrase" and self.prose is not None and rewording_available():
+            from engine.rewording.stream import load_rewording
+
+            load_rewording()
 
     def drafts_scorer(self) -> ScorerChoice:
         """The shipped scorer; without it, drafts are chosen for differing only (engine/coherence/choice.py)."""

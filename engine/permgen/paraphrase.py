@@ -11,6 +11,10 @@ N alternatives from the normalised sentence (engine/data/text.py), each one mark
 - beam (`beam_width` > 1): the N best finished hypotheses of one beam of width max(beam_width, N)
   (the sentence beam of engine/permgen/beam_decode.py).
 
+With a meaning floor (a prose model on the pretrained base; engine/permgen/meaning_floor.py) the N
+alternatives of a sentence are written whole before any is shown, and the floor chooses what variant i
+shows: alternative (j, i) when it keeps the meaning, else a rewording of the sentence, else the sentence.
+
 Variant i is the passage with every sentence j replaced by alternative (j, i), in the passage's
 own layout. Its tokens and log-probs are the words only (the forced marks are left out). Each
 alternative reports, against its source sentence, Self-BLEU (sacrebleu BLEU-4 of the alternative
@@ -46,12 +50,14 @@ from engine.permgen.content_words import paraphrase_source
 from engine.permgen.control import OrderControl
 from engine.permgen.decode import FIRST_WORD_ID, PermGenStream
 from engine.permgen.marks import begin_id
+from engine.permgen.meaning_floor import MeaningFloor
 from engine.permgen.model import START_ID
 from engine.permgen.network import PermGenNetwork
 from engine.permgen.passage import paraphrase_spans, reassemble, separators
 from engine.permgen.rows import PermGenRunner, open_rows
 from engine.permgen.sentence_ends import sentence_ends
 from engine.permgen.text import ProseForm, encode_sources
+from engine.rewording.search import ScoredText
 from engine.tokenizer import VariorumTokenizer
 from engine.torch_modes import eval_mode
 
@@ -106,16 +112,18 @@ class ParaphraseStream(BatchStream[ParaphraseVariant]):
         runner: PermGenRunner | None = None,
         words: WordSpeller | None = None,
         prose: ProseForm | None = None,
+        floor: MeaningFloor | None = None,
     ) -> None:
         """`runner` runs the backbone (engine/permgen/rows.py `PermGenRunner`); None: the torch model. `words`: the real
         words under `settings.real_words` (engine/decoding/real_words.py). `prose`: a prose model's text form
-        (engine/permgen/text.py)."""
+        (engine/permgen/text.py). `floor`: which alternatives keep enough of the meaning, and the rewordings that
+        replace the others (engine/permgen/meaning_floor.py)."""
         if model.config.task != "paraphrase":
             raise ValueError(f"this model writes a {model.config.task!r}, not paraphrases")
         BEAM_WIDTH.check(beam_width)
         self.spans = paraphrase_spans(passage)
         self.seq2seq, self.tokenizer, self.passage = model, tokenizer, passage
-        self.beam_width, self.runner = beam_width, runner
+        self.beam_width, self.runner, self.floor = beam_width, runner, floor
         super().__init__(model.head, n, settings, should_stop, words)  # its sampler writes every sentence
         self.sources = [passage[a:b] for a, b in self.spans]
         config = model.config
@@ -150,22 +158,32 @@ class ParaphraseStream(BatchStream[ParaphraseVariant]):
             self._complete()
 
     def _sentence(self, j: int, prefix: str) -> Generator[TokenEvent, None, list[str] | None]:
-        """Stream sentence j's N alternatives; return their model texts (None when cancelled)."""
-        if self.beam_width > 1:
-            found = self._beam(j)
-            if found is None:
-                return None
-            picks = [found[i % len(found)] for i in range(len(self.candidates))]
-            for i, hypothesis in enumerate(picks):
-                words = [(t, lp) for t, lp in zip(hypothesis.tokens, hypothesis.log_probs, strict=True)
-                         if t >= FIRST_WORD_ID]
-                yield from self._emit_words(i, j, prefix, words)
-            return [drop_control_characters(self.tokenizer.decode([t for t in h.tokens if t >= FIRST_WORD_ID])).strip()
-                    for h in picks]
-        seed = (self.base_seed + j * SENTENCE_SEED_STRIDE) % 2**62
-        inner = PermGenStream(self.seq2seq, self.tokenizer, self.sources_ids[j], len(self.candidates),
-                              self.settings.with_seed(seed), ONE_SENTENCE, self.should_stop, self.runner, self.words,
-                              self._copy_limit(j), self.sampler)
+        """Stream sentence j's N alternatives; return their model texts (None when cancelled). Sampled ones
+        stream as they are written, unless a meaning floor must see them all first."""
+        if self.beam_width == 1 and self.floor is None:
+            return (yield from self._streamed(j, prefix))
+        drafts = self._beam_drafts(j) if self.beam_width > 1 else self._sampled_drafts(j)
+        if drafts is None:
+            return None
+        chosen: list[ScoredText | None] = list(drafts)
+        if self.floor is not None:
+            chosen = self.floor.choose(self.sources[j], drafts, self._seed(j))
+        for i, pick in enumerate(chosen):
+            if pick is not None:
+                yield from self._emit_words(i, j, prefix, pick)
+        return [pick.text if pick is not None else "" for pick in chosen]
+
+    def _seed(self, j: int) -> int:
+        return (self.base_seed + j * SENTENCE_SEED_STRIDE) % 2**62
+
+    def _inner(self, j: int) -> PermGenStream:
+        """The one-sentence stream that samples sentence j's N alternatives."""
+        return PermGenStream(self.seq2seq, self.tokenizer, self.sources_ids[j], len(self.candidates),
+                             self.settings.with_seed(self._seed(j)), ONE_SENTENCE, self.should_stop, self.runner,
+                             self.words, self._copy_limit(j), self.sampler)
+
+    def _streamed(self, j: int, prefix: str) -> Generator[TokenEvent, None, list[str] | None]:
+        inner = self._inner(j)
         started = [False] * len(self.candidates)
         for event in inner:
             if event.token_id < FIRST_WORD_ID:
@@ -175,6 +193,30 @@ class ParaphraseStream(BatchStream[ParaphraseVariant]):
         if any(v.finish_reason == FINISH_CANCELLED for v in inner.candidates):
             return None
         return [v.sentences.get(1, "") for v in inner.candidates]
+
+    def _sampled_drafts(self, j: int) -> list[ScoredText] | None:
+        """Sentence j's N sampled alternatives, written whole before any is shown (None when cancelled)."""
+        inner = self._inner(j)
+        for _ in inner:
+            pass
+        if any(v.finish_reason == FINISH_CANCELLED for v in inner.candidates):
+            return None
+        return [self._draft(v.sentences.get(1, ""), v.token_ids, v.token_log_probs) for v in inner.candidates]
+
+    def _beam_drafts(self, j: int) -> list[ScoredText] | None:
+        """The N best of sentence j's beam, repeated in turn when it found fewer (None when cancelled)."""
+        found = self._beam(j)
+        if found is None:
+            return None
+        picks = [found[i % len(found)] for i in range(len(self.candidates))]
+        return [self._draft(drop_control_characters(self.tokenizer.decode([t for t in h.tokens if t >= FIRST_WORD_ID]))
+                            .strip(), h.tokens, h.log_probs) for h in picks]
+
+    @staticmethod
+    def _draft(text: str, tokens: list[int], log_probs: list[float]) -> ScoredText:
+        """An alternative's text with its words' tokens and log-probs (the marks left out)."""
+        words = [(t, lp) for t, lp in zip(tokens, log_probs, strict=True) if t >= FIRST_WORD_ID]
+        return ScoredText(text, [t for t, _ in words], [lp for _, lp in words])
 
     def _copy_limit(self, j: int) -> CopyLimit | None:
         """Sentence j's copy limit (`settings.copy_limit` tokens of its source), None when off."""
@@ -191,8 +233,10 @@ class ParaphraseStream(BatchStream[ParaphraseVariant]):
             ends = sentence_ends(self.tokenizer) if model.config.text_form == "prose" else None
             return sentence_beam(rows, 1, width, self.cap, self.should_stop, self.words, self._copy_limit(j), ends)
 
-    def _emit_words(self, i: int, j: int, prefix: str, words: list[tuple[int, float]]) -> Iterator[TokenEvent]:
-        for k, (token, log_prob) in enumerate(words):
+    def _emit_words(self, i: int, j: int, prefix: str, pick: ScoredText) -> Iterator[TokenEvent]:
+        """Variant i's chosen alternative of sentence j, token by token (a rewording's end-of-text log-prob left
+        out)."""
+        for k, (token, log_prob) in enumerate(zip(pick.token_ids, pick.log_probs, strict=False)):
             delta = drop_control_characters(self.tokenizer.decode([token]))
             yield self._take(TokenEvent(i, token, delta, log_prob, 0), j, prefix if k == 0 else "")
 

@@ -1,0 +1,107 @@
+"""A paraphrase model on the base keeps a rewrite only when it keeps the meaning and says something new; rewordings
+fill the other variants, and where none is left the writer's sentence stays."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from engine.bundles.bundle import ModelBundle
+from engine.decoding.settings import DecodeConfig
+from engine.loaded_model import GenerationRequest
+from engine.permgen.decoder_model import DecoderPermGenModel
+from engine.permgen.loaded import PermGenLoadedModel
+from engine.permgen.meaning_floor import MeaningFloor
+from engine.permgen.paraphrase import ParaphraseStream, ParaphraseVariant
+from engine.permgen.text import ProseForm
+from engine.rewording import rewording_available
+from engine.rewording.search import Rewording, ScoredText
+from engine.tokenizer import VariorumTokenizer
+from tests.engine.permgen.conftest import tiny_decoder_config
+
+SOURCE = "The old man walked to the store."
+
+
+class _Rewordings(Rewording):
+    """Fixed rewordings, recording what they were asked for."""
+
+    def __init__(self, texts: list[str], tokenizer: VariorumTokenizer | None = None) -> None:
+        self.texts, self.tokenizer, self.asked = texts, tokenizer, []  # type: ignore[var-annotated]
+
+    def rewrites(self, sentence: str, n: int, seed: int) -> list[ScoredText]:
+        self.asked.append((sentence, n, seed))
+        ids = [self.tokenizer.encode(text) if self.tokenizer else [] for text in self.texts[:n]]
+        return [ScoredText(text, i, [-1.0] * (len(i) + 1)) for text, i in zip(self.texts[:n], ids, strict=True)]
+
+
+def _drafts(*texts: str) -> list[ScoredText]:
+    return [ScoredText(text, [], []) for text in texts]
+
+
+def test_a_rewrite_is_kept_when_it_keeps_the_content_words_and_differs() -> None:
+    floor = MeaningFloor(0.85)
+    assert floor.keeps(SOURCE, "The man who was old walked to the store.")
+    assert not floor.keeps(SOURCE, "The old man walked to the store .")  # the same words
+    assert not floor.keeps(SOURCE, "The elderly man walked to the shop.")  # 2 of 4 content words
+    assert not floor.keeps(SOURCE, "")
+    assert MeaningFloor(0.5).keeps(SOURCE, "The elderly man walked to the shop.")
+    with pytest.raises(ValueError, match=r"min_content_kept must be in \[0, 1\]"):
+        MeaningFloor(1.5)
+
+
+def test_rewordings_fill_in_for_the_rewrites_not_kept_and_repeats_come_last() -> None:
+    kept, repeat = "The man who was old walked to the store.", "the man who was old walked to the store ."
+    drafts = _drafts(kept, repeat, "A dog ran home.", SOURCE)
+    rewordings = _Rewordings(["The man who was old walked to the store.", "The old man went to the store."])
+    chosen = MeaningFloor(rewording=rewordings).choose(SOURCE, drafts, seed=7)
+    assert [c.text if c else None for c in chosen] == [kept, "The old man went to the store.", None, None]
+    assert rewordings.asked == [(SOURCE, 4, 7)]
+    alone = MeaningFloor().choose(SOURCE, drafts, seed=7)  # no rewording: a repeat beats the writer's sentence
+    assert [c.text if c else None for c in alone] == [kept, repeat, None, None]
+    one = _drafts(kept)
+    assert MeaningFloor(rewording=rewordings).choose(SOURCE, one, seed=7)[0] is one[0]
+    assert len(rewordings.asked) == 1  # nothing to fill: no rewording asked for
+
+
+def _prose_paraphraser(tokenizer: VariorumTokenizer) -> DecoderPermGenModel:
+    config = tiny_decoder_config(tokenizer.vocab_size, text_form="prose", task="paraphrase",
+                                 paraphrase_source="instruction")
+    torch.manual_seed(0)
+    return DecoderPermGenModel(config).eval()
+
+
+@pytest.mark.parametrize("beam", [1, 3])
+def test_the_stream_shows_only_what_the_floor_chose(pg_tokenizer: VariorumTokenizer, beam: int) -> None:
+    model, passage = _prose_paraphraser(pg_tokenizer), "Anna flew her kite. The wind took it."
+    rewordings = _Rewordings(["Anna's kite flew.", "The kite flew, and Anna held it."], pg_tokenizer)
+    floor = MeaningFloor(1.0, rewordings, lowercase=model.config.lowercase)
+    stream = ParaphraseStream(model, pg_tokenizer, passage, 3, DecodeConfig(seed=2, max_new_tokens=8), beam,
+                              prose=ProseForm("paraphrase", model.config.lowercase), floor=floor)
+    streamed = ["", "", ""]
+    for event in stream:
+        streamed[event.variant] += event.text_delta
+    variants: list[ParaphraseVariant] = stream.candidates
+    firsts = [v.alternatives[0] for v in variants]  # a tiny random model keeps no content word: rewordings
+    assert [a.text for a in firsts] == ["Anna's kite flew.", "The kite flew, and Anna held it.", "Anna flew her kite."]
+    assert [a.kept_source for a in firsts] == [False, False, True]
+    assert [s for s, _, _ in rewordings.asked] == ["Anna flew her kite.", "The wind took it."]
+    assert rewordings.asked[1][2] != rewordings.asked[0][2]  # each sentence draws with its own seed
+    for variant, text in zip(variants, streamed, strict=True):
+        kept = [a.text for a in variant.alternatives if not a.kept_source]
+        assert all(part in text for part in kept)  # what streamed is what the variant holds
+
+
+@pytest.mark.skipif(not rewording_available(), reason="rewording needs the `pos` extra")
+def test_the_app_gets_rewordings_judged_by_the_models_own_backbone(pg_tokenizer: VariorumTokenizer) -> None:
+    model = _prose_paraphraser(pg_tokenizer)
+    loaded = PermGenLoadedModel(ModelBundle(Path("tiny-paraphraser"), model, pg_tokenizer, ""), torch.device("cpu"))
+    request = GenerationRequest(task="paraphrase", prompt="The old man walked slowly to the big store.", n=3,
+                                decode=DecodeConfig(seed=1, max_new_tokens=8))
+    floor = loaded._meaning_floor(request)
+    assert floor is not None and floor.rewording is not None
+    assert floor.rewording.scorer.model.backbone is model.backbone and floor.rewording.scorer.model.head is model.head
+    texts = [v.text for v in loaded.generate(request)]
+    rewordings = [r.text for r in floor.rewording.rewrites(request.prompt, 3, seed=1)]  # sentence 0's seed
+    assert texts == rewordings + [request.prompt] * (3 - len(rewordings))  # a tiny random model keeps no meaning

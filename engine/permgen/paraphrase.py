@@ -234,11 +234,12 @@ class ParaphraseStream(BatchStream[ParaphraseVariant]):
             return sentence_beam(rows, 1, width, self.cap, self.should_stop, self.words, self._copy_limit(j), ends)
 
     def _emit_words(self, i: int, j: int, prefix: str, pick: ScoredText) -> Iterator[TokenEvent]:
-        """Variant i's chosen alternative of sentence j, token by token (a rewording's end-of-text log-prob left
-        out)."""
+        """Variant i's chosen alternative of sentence j, token by token after the passage's separator `prefix` (a
+        rewording's end-of-text log-prob left out)."""
         for k, (token, log_prob) in enumerate(zip(pick.token_ids, pick.log_probs, strict=False)):
             delta = drop_control_characters(self.tokenizer.decode([token]))
-            yield self._take(TokenEvent(i, token, delta, log_prob, 0), j, prefix if k == 0 else "")
+            delta = delta if k else prefix + delta.lstrip()  # a prose model's sentence starts with a space
+            yield self._take(TokenEvent(i, token, delta, log_prob, 0), j, "")
 
     def _take(self, event: TokenEvent, j: int, prefix: str) -> TokenEvent:
         """Record candidate `event.variant`'s token of passage sentence j (the event names sentence j + 1)."""

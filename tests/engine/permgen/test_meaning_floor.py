@@ -88,9 +88,8 @@ def test_the_stream_shows_only_what_the_floor_chose(pg_tokenizer: VariorumTokeni
     assert [a.kept_source for a in firsts] == [False, False, True]
     assert [s for s, _, _ in rewordings.asked] == ["Anna flew her kite.", "The wind took it."]
     assert rewordings.asked[1][2] != rewordings.asked[0][2]  # each sentence draws with its own seed
-    for variant, text in zip(variants, streamed, strict=True):
-        kept = [a.text for a in variant.alternatives if not a.kept_source]
-        assert all(part in text for part in kept)  # what streamed is what the variant holds
+    assert streamed[:2] == [v.text for v in variants[:2]]  # what streamed is what the variant shows
+    assert streamed[2] == ""  # the writer's sentences, kept: nothing new to stream
 
 
 @pytest.mark.skipif(not rewording_available(), reason="rewording needs the `pos` extra")

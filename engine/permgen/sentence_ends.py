@@ -12,6 +12,8 @@ at its first such mark and holds no line break. Decoding holds it to that:
   the mark is no abbreviation ("Mr.", "U.S."), only ⟨E-t⟩ and the closing marks of quotes and brackets the
   sentence left open may follow (so the closing marks end too); a period right after a digit may also be
   followed by a digit, so "3.5" and "v2.1" stay whole;
+- before that, ⟨E-t⟩ may not be written: a sentence ends as a sentence does, not after "She said:" or a comma
+  (the per-sentence cap still closes one that never ends, so every decode ends);
 - a token holding a line break is never written inside a sentence.
 
 This is a choice the PermGen paper does not need (its targets and model share one word-level vocabulary
@@ -52,16 +54,17 @@ class SentenceEnds:
     def restrict(self, allowed: torch.Tensor, sentences: Sequence[Sequence[int] | None],
                  end_ids: Sequence[int]) -> torch.Tensor:
         """`allowed` [rows, V] for rows writing `sentences` (their tokens so far; None: a row not inside a
-        sentence, left as it is): no line breaks, and only `end_ids[row]` and closing marks once the sentence
-        has ended (module docstring). A new tensor; `allowed` is not changed."""
+        sentence, left as it is): neither line breaks nor `end_ids[row]` until the sentence has ended, then only
+        `end_ids[row]` and closing marks (module docstring). A new tensor; `allowed` is not changed."""
         vocab = allowed.shape[1]
         restricted = allowed.clone()
         for row, tokens in enumerate(sentences):
             if tokens is None:
                 continue
             after = self.after(self.tokenizer.decode(list(tokens)))
-            if after is None:
+            if after is None:  # no end yet: go on, on this line
                 restricted[row] &= ~self._fit(self.line_breaks, vocab, allowed.device)
+                restricted[row, end_ids[row]] = False
             else:
                 restricted[row] &= self._fit(after, vocab, allowed.device)
                 restricted[row, end_ids[row]] = bool(allowed[row, end_ids[row]])

@@ -53,15 +53,15 @@ def _texts(tokenizer: VariorumTokenizer, mask: torch.Tensor | None) -> list[str]
     return [tokenizer.token_text(int(i)) for i in mask.nonzero()[:, 0]]
 
 
-def test_restrict_keeps_the_end_mark_and_bans_line_breaks(pg_tokenizer: VariorumTokenizer) -> None:
+def test_restrict_ends_a_sentence_only_after_its_stop_and_bans_line_breaks(pg_tokenizer: VariorumTokenizer) -> None:
     ends, vocab = SentenceEnds(pg_tokenizer), pg_tokenizer.vocab_size + 2  # two padding ids past the pieces
     allowed = torch.ones(3, vocab, dtype=torch.bool)
     sentences = [pg_tokenizer.encode(" She ran."), pg_tokenizer.encode(" She ran"), None]
     restricted = ends.restrict(allowed, sentences, [end_id(1), end_id(2), 0])
     assert allowed.all()  # not changed in place
     assert restricted[0].nonzero()[:, 0].tolist() == [end_id(1)]
-    assert not restricted[1, pg_tokenizer.encode("\n")[0]] and restricted[1, end_id(2)]
-    assert int(restricted[1].sum()) == vocab - int(ends.line_breaks.sum())
+    assert not restricted[1, pg_tokenizer.encode("\n")[0]] and not restricted[1, end_id(2)]  # no end before a stop
+    assert int(restricted[1].sum()) == vocab - int(ends.line_breaks.sum()) - 1
     assert restricted[2].all()  # a row choosing its next mark is left alone
 
 

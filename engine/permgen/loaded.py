@@ -122,8 +122,9 @@ class PermGenLoadedModel(LoadedModel):
                              words, case=case)
 
     def case_table(self, request: GenerationRequest) -> CaseTable | None:
-        """For a lowercased model, how names are written: the bundle's `case.json` and the writer's own names."""
-        if not self.permgen.model.config.lowercase:
+        """For a lowercased model, how names are written: the bundle's `case.json` and the writer's own names. None
+        for a prose model: it writes cased text itself, which the table would change ("I'd" → "I'D")."""
+        if not self.permgen.model.config.lowercase or self.prose is not None:
             return None
         if self._case is None:
             self._case = CaseTable.read(self.permgen.path) or CaseTable({})

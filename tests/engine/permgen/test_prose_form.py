@@ -111,6 +111,7 @@ def test_training_evaluation_and_the_app_read_the_same_prose(llama_base: Path, p
     source = loaded.source_ids(request)
     assert pg_tokenizer.decode(source).startswith("Title: The cake\nKeywords: ")
     assert source[-len(pg_tokenizer.encode("\nStory:")):] == pg_tokenizer.encode("\nStory:") and START_ID not in source
+    assert loaded.case_table(request) is None  # it writes cased prose: the table would make "I'd" "I'D"
     variants = loaded.generate(request)
     assert [v.order for v in variants] == [[3, 1, 2], [3, 1, 2]]  # type: ignore[attr-defined]
     assert all(v.text == v.text.strip() for v in variants)

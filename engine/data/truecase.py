@@ -122,7 +122,9 @@ class CaseTable:
         return WORD.sub(self._restore_word, text) if self.forms else text
 
     def _restore_word(self, match: re.Match[str]) -> str:
-        word = match.group()
+        word, start = match.group(), match.start()
+        if start >= 2 and match.string[start - 1] in "'’" and match.string[start - 2].isalpha():
+            return word  # a clitic ("i'd": the "d" of a name's initial "D" is not this one)
         form = self.forms.get(word.lower())
         if form is None or not (word.islower() or word == word[0].upper() + word[1:].lower()):
             return word

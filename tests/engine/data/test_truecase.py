@@ -46,6 +46,9 @@ def test_restore_touches_only_lowercase_or_sentence_cased_words() -> None:
     table = CaseTable({"tom": "Tom", "mcdonald": "McDonald"})
     assert table.restore("then tom saw Mcdonald and TOM. tom's hat") == "then Tom saw McDonald and TOM. Tom's hat"
     assert CaseTable({}).restore("tom") == "tom"
+    initials = CaseTable({"d": "D", "s": "S", "ll": "LL"})  # a cased file's initials ("D. H. Lawrence")
+    assert initials.restore("i'd say it's d'arcy's, we’ll see: d. h. lawrence") == (
+        "i'd say it's D'arcy's, we’ll see: D. h. lawrence")  # a clitic keeps its case
     with pytest.raises(ValueError, match="not a lowercase word"):
         CaseTable({"Tom": "Tom"})
 

@@ -24,12 +24,11 @@ class LanguageModel(BundledModel):
 
     kind = "lm"
 
-    def __init__(self, config: ModelConfig, backbone: Backbone | None = None, head: OutputHead | None = None) -> None:
-        """`backbone`, `head`: modules another model already holds, shared rather than built anew."""
+    def __init__(self, config: ModelConfig, backbone: Backbone | None = None) -> None:
         super().__init__()
         self.config = config
         self.backbone = backbone if backbone is not None else build_backbone(config)
-        self.head: OutputHead = head if head is not None else build_head(config, self.backbone.token_embedding)
+        self.head: OutputHead = build_head(config, self.backbone.token_embedding)
 
     def bundle_sections(self) -> dict[str, Any]:
         return {"model": self.config.to_dict()}

@@ -46,7 +46,7 @@ from torch import nn
 from engine.backbones.kv_cache import KVCache
 from engine.backbones.llama import LlamaBackbone
 from engine.heads import OutputHead, build_head
-from engine.model import IGNORE_INDEX, LanguageModel
+from engine.model import IGNORE_INDEX
 from engine.permgen.config import PermGenConfig
 from engine.permgen.marks import BEGIN_IDS, END_IDS, EOP_ID
 from engine.permgen.model import PAD_ID, START_ID, EncodedExample, marked_targets, pad_rows
@@ -133,11 +133,6 @@ class DecoderPermGenModel(PermGenNetwork[DecoderBatch]):
         else:
             nll = self.head.token_nll_given_groups(hidden[scored], targets, batch.target_groups[scored], steps)
         return torch.zeros(scored.shape, dtype=nll.dtype, device=nll.device).masked_scatter(scored, nll)
-
-    def language_model(self) -> LanguageModel:
-        """The same backbone and head as a plain language model (sharing their weights): what scores a whole
-        text after eos, as in pretraining (a paraphrase's rewordings, engine/permgen/meaning_floor.py)."""
-        return LanguageModel(self.config.model, self.backbone, self.head)
 
     def new_cache(self, rows: int, positions: int | None = None) -> KVCache:
         """An empty KV cache for `rows` decoding rows of `positions` positions (the decoder's runner seam)."""

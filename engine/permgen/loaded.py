@@ -19,23 +19,25 @@ export and decodes with torch (asked for ONNX by name, it says so in `runtime_no
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from pathlib import Path
 
 import torch
 
+from engine.bundles.bundle import BundleError, load_typed_bundle
 from engine.coherence.choice import choose_scorer
 from engine.controls import Capabilities, ParagraphControls
 from engine.data.text import normalize
 from engine.data.truecase import CaseTable
 from engine.decoding.stream import DecodeStream
 from engine.loaded_model import GenerationRequest, LoadedModel
+from engine.model import LanguageModel
 from engine.packed_linear import keep_packed_weights_only
 from engine.permgen.beam_decode import BeamPermGenStream
 from engine.permgen.bundle import PermGenBundle
 from engine.permgen.control import OrderControl
 from engine.permgen.decode import PermGenStream
-from engine.permgen.decoder_model import DecoderPermGenModel
 from engine.permgen.keywords import title_keywords
 from engine.permgen.meaning_floor import MeaningFloor
 from engine.permgen.model import PermGenModel
@@ -49,6 +51,8 @@ from engine.selection.stream import ScorerChoice
 from engine.tokenizer import END_OF_PARAGRAPH, SENTENCE_BEGIN, SENTENCE_END, SPECIAL_TOKENS, VariorumTokenizer
 from engine.word_sources import RealWordVocabulary
 
+# today's Paraphrase without the base: rewording judged by this small language model (docs/paraphrase.md)
+REWORDING_MODEL = Path(__file__).resolve().parents[2] / "resources" / "models" / "continue-f2-nmst"
 ONNX_RUNTIMES = ("onnx", "onnx-int8")  # asked for by name (auto uses an export only where there is one)
 ONLY_TORCH = "a decoder-only PermGen model has no ONNX export"
 
@@ -140,19 +144,19 @@ class PermGenLoadedModel(LoadedModel):
                                 self._meaning_floor(request))
 
     def _meaning_floor(self, request: GenerationRequest) -> MeaningFloor | None:
-        """A prose paraphrase model's (on a pretrained base) floor on the meaning kept, with its own backbone judging
-        the rewordings that fill in where WordNet and spaCy are installed (engine/permgen/meaning_floor.py)."""
-        model = self.permgen.model
-        if self.prose is None or not isinstance(model, DecoderPermGenModel):
+        """A prose paraphrase model's (on a pretrained base) floor on the meaning kept, with today's rewording filling
+        in where its model and WordNet and spaCy are installed (engine/permgen/meaning_floor.py)."""
+        if self.prose is None:
             return None
-        if not rewording_available():
-            return MeaningFloor(lowercase=model.config.lowercase)
+        lowercase = self.permgen.model.config.lowercase
+        judge = rewording_judge(str(self.device)) if rewording_available() else None
+        if judge is None:
+            return MeaningFloor(lowercase=lowercase)
         from engine.rewording.stream import english_parser  # it imports the paraphrase stream
 
-        scorer = SentenceScorer(model.language_model(), self.permgen.tokenizer)
         settings = RewordSettings(temperature=request.decode.temperature)
-        rewording = Rewording(scorer, WordNet(), english_parser(), settings)
-        return MeaningFloor(rewording=rewording, lowercase=model.config.lowercase)
+        return MeaningFloor(rewording=Rewording(SentenceScorer(*judge), WordNet(), english_parser(), settings),
+                            lowercase=lowercase)
 
     def prepare(self, task: str) -> None:
         """A prose paraphrase model: load spaCy's parser and WordNet's files (seconds) for its rewordings."""
@@ -180,6 +184,18 @@ class PermGenLoadedModel(LoadedModel):
 
     def token_counts(self) -> list[int]:
         return [int(c) for c in self.permgen.tokenizer.counts]
+
+
+@functools.lru_cache(maxsize=2)
+def rewording_judge(device: str, folder: Path = REWORDING_MODEL) -> tuple[LanguageModel, VariorumTokenizer] | None:
+    """The model that judges rewordings' fluency, loaded once per process and device; None where it is missing. The
+    small model today's Paraphrase uses, not the base: a sentence's rewordings are dozens of whole sentences to score,
+    and the paraphrase has two seconds on the CPU."""
+    try:
+        bundle = load_typed_bundle(folder, device, LanguageModel)
+    except BundleError:
+        return None
+    return bundle.model, bundle.tokenizer
 
 
 def permgen_boundary_ids(tokenizer: VariorumTokenizer) -> list[int]:

@@ -12,7 +12,7 @@ from engine.bundles.bundle import ModelBundle
 from engine.decoding.settings import DecodeConfig
 from engine.loaded_model import GenerationRequest
 from engine.permgen.decoder_model import DecoderPermGenModel
-from engine.permgen.loaded import PermGenLoadedModel
+from engine.permgen.loaded import PermGenLoadedModel, rewording_judge
 from engine.permgen.meaning_floor import MeaningFloor
 from engine.permgen.paraphrase import ParaphraseStream, ParaphraseVariant
 from engine.permgen.text import ProseForm
@@ -93,14 +93,18 @@ def test_the_stream_shows_only_what_the_floor_chose(pg_tokenizer: VariorumTokeni
 
 
 @pytest.mark.skipif(not rewording_available(), reason="rewording needs the `pos` extra")
-def test_the_app_gets_rewordings_judged_by_the_models_own_backbone(pg_tokenizer: VariorumTokenizer) -> None:
+def test_the_app_gets_todays_rewordings_where_the_model_keeps_no_meaning(pg_tokenizer: VariorumTokenizer) -> None:
     model = _prose_paraphraser(pg_tokenizer)
     loaded = PermGenLoadedModel(ModelBundle(Path("tiny-paraphraser"), model, pg_tokenizer, ""), torch.device("cpu"))
-    request = GenerationRequest(task="paraphrase", prompt="The old man walked slowly to the big store.", n=3,
-                                decode=DecodeConfig(seed=1, max_new_tokens=8))
+    request = GenerationRequest(task="paraphrase", prompt="Because he was sick, Tom stayed home and called his boss.",
+                                n=3, decode=DecodeConfig(seed=1, max_new_tokens=8))
     floor = loaded._meaning_floor(request)
     assert floor is not None and floor.rewording is not None
-    assert floor.rewording.scorer.model.backbone is model.backbone and floor.rewording.scorer.model.head is model.head
+    assert floor.rewording.scorer.model is rewording_judge("cpu")[0]  # type: ignore[index]  # today's, shared
     texts = [v.text for v in loaded.generate(request)]
     rewordings = [r.text for r in floor.rewording.rewrites(request.prompt, 3, seed=1)]  # sentence 0's seed
-    assert texts == rewordings + [request.prompt] * (3 - len(rewordings))  # a tiny random model keeps no meaning
+    assert rewordings and texts == rewordings + [request.prompt] * (3 - len(rewordings))  # random: no meaning
+
+
+def test_without_todays_rewording_model_the_floor_still_holds(pg_tokenizer: VariorumTokenizer, tmp_path: Path) -> None:
+    assert rewording_judge("cpu", tmp_path / "missing") is None

@@ -159,11 +159,12 @@ class PermGenLoadedModel(LoadedModel):
                             lowercase=lowercase)
 
     def prepare(self, task: str) -> None:
-        """A prose paraphrase model: load spaCy's parser and WordNet's files (seconds) for its rewordings."""
+        """A prose paraphrase model: load spaCy's parser, WordNet's files and the judge (seconds) for its rewordings."""
         if task == "paraphrase" and self.prose is not None and rewording_available():
             from engine.rewording.stream import load_rewording
 
             load_rewording()
+            rewording_judge(str(self.device))
 
     def drafts_scorer(self) -> ScorerChoice:
         """The shipped scorer; without it, drafts are chosen for differing only (engine/coherence/choice.py)."""

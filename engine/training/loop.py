@@ -385,6 +385,8 @@ class TrainingLoop(abc.ABC, Generic[M]):
             summary["stopped_early"] = True
         elif end < config.max_steps:
             return summary
+        if self.watched_metric not in summary:  # resumed at its end: no step ran, so measure what the bundle holds
+            summary.update(self._validate())
         self.finish_training()
         self.final_summary(summary)
         if self.rank == 0:

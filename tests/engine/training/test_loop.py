@@ -96,7 +96,7 @@ def test_permgen_resume_from_a_chunk_gives_the_weights_of_one_run(tmp_path: Path
         config = _train(tmp_path / out, 6, train_files=[str(STORIES)], valid_fraction=0.0, eval_every=2)
         return PermGenTrainer(tiny_permgen_config(330), config, show_progress=False)
 
-    trainer("straight").run()
+    straight = trainer("straight").run()
     trainer("chunked").run(chunk_steps=4)
     assert not (tmp_path / "chunked" / "bundle").exists()
     resumed = trainer("chunked")
@@ -106,6 +106,9 @@ def test_permgen_resume_from_a_chunk_gives_the_weights_of_one_run(tmp_path: Path
     assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
     losses = [[r["train_loss"] for r in _log(tmp_path / out)] for out in ("straight", "chunked")]
     assert losses[0] == losses[1]
+    finished = trainer("chunked").run(resume=True)  # resumed at its end: the bundle is written again, measured
+    assert finished["valid_nll_natural"] == pytest.approx(straight["valid_nll_natural"])
+    assert "natural order: nan" not in (tmp_path / "chunked" / "bundle" / "card.md").read_text()
 
 
 def test_permgen_gradient_accumulation_matches_the_full_batch(tmp_path: Path) -> None:
@@ -132,6 +135,10 @@ class ScriptedTrainer(Trainer):
     def begin_step(self, step: int) -> None:
         super().begin_step(step)
         self.step_done = step + 1
+
+    def after_resume(self, step: int) -> None:
+        super().after_resume(step)
+        self.step_done = step
 
     def validation(self) -> dict[str, float]:
         return {"valid_loss": SCRIPTED_LOSSES[self.step_done]}

@@ -23,7 +23,7 @@ from engine.decoding import DecodeConfig
 from engine.evaluation.splits import default_data_root
 from engine.front_door import RESOURCES_MODELS, Engine, GenerationRequest
 from engine.metrics.paraphrase import content_words_kept
-from engine.permgen.passage import split_passage
+from engine.paraphrase.passage import split_passage
 
 STORY_FILES = ("rocstories/diffusion_lm/roc_valid.json",
                "rocstories/story_cloze_2016/cloze_test_val__spring2016-cloze_test_ALL_val.tsv",

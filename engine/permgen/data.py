@@ -25,10 +25,10 @@ from engine.data.corpus import CorpusError, is_validation, read_documents
 from engine.data.paragraphs import ParagraphExample, ReaderError
 from engine.data.text import normalize
 from engine.metrics.invented import word_set
+from engine.paraphrase.passage import split_passage
 from engine.permgen.content_words import paraphrase_source
 from engine.permgen.model import EncodedExample
 from engine.permgen.paraphrase_readers import paraphrase_format, read_paraphrase_pairs
-from engine.permgen.passage import split_passage
 from engine.permgen.readers import read_examples
 from engine.permgen.text import ProseForm, encode_sources, format_source
 from engine.tokenizer import MAX_SENTENCES, VariorumTokenizer

@@ -1,6 +1,6 @@
 """Paraphrase a passage sentence by sentence with a paraphrase bundle (task "paraphrase").
 
-The passage is split into sentences (engine/permgen/passage.py). For sentence j the model writes
+The passage is split into sentences (engine/paraphrase/passage.py). For sentence j the model writes
 N alternatives from the normalised sentence (engine/data/text.py), each one marked sentence
 ⟨B-1⟩ … ⟨E-1⟩ ⟨EOP⟩ (engine/permgen/config.py):
 
@@ -31,20 +31,20 @@ sentences not yet written when the writer stops (finish reason "cancelled").
 from __future__ import annotations
 
 from collections.abc import Callable, Generator, Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
-from engine.data.text import detokenize, normalize
+from engine.data.text import normalize
 from engine.decode_fields import BEAM_WIDTH
 from engine.decoding.beam import Hypothesis
 from engine.decoding.copy_limit import CopyLimit
 from engine.decoding.real_words import WordSpeller
 from engine.decoding.settings import DecodeConfig
-from engine.decoding.stream import FINISH_CANCELLED, BatchStream, TokenEvent, Variant
+from engine.decoding.stream import FINISH_CANCELLED, BatchStream, TokenEvent
 from engine.decoding.text_cleanup import drop_control_characters
-from engine.metrics.paraphrase import self_bleu_vs_source, self_wer
+from engine.paraphrase.passage import paraphrase_spans, separators
+from engine.paraphrase.variants import FINISH_DONE, SENTENCE_SEED_STRIDE, ParaphraseVariant, complete_paraphrases
 from engine.permgen.beam_decode import sentence_beam
 from engine.permgen.content_words import paraphrase_source
 from engine.permgen.control import OrderControl
@@ -53,7 +53,6 @@ from engine.permgen.marks import begin_id
 from engine.permgen.meaning_floor import MeaningFloor
 from engine.permgen.model import START_ID
 from engine.permgen.network import PermGenNetwork
-from engine.permgen.passage import paraphrase_spans, reassemble, separators
 from engine.permgen.rows import PermGenRunner, open_rows
 from engine.permgen.sentence_ends import sentence_ends
 from engine.permgen.text import ProseForm, encode_sources
@@ -61,40 +60,7 @@ from engine.rewording.search import ScoredText
 from engine.tokenizer import VariorumTokenizer
 from engine.torch_modes import eval_mode
 
-SENTENCE_SEED_STRIDE = 1_000_003
-FINISH_DONE = "done"
 ONE_SENTENCE = OrderControl(num_sentences=1, order=(1,))
-
-
-@dataclass
-class SentenceAlternative:
-    """One rewritten sentence of a variant and how far it is from its source."""
-
-    source: str  # the writer's sentence
-    text: str  # the alternative for display (the source when `kept_source`)
-    normalized: str  # the model's word tokens (what the metrics compare)
-    self_bleu: float
-    self_wer: float
-    kept_source: bool = False
-
-
-@dataclass
-class ParaphraseVariant(Variant):
-    """A paraphrased passage: its sentences' alternatives and the passage-level Self-BLEU / Self-WER."""
-
-    alternatives: list[SentenceAlternative] = field(default_factory=list)
-    self_bleu: float = float("nan")
-    self_wer: float = float("nan")
-
-
-def score_alternative(source: str, output: str, lowercase: bool = True) -> SentenceAlternative:
-    """Alternative `output` (model text) of `source`, with its Self-BLEU / Self-WER vs the source."""
-    kept = not output.strip()
-    source_words = normalize(source, lowercase)
-    words = source_words if kept else normalize(output, lowercase)
-    text = source if kept else detokenize(output)
-    return SentenceAlternative(source, text, words, self_bleu_vs_source([words], [source_words]),
-                               self_wer([words], [source_words]), kept)
 
 
 class ParaphraseStream(BatchStream[ParaphraseVariant]):
@@ -248,21 +214,3 @@ class ParaphraseStream(BatchStream[ParaphraseVariant]):
 
     def _complete(self) -> None:
         complete_paraphrases(self.candidates, self.passage, self.spans, self.outputs, self.seq2seq.config.lowercase)
-
-
-def complete_paraphrases(variants: list[ParaphraseVariant], passage: str, spans: list[tuple[int, int]],
-                         outputs: list[list[str]], lowercase: bool) -> None:
-    """Fill each variant's alternatives, text and Self-BLEU / Self-WER from `outputs` (per finished
-    sentence, one output per variant; sentences not reached keep their source)."""
-    sources = [passage[a:b] for a, b in spans]
-    for variant in variants:
-        i = variant.index
-        variant.alternatives = [score_alternative(source, outputs[j][i] if j < len(outputs) else "", lowercase)
-                                for j, source in enumerate(sources)]
-        variant.text = reassemble(passage, spans, [a.text for a in variant.alternatives])
-        words = [a.normalized for a in variant.alternatives]
-        variant.self_bleu = self_bleu_vs_source(words, [normalize(s, lowercase) for s in sources])
-        variant.self_wer = sum(a.self_wer for a in variant.alternatives) / len(variant.alternatives)
-        variant.settings.update(self_bleu=variant.self_bleu, self_wer=variant.self_wer,
-                                sentence_self_bleu=[a.self_bleu for a in variant.alternatives],
-                                sentence_self_wer=[a.self_wer for a in variant.alternatives])

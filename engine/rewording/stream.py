@@ -2,7 +2,7 @@
 
 A language-model bundle serves the Paraphrase task this way (engine/lm/loaded.py) whenever WordNet's
 files and spaCy's parser are installed (`engine.rewording.rewording_available`). The passage is split into sentences
-and put back in its own layout exactly as for a paraphrase bundle (engine/permgen/passage.py), and
+and put back in its own layout exactly as for a paraphrase bundle (engine/paraphrase/passage.py), and
 the variants are the same `ParaphraseVariant`s with Self-BLEU / Self-WER against the source
 (engine/permgen/paraphrase.py), so the app, the CLI and `variorum eval` read them alike.
 
@@ -25,13 +25,13 @@ from typing import Any
 from engine.decoding.settings import DecodeConfig
 from engine.decoding.stream import FINISH_CANCELLED, DecodeStream, TokenEvent, Variant, never
 from engine.model import LanguageModel
-from engine.permgen.paraphrase import (
+from engine.paraphrase.passage import paraphrase_spans, separators
+from engine.paraphrase.variants import (
     FINISH_DONE,
     SENTENCE_SEED_STRIDE,
     ParaphraseVariant,
     complete_paraphrases,
 )
-from engine.permgen.passage import paraphrase_spans, separators
 from engine.rewording.search import Rewording, RewordSettings, ScoredText, SentenceScorer, split_at_an_initial
 from engine.rewording.wordnet import WordNet
 from engine.tokenizer import VariorumTokenizer

@@ -12,14 +12,14 @@ import pytest
 from engine.decoding.settings import DecodeConfig
 from engine.metrics.paraphrase import word_edit_distance
 from engine.model import LanguageModel
-from engine.permgen.paraphrase import score_alternative
-from engine.permgen.passage import (
+from engine.paraphrase.passage import (
     MAX_PASSAGE_CHARS,
     MAX_PASSAGE_SENTENCES,
     MAX_PASSAGE_WORDS,
     PassageTooLongError,
     paraphrase_spans,
 )
+from engine.paraphrase.variants import score_alternative
 from engine.rewording.stream import RewordStream
 from engine.tokenizer import VariorumTokenizer
 

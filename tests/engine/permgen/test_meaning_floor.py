@@ -11,10 +11,11 @@ import torch
 from engine.bundles.bundle import ModelBundle
 from engine.decoding.settings import DecodeConfig
 from engine.loaded_model import GenerationRequest
+from engine.paraphrase.variants import ParaphraseVariant
 from engine.permgen.decoder_model import DecoderPermGenModel
 from engine.permgen.loaded import PermGenLoadedModel, rewording_judge
 from engine.permgen.meaning_floor import MeaningFloor
-from engine.permgen.paraphrase import ParaphraseStream, ParaphraseVariant
+from engine.permgen.paraphrase import ParaphraseStream
 from engine.permgen.text import ProseForm
 from engine.rewording import rewording_available
 from engine.rewording.search import Rewording, ScoredText

@@ -15,9 +15,10 @@ from engine.decode_fields import DecodeField
 from engine.decoding.settings import DecodeConfig
 from engine.decoding.token_sampler import TokenSampler
 from engine.front_door import Engine, GenerationRequest
+from engine.paraphrase.variants import ParaphraseVariant, score_alternative
 from engine.permgen.decode import FIRST_WORD_ID, PermGenStream
 from engine.permgen.model import PermGenModel
-from engine.permgen.paraphrase import ONE_SENTENCE, ParaphraseStream, ParaphraseVariant, score_alternative
+from engine.permgen.paraphrase import ONE_SENTENCE, ParaphraseStream
 from engine.permgen.train import PermGenTrainer
 from engine.tokenizer import VariorumTokenizer
 from tests.engine.permgen.conftest import FIXTURES, tiny_permgen_config

@@ -8,6 +8,7 @@ import pytest
 
 from engine.config import TrainConfig
 from engine.data.paragraphs import ReaderError
+from engine.paraphrase.passage import reassemble, separators, split_passage
 from engine.permgen.data import DataStats, example_source, load_examples, target_sentences
 from engine.permgen.paraphrase_readers import (
     both_directions,
@@ -16,7 +17,6 @@ from engine.permgen.paraphrase_readers import (
     read_parasci,
     read_turkcorpus_references,
 )
-from engine.permgen.passage import reassemble, separators, split_passage
 from engine.permgen.train import PermGenTrainer
 from engine.tokenizer import VariorumTokenizer
 from tests.engine.permgen.conftest import FIXTURES, STORIES, tiny_permgen_config

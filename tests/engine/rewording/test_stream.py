@@ -13,7 +13,7 @@ from engine.bundles.bundle import load_bundle
 from engine.decoding import DecodeConfig
 from engine.front_door import Engine, GenerationRequest
 from engine.lm.family import lm_tasks
-from engine.permgen.paraphrase import ParaphraseVariant
+from engine.paraphrase.variants import ParaphraseVariant
 from engine.rewording import WordNetMissingError
 from engine.rewording.search import Rewording, RewordSettings, SentenceScorer
 from engine.rewording.stream import RewordStream

@@ -50,6 +50,7 @@ class SentenceEnds:
         # each piece spelling closing marks only, by what it closes
         self.closers = {i: Counter(text) for i, text in enumerate(map(_closing_marks, pieces)) if text}
         self.digits = torch.tensor([bool(p) and p[:1].isdigit() for p in pieces])  # [V]
+        self._one_line: dict[tuple[int, str], torch.Tensor] = {}
 
     def restrict(self, allowed: torch.Tensor, sentences: Sequence[Sequence[int] | None],
                  end_ids: Sequence[int]) -> torch.Tensor:
@@ -63,7 +64,7 @@ class SentenceEnds:
                 continue
             after = self.after(self.tokenizer.decode(list(tokens)))
             if after is None:  # no end yet: go on, on this line
-                restricted[row] &= ~self._fit(self.line_breaks, vocab, allowed.device)
+                restricted[row] &= self._on_one_line(vocab, allowed.device)
                 restricted[row, end_ids[row]] = False
             else:
                 restricted[row] &= self._fit(after, vocab, allowed.device)
@@ -80,6 +81,13 @@ class SentenceEnds:
         still_open = open_marks(text)
         after[[i for i, marks in self.closers.items() if marks <= still_open]] = True
         return after
+
+    def _on_one_line(self, vocab: int, device: torch.device) -> torch.Tensor:
+        """bool [vocab]: every token but a line break, built once per vocabulary size and device (every step asks)."""
+        key = (vocab, str(device))
+        if key not in self._one_line:
+            self._one_line[key] = ~self._fit(self.line_breaks, vocab, device)
+        return self._one_line[key]
 
     @staticmethod
     def _fit(mask: torch.Tensor, vocab: int, device: torch.device) -> torch.Tensor:

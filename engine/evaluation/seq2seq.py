@@ -62,6 +62,7 @@ from engine.metrics.bleu import pairwise_self_bleu, top1_and_oracle_bleu
 from engine.metrics.diversity import distinct_n_corpus, distinct_n_per_text, entropy_n
 from engine.metrics.invented import word_rates
 from engine.metrics.paraphrase import (
+    content_words_added,
     content_words_kept,
     distinct_rewrites,
     paraphrase_bleu,
@@ -168,6 +169,7 @@ def paraphrase_metrics(outputs: Sequence[Sequence[str]], sources: Sequence[str],
     result["pairwise_self_bleu_4"] = pairwise_self_bleu([[o.split() for o in g] for g in outputs]) if several else None
     result["distinct_rewrites"] = distinct_rewrites(outputs, sources)
     result["content_words_kept"] = content_words_kept(pooled, repeated)
+    result["content_words_added"] = content_words_added(pooled, repeated)
     words = [o.split() for o in pooled]
     result.update({f"distinct_{n}": distinct_n_per_text(words, n) for n in (1, 2, 3)})
     result["distinct_corpus_2"] = distinct_n_corpus(words, 2)
@@ -225,8 +227,10 @@ def human_seq2seq(split: EvalSplit, max_sources: int | None, lowercase: bool = T
         pairs = split.pairs[:count]
         refs = [normalize(t, lowercase).split() for _, t in pairs]
         sources = [normalize(s, lowercase) for s, _ in pairs]
-        return {"self_bleu_4_source": self_bleu_vs_source([" ".join(r) for r in refs], sources),
-                "self_wer_source": self_wer([" ".join(r) for r in refs], sources),
+        texts = [" ".join(r) for r in refs]
+        return {"self_bleu_4_source": self_bleu_vs_source(texts, sources), "self_wer_source": self_wer(texts, sources),
+                "content_words_kept": content_words_kept(texts, sources),
+                "content_words_added": content_words_added(texts, sources),
                 **{f"distinct_{n}": distinct_n_per_text(refs, n) for n in (1, 2, 3)},
                 "distinct_corpus_2": distinct_n_corpus(refs, 2), "mean_words": sum(map(len, refs)) / len(refs),
                 "sources": count}

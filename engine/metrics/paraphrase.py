@@ -20,6 +20,9 @@
   English stop words, case ignored) that the output also contains, averaged over pairs; a
   source with no content word counts as fully kept. A rewrite may change everything else, but
   should keep these (names, nouns, numbers as words).
+- `content_words_added`: the other way round, the share of an output's content words that are not words of
+  its source, averaged over pairs (an output with no content word adds nothing): what a rewrite says that its
+  source did not, such as a synonym or a new claim.
 - `distinct_rewrites`: per source, how many of its K outputs differ from the source and from one
   another; averaged over sources (at most K).
 
@@ -123,6 +126,15 @@ def content_words_kept(outputs: Sequence[str], sources: Sequence[str]) -> float:
     for output, source in zip(outputs, sources, strict=True):
         wanted = content_words(source)
         shares.append(len(wanted & set(output.lower().split())) / len(wanted) if wanted else 1.0)
+    return sum(shares) / len(shares)
+
+
+def content_words_added(outputs: Sequence[str], sources: Sequence[str]) -> float:
+    _check(outputs, sources, "sources")
+    shares = []
+    for output, source in zip(outputs, sources, strict=True):
+        said = content_words(output)
+        shares.append(len(said - set(source.lower().split())) / len(said) if said else 0.0)
     return sum(shares) / len(shares)
 
 

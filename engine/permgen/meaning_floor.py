@@ -5,42 +5,62 @@ sentence says (docs/permgen-decoder-only.md, "Paraphrase on the base, measured")
 meaning costs a writer more than one that changes nothing. So each of its N alternatives of a sentence is kept
 only when it differs from the sentence and keeps at least `min_content_kept` of its content words (the measure
 `variorum eval` reports, engine/metrics/paraphrase.py `content_words_kept`, on normalised words). An
-alternative that says the same as one kept before it counts as a repeat. The alternatives not kept are replaced,
-in order, by the sentence's rewordings (engine/rewording/search.py: first-sense synonyms and changes of order and
-construction, which keep the meaning by construction) that no kept alternative already says; where none is
-left, a repeat that keeps the meaning stays, and otherwise the writer's own sentence (`kept_source`).
+alternative that says the same as one kept before it counts as a repeat. It must also not say much that the
+sentence did not: at most `max_content_added` of its content words (at least one word, a synonym) may be words
+the sentence lacks (`content_words_added`), which keeps out the claims a model adds ("… to get their
+construction tools"), and it may not bring a name the sentence lacks (a capitalised word past the first, other
+than "I"), which keeps out a rare name the model spells wrong ("AblE-LadEn" for "Abbala"). The alternatives not
+kept are replaced, in order, by the sentence's rewordings (engine/rewording/search.py: first-sense synonyms
+and changes of order and construction, which keep the meaning by construction) that no kept alternative
+already says; where none is left, a repeat that keeps the meaning stays, and otherwise the writer's own
+sentence (`kept_source`).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from engine.data.text import normalize
-from engine.metrics.paraphrase import content_words_kept
+from engine.data.text import WORD, normalize
+from engine.metrics.paraphrase import content_words, content_words_kept
 from engine.rewording.search import Rewording, ScoredText
 
 CONTENT_KEPT_FLOOR = 0.85  # the share of content words a paraphrase keeps in the product's target
+CONTENT_ADDED_CEILING = 0.15  # the same margin the other way: what a rewrite may say that its sentence did not
+
+
+def new_names(source: str, rewrite: str) -> list[str]:
+    """The capitalised words of `rewrite` past its first word, other than "I", that `source` lacks (case
+    ignored): names the rewrite brings in or misspells."""
+    known = {w.casefold() for w in WORD.findall(source)}
+    return [w for w in WORD.findall(rewrite)[1:] if w[0].isupper() and w != "I" and w.casefold() not in known]
 
 
 @dataclass(frozen=True)
 class MeaningFloor:
-    """What a paraphrase must keep of its sentence (`min_content_kept`, in [0, 1]) and, optionally, the
-    `rewording` that stands in for an alternative that does not (see the module docstring)."""
+    """What a paraphrase must keep of its sentence (`min_content_kept`, in [0, 1]), what it may add
+    (`max_content_added`, in [0, 1]) and, optionally, the `rewording` that stands in for an alternative that
+    does not keep to both (see the module docstring)."""
 
     min_content_kept: float = CONTENT_KEPT_FLOOR
     rewording: Rewording | None = None
     lowercase: bool = True  # how the model's words are normalised for the comparison
+    max_content_added: float = CONTENT_ADDED_CEILING
 
     def __post_init__(self) -> None:
-        if not 0.0 <= self.min_content_kept <= 1.0:
-            raise ValueError(f"min_content_kept must be in [0, 1], got {self.min_content_kept}")
+        for name in ("min_content_kept", "max_content_added"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)}")
 
     def keeps(self, source: str, rewrite: str) -> bool:
-        """Whether `rewrite` differs from `source` and keeps enough of its content words."""
+        """Whether `rewrite` differs from `source`, keeps enough of its content words, adds few and no name."""
         words, source_words = normalize(rewrite, self.lowercase), normalize(source, self.lowercase)
-        return bool(words) and words != source_words and content_words_kept(
-            [words], [source_words]) >= self.min_content_kept
+        if not words or words == source_words or new_names(source, rewrite):
+            return False
+        added = content_words(words) - set(source_words.lower().split())
+        allowed = max(1, math.floor(self.max_content_added * len(content_words(words))))
+        return len(added) <= allowed and content_words_kept([words], [source_words]) >= self.min_content_kept
 
     def choose(self, source: str, drafts: Sequence[ScoredText], seed: int) -> list[ScoredText | None]:
         """Variant i's rewrite of `source` from the model's draft i (None: the writer's sentence stays);

@@ -204,7 +204,10 @@ def test_turkcorpus_report_scores_against_all_eight_rewrites(
     metrics = report["bundles"][0]["result"]["seq2seq"]["topp=0.9,copy=2"]
     assert 0 <= metrics["distinct_rewrites"] <= 3 and 0 <= metrics["content_words_kept"] <= 1
     assert 0 <= metrics["pairwise_self_bleu_4"] <= 1 and 0 <= metrics["bleu_4"] <= 1
-    assert "Content kept %" in (tmp_path / "report.md").read_text()
+    assert 0 <= metrics["content_words_added"] <= 1
+    assert "Content added %" in (tmp_path / "report.md").read_text()
+    human = report["human"]["seq2seq"]  # "He left for home early" against "He went home early": "left" added
+    assert human["content_words_added"] > 0 and human["content_words_kept"] < 1
     split = load_split("turkcorpus", data_root)
     assert split.pairs[1] == ("He went home early .", "He left for home early . ( 0 )")
     assert len(split.references[1]) == 8 and split.references[1][7] == "He left for home early . ( 7 )"

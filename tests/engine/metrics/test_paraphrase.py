@@ -8,6 +8,7 @@ import pytest
 import sacrebleu
 
 from engine.metrics.paraphrase import (
+    content_words_added,
     content_words_kept,
     distinct_rewrites,
     paraphrase_bleu,
@@ -70,5 +71,9 @@ def test_content_words_kept_and_distinct_rewrites_by_hand() -> None:
     source = "The old Cat sat on the mat ."  # content words: old, cat, sat, mat (the, on: stop words)
     assert content_words_kept(["a cat sat on a rug ."], [source]) == pytest.approx(2 / 4)
     assert content_words_kept(["it was so ."], ["it is ."]) == 1.0  # nothing to keep
+    # a cat sat on a rug: cat, sat, rug; only "rug" is not a word of the source
+    assert content_words_added(["a cat sat on a rug .", "the old cat sat on the mat ."], [source] * 2) == (
+        pytest.approx((1 / 3 + 0) / 2))
+    assert content_words_added(["it was so ."], ["it is ."]) == 0.0  # nothing said
     groups = [["a b", "a  b", "c"], ["x y", "x y", "x y"]]
     assert distinct_rewrites(groups, ["c", "x y"]) == pytest.approx((1 + 0) / 2)  # "a b" once; copies do not count

@@ -14,7 +14,7 @@ from engine.loaded_model import GenerationRequest
 from engine.paraphrase.variants import ParaphraseVariant
 from engine.permgen.decoder_model import DecoderPermGenModel
 from engine.permgen.loaded import PermGenLoadedModel, rewording_judge
-from engine.permgen.meaning_floor import MeaningFloor
+from engine.permgen.meaning_floor import MeaningFloor, new_names
 from engine.permgen.paraphrase import ParaphraseStream
 from engine.permgen.text import ProseForm
 from engine.rewording import rewording_available
@@ -47,9 +47,24 @@ def test_a_rewrite_is_kept_when_it_keeps_the_content_words_and_differs() -> None
     assert not floor.keeps(SOURCE, "The old man walked to the store .")  # the same words
     assert not floor.keeps(SOURCE, "The elderly man walked to the shop.")  # 2 of 4 content words
     assert not floor.keeps(SOURCE, "")
-    assert MeaningFloor(0.5).keeps(SOURCE, "The elderly man walked to the shop.")
+    assert MeaningFloor(0.5, max_content_added=0.5).keeps(SOURCE, "The elderly man walked to the shop.")
     with pytest.raises(ValueError, match=r"min_content_kept must be in \[0, 1\]"):
         MeaningFloor(1.5)
+    with pytest.raises(ValueError, match=r"max_content_added must be in \[0, 1\]"):
+        MeaningFloor(max_content_added=-0.1)
+
+
+def test_a_rewrite_may_not_add_a_claim_or_a_name() -> None:
+    floor, source = MeaningFloor(), "The tired workers walked slowly to the busy market in town."  # 7 content words
+    assert floor.keeps(source, "The tired workers strolled slowly to the busy market in town.")  # a synonym
+    claim = "The tired workers walked slowly to the busy market in town to buy construction tools."
+    assert not floor.keeps(source, claim)  # buy, construction, tools: 3 of 10 content words added
+    assert MeaningFloor(max_content_added=0.3).keeps(source, claim)
+    assert not floor.keeps(source, "The tired workers from Abbala walked slowly to the busy market in town.")
+    assert floor.keeps("Tired Abbala workers walked slowly to the busy market in town.",
+                       "The tired workers from Abbala walked slowly to the busy market in town.")
+    assert floor.keeps(source, "I think the tired workers walked slowly to the busy market in town.")  # no name
+    assert new_names("The Abbala tribes.", "The AblE-LadEn tribes, said Tom.") == ["AblE", "LadEn", "Tom"]
 
 
 def test_rewordings_fill_in_for_the_rewrites_not_kept_and_repeats_come_last() -> None:

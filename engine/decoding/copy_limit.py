@@ -12,6 +12,10 @@ Counted in the tokenizer's tokens (word pieces), not words: a long word of sever
 more of the run than a short one. Only word tokens take part: the caller passes each row's tokens
 of the current sentence, without the sentence marks, so the end mark is never forbidden and every
 decode still ends.
+
+`SaidBefore` applies the rule to a text's own words (engine/permgen/decode.py: a prose story on a pretrained
+base, sampled cool enough to keep to the sentence order asked for, says the same thing again): its finished
+sentences are the source, and so is the sentence being written, so no run of k + 1 tokens is written twice.
 """
 
 from __future__ import annotations
@@ -33,9 +37,13 @@ class CopyLimit:
         self.limit = limit
         # (k source tokens) → the tokens that follow that run somewhere in the source
         self.followers: dict[tuple[int, ...], set[int]] = defaultdict(set)
-        source = list(source_ids)
-        for start in range(len(source) - limit):
-            self.followers[tuple(source[start:start + limit])].add(source[start + limit])
+        self.add(source_ids)
+
+    def add(self, tokens: Sequence[int]) -> None:
+        """Limit copying from `tokens` too (a run does not span two added sequences)."""
+        tokens = list(tokens)
+        for start in range(len(tokens) - self.limit):
+            self.followers[tuple(tokens[start:start + self.limit])].add(tokens[start + self.limit])
 
     def forbidden(self, written: Sequence[int]) -> set[int]:
         """The tokens a row that has written `written` (this sentence's word tokens) may not take next."""
@@ -51,3 +59,16 @@ class CopyLimit:
             if banned:
                 masked[row, sorted(banned)] = False
         return masked
+
+
+class SaidBefore(CopyLimit):
+    """A copy limit against one text's own sentences: those finished (`add`) and the one being written."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__([], limit)
+
+    def forbidden(self, written: Sequence[int]) -> set[int]:
+        banned = super().forbidden(written)
+        tail = tuple(written[-self.limit:])
+        return banned | {written[start + self.limit] for start in range(len(written) - self.limit)
+                         if tuple(written[start:start + self.limit]) == tail}

@@ -51,8 +51,9 @@ def sentence_beam(
 
     `rows` holds one row after ⟨B-t⟩ on entry and the search's last rows on return. With `speller`
     (real words only) each hypothesis is also held to the real-words mask of its partial word; with
-    `copy_limit`, to the source runs it may not extend (engine/decoding/copy_limit.py); with `ends` (a prose
-    model), to ending at its first full stop on one line (engine/permgen/sentence_ends.py)."""
+    `copy_limit`, to the runs it may not extend (engine/decoding/copy_limit.py: a paraphrase's source, a prose
+    story's own text); with `ends` (a prose model), to ending at its first full stop on one line
+    (engine/permgen/sentence_ends.py)."""
     if width < 1 or cap < 0:
         raise ValueError(f"beam width must be >= 1 and the sentence cap >= 0, got {width}, {cap}")
     end = end_id(sentence)
@@ -134,7 +135,7 @@ class BeamPermGenStream(PermGenStream):
             rows.advance(torch.tensor([mark], device=rows.hidden.device))
             before = rows.snapshot()
             found = sentence_beam(rows, sentence_of_begin(mark), self.beam_width, self.cap, self.should_stop,
-                                  self.words, ends=self.ends)
+                                  self.words, None if self.said is None else self.said[i], self.ends)
             if found is None:
                 return False
             best: Hypothesis = found[0]

@@ -35,7 +35,7 @@ import torch
 from engine.data.text import display_paragraph
 from engine.data.truecase import CaseTable
 from engine.decoding.class_sampling import most_likely_groups
-from engine.decoding.copy_limit import CopyLimit
+from engine.decoding.copy_limit import CopyLimit, SaidBefore
 from engine.decoding.real_words import WordSpeller
 from engine.decoding.settings import DecodeConfig
 from engine.decoding.stream import (
@@ -58,6 +58,8 @@ from engine.torch_modes import eval_mode
 
 FINISH_EOP = "eop"
 FIRST_WORD_ID = len(SPECIAL_TOKENS)  # ids below are special tokens, never sentence words
+# A prose story or abstract writes no run of this many + 1 tokens (about four words) twice.
+SAID_BEFORE_RUN = 4
 
 
 @dataclass
@@ -144,6 +146,9 @@ class PermGenStream(RowStream[PermGenVariant, SentenceRows]):
         self.runner, self.copy_limit, self.case = runner, copy_limit, case
         self.cap = min(model.config.max_sentence_len - 2, settings.max_new_tokens)
         self.ends = sentence_ends(tokenizer) if model.config.text_form == "prose" else None
+        # per candidate, its own text as a source it may not copy (prose paragraphs: `_allowed`)
+        self.said = ([SaidBefore(SAID_BEFORE_RUN) for _ in range(n)]
+                     if self.ends is not None and model.config.task != "paraphrase" else None)
         self.states = [_State() for _ in range(n)]
 
     def _new_variant(self, index: int, seed: int) -> PermGenVariant:
@@ -167,19 +172,34 @@ class PermGenStream(RowStream[PermGenVariant, SentenceRows]):
 
     def _allowed(self, last: bool) -> torch.Tensor:
         """Inside a sentence its words and its end mark; a prose sentence ended at its first full stop and held
-        to one line (engine/permgen/sentence_ends.py); real words only (a sentence's last token before its cap
-        closes the open word); the copy limit."""
+        to one line (engine/permgen/sentence_ends.py), and in a prose story or abstract no run of more than
+        `SAID_BEFORE_RUN` tokens written twice (a model on a pretrained base, sampled cool, says a sentence
+        again; the paper's models, trained from scratch, are left as they were); real
+        words only (a sentence's last token before its cap closes the open word); the copy limit."""
         allowed = self._allowed_words(self.history.device)
         if self.ends is not None:
             states = [self.states[c] for c in self.row_variants]
             allowed = self.ends.restrict(allowed, [s.words if s.sentence else None for s in states],
                                          [end_id(s.sentence) if s.sentence else 0 for s in states])
+        if self.said is not None:
+            allowed = self._unsaid(allowed)
         if self.spelled is not None:
             allowed = self.spelled.allowed(allowed, [len(self.states[c].words) == self.cap - 1
                                                      for c in self.row_variants])
         if self.copy_limit is not None:
             allowed = self.copy_limit.mask(allowed, [self.states[c].words for c in self.row_variants])
         return allowed
+
+    def _unsaid(self, allowed: torch.Tensor) -> torch.Tensor:
+        """`allowed` [rows, V] without the tokens that would repeat a run of the row's own text."""
+        assert self.said is not None
+        banned = [sorted(self.said[c].forbidden(self.states[c].words)) for c in self.row_variants]
+        if not any(banned):
+            return allowed
+        unsaid = allowed.clone()
+        for row, tokens in enumerate(banned):
+            unsaid[row, tokens] = False
+        return unsaid
 
     def _history(self, rows: SentenceRows) -> torch.Tensor:
         return self.history
@@ -254,6 +274,8 @@ class PermGenStream(RowStream[PermGenVariant, SentenceRows]):
             return ""
         if state.sentence and token == end_id(state.sentence):
             variant.sentences[state.sentence] = self._sentence_text(state)
+            if self.said is not None:
+                self.said[i].add(state.words)
             state.sentence = 0
             return ""
         state.words.append(token)

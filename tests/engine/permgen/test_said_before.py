@@ -1,0 +1,69 @@
+"""A prose story on the base writes no run of more than `SAID_BEFORE_RUN` tokens twice, in one sentence or two,
+sampled or searched; a paraphrase and a model trained from scratch are left as they were."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from engine.decoding.settings import DecodeConfig
+from engine.permgen.beam_decode import BeamPermGenStream
+from engine.permgen.control import OrderControl
+from engine.permgen.decode import FIRST_WORD_ID, SAID_BEFORE_RUN, PermGenStream, PermGenVariant
+from engine.permgen.decoder_model import DecoderPermGenModel
+from engine.tokenizer import VariorumTokenizer
+from tests.engine.permgen.conftest import tiny_decoder_config
+
+SOURCE = "Title: The cake\nKeywords: Mia\nStory:"
+
+
+def _sentences(variant: PermGenVariant) -> list[list[int]]:
+    """The variant's sentences as written, in generation order: its tokens split at the marks."""
+    sentences: list[list[int]] = [[]]
+    for token in variant.token_ids:
+        if token < FIRST_WORD_ID:
+            sentences.append([])
+        else:
+            sentences[-1].append(token)
+    return [s for s in sentences if s]
+
+
+def _repeats_a_run(variant: PermGenVariant) -> bool:
+    """Whether any run of `SAID_BEFORE_RUN` + 1 tokens inside the variant's sentences occurs twice."""
+    width = SAID_BEFORE_RUN + 1
+    runs = [tuple(s[i:i + width]) for s in _sentences(variant) for i in range(len(s) - width + 1)]
+    return len(runs) != len(set(runs))
+
+
+def _decode(model: DecoderPermGenModel, tokenizer: VariorumTokenizer, keep_rule: bool,
+            beam: bool) -> list[PermGenVariant]:
+    settings, control = DecodeConfig(seed=3, max_new_tokens=10, greedy=not beam), OrderControl(3, (2, 3, 1))
+    source = tokenizer.encode(SOURCE)
+    stream = (BeamPermGenStream(model, tokenizer, source, 2, settings, control, 2) if beam
+              else PermGenStream(model, tokenizer, source, 2, settings, control))
+    if not keep_rule:
+        stream.said = None
+    list(stream)
+    return stream.candidates
+
+
+@pytest.mark.parametrize("beam", [False, True])
+def test_no_sentence_repeats_a_run_of_an_earlier_one(pg_tokenizer: VariorumTokenizer, beam: bool) -> None:
+    torch.manual_seed(0)
+    model = DecoderPermGenModel(tiny_decoder_config(pg_tokenizer.vocab_size, text_form="prose")).eval()
+    unruled = _decode(model, pg_tokenizer, False, beam)
+    assert any(_repeats_a_run(v) for v in unruled)  # what the rule stops: a random model writes "Dddddddd"
+    variants = _decode(model, pg_tokenizer, True, beam)
+    assert all(v.order == [2, 3, 1] and len(_sentences(v)) == 3 for v in variants)
+    assert not any(_repeats_a_run(v) for v in variants), [v.text for v in variants]
+
+
+def test_only_prose_stories_and_abstracts_are_held_to_it(pg_tokenizer: VariorumTokenizer,
+                                                        pg_decoder: DecoderPermGenModel) -> None:
+    source, settings = pg_tokenizer.encode(SOURCE), DecodeConfig(seed=0)
+    prose = DecoderPermGenModel(tiny_decoder_config(pg_tokenizer.vocab_size, text_form="prose"))
+    paraphraser = DecoderPermGenModel(tiny_decoder_config(pg_tokenizer.vocab_size, text_form="prose",
+                                                          task="paraphrase", paraphrase_source="instruction"))
+    assert PermGenStream(prose, pg_tokenizer, source, 2, settings, OrderControl(1)).said is not None
+    assert PermGenStream(pg_decoder, pg_tokenizer, source, 2, settings, OrderControl(1)).said is None
+    assert PermGenStream(paraphraser, pg_tokenizer, source, 2, settings, OrderControl(1)).said is None

@@ -2,18 +2,18 @@
 
 A paraphrase model on the pretrained base rewrites far more than rewording does, but it often changes what a
 sentence says (docs/permgen-decoder-only.md, "Paraphrase on the base, measured"), and a rewrite that changes the
-meaning costs a writer more than one that changes nothing. So each of its N alternatives of a sentence is kept
-only when it differs from the sentence and keeps at least `min_content_kept` of its content words (the measure
-`variorum eval` reports, engine/metrics/paraphrase.py `content_words_kept`, on normalised words). An
-alternative that says the same as one kept before it counts as a repeat. It must also not say much that the
-sentence did not: at most `max_content_added` of its content words (at least one word, a synonym) may be words
-the sentence lacks (`content_words_added`), which keeps out the claims a model adds ("… to get their
-construction tools"), and it may not bring a name the sentence lacks (a capitalised word past the first, other
-than "I"), which keeps out a rare name the model spells wrong ("AblE-LadEn" for "Abbala"). The alternatives not
-kept are replaced, in order, by the sentence's rewordings (engine/rewording/search.py: first-sense synonyms
-and changes of order and construction, which keep the meaning by construction) that no kept alternative
-already says; where none is left, a repeat that keeps the meaning stays, and otherwise the writer's own
-sentence (`kept_source`).
+meaning costs a writer more than one that changes nothing. So the model writes `drafts_per_variant` drafts of a
+sentence for each of the N variants shown, and a draft is kept only when it differs from the sentence and keeps
+at least `min_content_kept` of its content words (the measure `variorum eval` reports,
+engine/metrics/paraphrase.py `content_words_kept`, on normalised words). A draft that says the same as one kept
+before it counts as a repeat. It must also not say much that the sentence did not: at most `max_content_added`
+of its content words (at least one word, a synonym) may be words the sentence lacks (`content_words_added`),
+which keeps out the claims a model adds ("… to get their construction tools"), and it may not bring a name the
+sentence lacks (a capitalised word past the first, other than "I"), which keeps out a rare name the model spells
+wrong ("AblE-LadEn" for "Abbala"). The first N drafts kept are shown, in the order written; where fewer were
+kept, the sentence's rewordings (engine/rewording/search.py: first-sense synonyms and changes of order and
+construction, which keep the meaning by construction) that no kept draft already says fill in; where none is
+left, a repeat that keeps the meaning, and otherwise the writer's own sentence (`kept_source`).
 """
 
 from __future__ import annotations
@@ -28,6 +28,9 @@ from engine.rewording.search import Rewording, ScoredText
 
 CONTENT_KEPT_FLOOR = 0.85  # the share of content words a paraphrase keeps in the product's target
 CONTENT_ADDED_CEILING = 0.15  # the same margin the other way: what a rewrite may say that its sentence did not
+# The model writes this many drafts of a sentence for each variant shown: most drafts miss the floor, and a few more
+# rows of one batch cost far less than a second batch (docs/permgen-decoder-only.md, "Decoding").
+DRAFTS_PER_VARIANT = 2
 
 
 def new_names(source: str, rewrite: str) -> list[str]:
@@ -47,11 +50,14 @@ class MeaningFloor:
     rewording: Rewording | None = None
     lowercase: bool = True  # how the model's words are normalised for the comparison
     max_content_added: float = CONTENT_ADDED_CEILING
+    drafts_per_variant: int = DRAFTS_PER_VARIANT
 
     def __post_init__(self) -> None:
         for name in ("min_content_kept", "max_content_added"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)}")
+        if self.drafts_per_variant < 1:
+            raise ValueError(f"drafts_per_variant must be at least 1, got {self.drafts_per_variant}")
 
     def keeps(self, source: str, rewrite: str) -> bool:
         """Whether `rewrite` differs from `source`, keeps enough of its content words, adds few and no name."""
@@ -62,23 +68,24 @@ class MeaningFloor:
         allowed = max(1, math.floor(self.max_content_added * len(content_words(words))))
         return len(added) <= allowed and content_words_kept([words], [source_words]) >= self.min_content_kept
 
-    def choose(self, source: str, drafts: Sequence[ScoredText], seed: int) -> list[ScoredText | None]:
-        """Variant i's rewrite of `source` from the model's draft i (None: the writer's sentence stays);
-        `seed` draws the rewordings (engine/rewording/search.py)."""
+    def choose(self, source: str, drafts: Sequence[ScoredText], seed: int,
+               n: int | None = None) -> list[ScoredText | None]:
+        """The `n` (default: one per draft) rewrites of `source` shown, from the model's `drafts`: those kept, in
+        order, then rewordings, then repeats (None: the writer's sentence stays); `seed` draws the rewordings
+        (engine/rewording/search.py)."""
+        n = len(drafts) if n is None else n
         said: set[str] = set()
-        chosen: list[ScoredText | None] = []
-        repeats: dict[int, ScoredText] = {}  # variant → its draft that keeps the meaning but repeats another
-        for i, draft in enumerate(drafts):
-            words = normalize(draft.text, self.lowercase)
-            if self.keeps(source, draft.text) and words not in said:
-                said.add(words)
-                chosen.append(draft)
+        kept: list[ScoredText] = []
+        repeats: list[ScoredText] = []  # drafts that keep the meaning but say what a kept one says
+        for draft in drafts:
+            if not self.keeps(source, draft.text):
                 continue
-            if self.keeps(source, draft.text):
-                repeats[i] = draft
-            chosen.append(None)
-        if self.rewording is not None and None in chosen:
-            spare = iter([r for r in self.rewording.rewrites(source, len(drafts), seed)
-                          if normalize(r.text, self.lowercase) not in said])
-            chosen = [pick if pick is not None else next(spare, None) for pick in chosen]
-        return [pick if pick is not None else repeats.get(i) for i, pick in enumerate(chosen)]
+            words = normalize(draft.text, self.lowercase)
+            (repeats if words in said else kept).append(draft)
+            said.add(words)
+        chosen: list[ScoredText | None] = list(kept[:n])
+        if self.rewording is not None and len(chosen) < n:
+            chosen += [r for r in self.rewording.rewrites(source, n, seed)
+                       if normalize(r.text, self.lowercase) not in said][: n - len(chosen)]
+        chosen += repeats[: n - len(chosen)]
+        return chosen + [None] * (n - len(chosen))

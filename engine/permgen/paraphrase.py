@@ -11,9 +11,10 @@ N alternatives from the normalised sentence (engine/data/text.py), each one mark
 - beam (`beam_width` > 1): the N best finished hypotheses of one beam of width max(beam_width, N)
   (the sentence beam of engine/permgen/beam_decode.py).
 
-With a meaning floor (a prose model on the pretrained base; engine/permgen/meaning_floor.py) the N
-alternatives of a sentence are written whole before any is shown, and the floor chooses what variant i
-shows: alternative (j, i) when it keeps the meaning, else a rewording of the sentence, else the sentence.
+With a meaning floor (a prose model on the pretrained base; engine/permgen/meaning_floor.py) the model
+writes `drafts_per_variant` × N alternatives of a sentence, whole, before any is shown, and the floor chooses
+what the N variants show: the alternatives that keep the meaning, then rewordings of the sentence, then the
+sentence.
 
 Variant i is the passage with every sentence j replaced by alternative (j, i), in the passage's
 own layout. Its tokens and log-probs are the words only (the forced marks are left out). Each
@@ -128,12 +129,14 @@ class ParaphraseStream(BatchStream[ParaphraseVariant]):
         stream as they are written, unless a meaning floor must see them all first."""
         if self.beam_width == 1 and self.floor is None:
             return (yield from self._streamed(j, prefix))
-        drafts = self._beam_drafts(j) if self.beam_width > 1 else self._sampled_drafts(j)
+        n = len(self.candidates)
+        count = n * (self.floor.drafts_per_variant if self.floor is not None else 1)
+        drafts = self._beam_drafts(j, count) if self.beam_width > 1 else self._sampled_drafts(j, count)
         if drafts is None:
             return None
         chosen: list[ScoredText | None] = list(drafts)
         if self.floor is not None:
-            chosen = self.floor.choose(self.sources[j], drafts, self._seed(j))
+            chosen = self.floor.choose(self.sources[j], drafts, self._seed(j), n)
         for i, pick in enumerate(chosen):
             if pick is not None:
                 yield from self._emit_words(i, j, prefix, pick)
@@ -142,14 +145,14 @@ class ParaphraseStream(BatchStream[ParaphraseVariant]):
     def _seed(self, j: int) -> int:
         return (self.base_seed + j * SENTENCE_SEED_STRIDE) % 2**62
 
-    def _inner(self, j: int) -> PermGenStream:
-        """The one-sentence stream that samples sentence j's N alternatives."""
-        return PermGenStream(self.seq2seq, self.tokenizer, self.sources_ids[j], len(self.candidates),
+    def _inner(self, j: int, count: int) -> PermGenStream:
+        """The one-sentence stream that samples `count` alternatives of sentence j."""
+        return PermGenStream(self.seq2seq, self.tokenizer, self.sources_ids[j], count,
                              self.settings.with_seed(self._seed(j)), ONE_SENTENCE, self.should_stop, self.runner,
                              self.words, self._copy_limit(j), self.sampler)
 
     def _streamed(self, j: int, prefix: str) -> Generator[TokenEvent, None, list[str] | None]:
-        inner = self._inner(j)
+        inner = self._inner(j, len(self.candidates))
         started = [False] * len(self.candidates)
         for event in inner:
             if event.token_id < FIRST_WORD_ID:
@@ -160,21 +163,21 @@ class ParaphraseStream(BatchStream[ParaphraseVariant]):
             return None
         return [v.sentences.get(1, "") for v in inner.candidates]
 
-    def _sampled_drafts(self, j: int) -> list[ScoredText] | None:
-        """Sentence j's N sampled alternatives, written whole before any is shown (None when cancelled)."""
-        inner = self._inner(j)
+    def _sampled_drafts(self, j: int, count: int) -> list[ScoredText] | None:
+        """`count` sampled alternatives of sentence j, written whole before any is shown (None when cancelled)."""
+        inner = self._inner(j, count)
         for _ in inner:
             pass
         if any(v.finish_reason == FINISH_CANCELLED for v in inner.candidates):
             return None
         return [self._draft(v.sentences.get(1, ""), v.token_ids, v.token_log_probs) for v in inner.candidates]
 
-    def _beam_drafts(self, j: int) -> list[ScoredText] | None:
-        """The N best of sentence j's beam, repeated in turn when it found fewer (None when cancelled)."""
-        found = self._beam(j)
+    def _beam_drafts(self, j: int, count: int) -> list[ScoredText] | None:
+        """The `count` best of sentence j's beam, repeated in turn when it found fewer (None when cancelled)."""
+        found = self._beam(j, count)
         if found is None:
             return None
-        picks = [found[i % len(found)] for i in range(len(self.candidates))]
+        picks = [found[i % len(found)] for i in range(count)]
         return [self._draft(drop_control_characters(self.tokenizer.decode([t for t in h.tokens if t >= FIRST_WORD_ID]))
                             .strip(), h.tokens, h.log_probs) for h in picks]
 
@@ -189,13 +192,13 @@ class ParaphraseStream(BatchStream[ParaphraseVariant]):
         limit = self.settings.copy_limit
         return CopyLimit(self.copied_ids[j], limit) if limit else None
 
-    def _beam(self, j: int) -> list[Hypothesis] | None:
+    def _beam(self, j: int, count: int) -> list[Hypothesis] | None:
         source_ids = self.sources_ids[j]
         model = self.seq2seq
         with eval_mode(model), torch.inference_mode():
             rows = open_rows(model, source_ids, 1, self.runner, self.cap + 3)  # cut to the model's limit
             rows.advance(torch.tensor([begin_id(1)], device=rows.hidden.device))
-            width = max(self.beam_width, len(self.candidates))
+            width = max(self.beam_width, count)
             ends = sentence_ends(self.tokenizer) if model.config.text_form == "prose" else None
             return sentence_beam(rows, 1, width, self.cap, self.should_stop, self.words, self._copy_limit(j), ends)
 

@@ -72,13 +72,24 @@ def test_rewordings_fill_in_for_the_rewrites_not_kept_and_repeats_come_last() ->
     drafts = _drafts(kept, repeat, "A dog ran home.", SOURCE)
     rewordings = _Rewordings(["The man who was old walked to the store.", "The old man went to the store."])
     chosen = MeaningFloor(rewording=rewordings).choose(SOURCE, drafts, seed=7)
-    assert [c.text if c else None for c in chosen] == [kept, "The old man went to the store.", None, None]
+    assert [c.text if c else None for c in chosen] == [kept, "The old man went to the store.", repeat, None]
     assert rewordings.asked == [(SOURCE, 4, 7)]
     alone = MeaningFloor().choose(SOURCE, drafts, seed=7)  # no rewording: a repeat beats the writer's sentence
     assert [c.text if c else None for c in alone] == [kept, repeat, None, None]
     one = _drafts(kept)
     assert MeaningFloor(rewording=rewordings).choose(SOURCE, one, seed=7)[0] is one[0]
     assert len(rewordings.asked) == 1  # nothing to fill: no rewording asked for
+
+
+def test_more_drafts_than_variants_show_the_first_kept_before_any_rewording() -> None:
+    later = "The old man walked all the way to the store."
+    drafts = _drafts("A dog ran home.", "The man who was old walked to the store.", SOURCE, later, "Old man.")
+    rewordings = _Rewordings(["The old man went to the store."])
+    chosen = MeaningFloor(rewording=rewordings).choose(SOURCE, drafts, seed=7, n=2)
+    assert [c.text if c else None for c in chosen] == [drafts[1].text, later]
+    assert rewordings.asked == []
+    with pytest.raises(ValueError, match="drafts_per_variant must be at least 1"):
+        MeaningFloor(drafts_per_variant=0)
 
 
 def _prose_paraphraser(tokenizer: VariorumTokenizer) -> DecoderPermGenModel:

@@ -28,9 +28,9 @@ from engine.rewording.search import Rewording, ScoredText
 
 CONTENT_KEPT_FLOOR = 0.85  # the share of content words a paraphrase keeps in the product's target
 CONTENT_ADDED_CEILING = 0.15  # the same margin the other way: what a rewrite may say that its sentence did not
-# The model writes this many drafts of a sentence for each variant shown: most drafts miss the floor, and a few more
-# rows of one batch cost far less than a second batch (docs/permgen-decoder-only.md, "Decoding").
-DRAFTS_PER_VARIANT = 2
+# The model writes this many drafts of a sentence for each variant shown. Two found more rewrites, but took 3 rewrites
+# of a 25-word sentence past the 2-second target on 2 CPU cores (docs/permgen-decoder-only.md, "Decoding").
+DRAFTS_PER_VARIANT = 1
 
 
 def new_names(source: str, rewrite: str) -> list[str]:

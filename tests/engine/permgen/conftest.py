@@ -10,9 +10,13 @@ import torch
 
 from engine.bundles.bundle import save_bundle
 from engine.config import ModelConfig
+from engine.decoding.settings import DecodeConfig
 from engine.model import LanguageModel
+from engine.permgen.beam_decode import BeamPermGenStream
 from engine.permgen.config import PermGenConfig
+from engine.permgen.control import OrderControl
 from engine.permgen.data import tokenizer_texts
+from engine.permgen.decode import PermGenStream, PermGenVariant
 from engine.permgen.decoder_model import MARK_IDS, DecoderPermGenModel
 from engine.permgen.model import PermGenModel
 from engine.permgen.readers import read_examples
@@ -69,3 +73,16 @@ def llama_base(tmp_path_factory: pytest.TempPathFactory, pg_tokenizer: VariorumT
     path = tmp_path_factory.mktemp("base") / "tiny-llama"
     save_bundle(path, model, pg_tokenizer, "# tiny Llama\n", {"train": {"train_files": []}})
     return path
+
+
+def decode_story(model: DecoderPermGenModel, tokenizer: VariorumTokenizer, n: int, settings: DecodeConfig,
+                 beam_width: int = 1, without: str = "") -> list[PermGenVariant]:
+    """n stories of a cake in the order 2 3 1, sampled or searched (`beam_width` > 1); `without`: a rule the stream
+    holds (its attribute, e.g. "ends") turned off, to show what the rule stops."""
+    source, control = tokenizer.encode("Title: The cake\nKeywords: Mia\nStory:"), OrderControl(3, (2, 3, 1))
+    stream = (BeamPermGenStream(model, tokenizer, source, n, settings, control, beam_width) if beam_width > 1
+              else PermGenStream(model, tokenizer, source, n, settings, control))
+    if without:
+        setattr(stream, without, None)
+    list(stream)
+    return stream.candidates

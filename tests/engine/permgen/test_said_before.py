@@ -7,12 +7,11 @@ import pytest
 import torch
 
 from engine.decoding.settings import DecodeConfig
-from engine.permgen.beam_decode import BeamPermGenStream
 from engine.permgen.control import OrderControl
 from engine.permgen.decode import FIRST_WORD_ID, SAID_BEFORE_RUN, PermGenStream, PermGenVariant
 from engine.permgen.decoder_model import DecoderPermGenModel
 from engine.tokenizer import VariorumTokenizer
-from tests.engine.permgen.conftest import tiny_decoder_config
+from tests.engine.permgen.conftest import decode_story, tiny_decoder_config
 
 SOURCE = "Title: The cake\nKeywords: Mia\nStory:"
 
@@ -35,25 +34,14 @@ def _repeats_a_run(variant: PermGenVariant) -> bool:
     return len(runs) != len(set(runs))
 
 
-def _decode(model: DecoderPermGenModel, tokenizer: VariorumTokenizer, keep_rule: bool,
-            beam: bool) -> list[PermGenVariant]:
-    settings, control = DecodeConfig(seed=3, max_new_tokens=10, greedy=not beam), OrderControl(3, (2, 3, 1))
-    source = tokenizer.encode(SOURCE)
-    stream = (BeamPermGenStream(model, tokenizer, source, 2, settings, control, 2) if beam
-              else PermGenStream(model, tokenizer, source, 2, settings, control))
-    if not keep_rule:
-        stream.said = None
-    list(stream)
-    return stream.candidates
-
-
 @pytest.mark.parametrize("beam", [False, True])
 def test_no_sentence_repeats_a_run_of_an_earlier_one(pg_tokenizer: VariorumTokenizer, beam: bool) -> None:
     torch.manual_seed(0)
     model = DecoderPermGenModel(tiny_decoder_config(pg_tokenizer.vocab_size, text_form="prose")).eval()
-    unruled = _decode(model, pg_tokenizer, False, beam)
+    settings, width = DecodeConfig(seed=3, max_new_tokens=10, greedy=not beam), 2 if beam else 1
+    unruled = decode_story(model, pg_tokenizer, 2, settings, width, "said")
     assert any(_repeats_a_run(v) for v in unruled)  # what the rule stops: a random model writes "Dddddddd"
-    variants = _decode(model, pg_tokenizer, True, beam)
+    variants = decode_story(model, pg_tokenizer, 2, settings, width)
     assert all(v.order == [2, 3, 1] and len(_sentences(v)) == 3 for v in variants)
     assert not any(_repeats_a_run(v) for v in variants), [v.text for v in variants]
 

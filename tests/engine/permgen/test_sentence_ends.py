@@ -10,14 +10,13 @@ import torch
 
 from engine.data.text import is_abbreviation
 from engine.decoding.settings import DecodeConfig
-from engine.permgen.beam_decode import BeamPermGenStream
 from engine.permgen.control import OrderControl
-from engine.permgen.decode import PermGenStream, PermGenVariant
+from engine.permgen.decode import PermGenStream
 from engine.permgen.decoder_model import DecoderPermGenModel
 from engine.permgen.marks import end_id
 from engine.permgen.sentence_ends import SentenceEnds, sentence_ends
 from engine.tokenizer import VariorumTokenizer
-from tests.engine.permgen.conftest import tiny_decoder_config
+from tests.engine.permgen.conftest import decode_story, tiny_decoder_config
 
 # more words after a sentence-final mark (and its closing marks) that ends no abbreviation
 _WRITES_ON = re.compile(r"(\S*[.!?])[\"')\]]*\s+\S")
@@ -65,18 +64,6 @@ def test_restrict_ends_a_sentence_only_after_its_stop_and_bans_line_breaks(pg_to
     assert restricted[2].all()  # a row choosing its next mark is left alone
 
 
-def _sample(model: DecoderPermGenModel, tokenizer: VariorumTokenizer, keep_rule: bool,
-            beam: bool = False) -> list[PermGenVariant]:
-    settings = DecodeConfig(seed=3, max_new_tokens=10, temperature=1.5)
-    source, control = tokenizer.encode("Title: The cake\nKeywords: Mia\nStory:"), OrderControl(3, (2, 3, 1))
-    stream = (BeamPermGenStream(model, tokenizer, source, 2, settings, control, 3) if beam
-              else PermGenStream(model, tokenizer, source, 8, settings, control))
-    if not keep_rule:
-        stream.ends = None
-    list(stream)
-    return stream.candidates
-
-
 @pytest.mark.parametrize("beam", [False, True])
 def test_prose_sentences_end_at_their_first_full_stop(prose_decoder: DecoderPermGenModel,
                                                       pg_tokenizer: VariorumTokenizer, beam: bool) -> None:
@@ -84,9 +71,11 @@ def test_prose_sentences_end_at_their_first_full_stop(prose_decoder: DecoderPerm
         weight = prose_decoder.head.proj.weight
         for text in (" .", "\n", "."):
             weight[pg_tokenizer.encode(text)[-1]] *= 4
-    unruled = [s for v in _sample(prose_decoder, pg_tokenizer, False, beam) for s in v.sentences.values()]
+    settings, n, width = DecodeConfig(seed=3, max_new_tokens=10, temperature=1.5), 2 if beam else 8, 3 if beam else 1
+    unruled = [s for v in decode_story(prose_decoder, pg_tokenizer, n, settings, width, "ends")
+               for s in v.sentences.values()]
     assert any(_writes_past_its_end(s) for s in unruled)  # what the rule stops
-    variants = _sample(prose_decoder, pg_tokenizer, True, beam)
+    variants = decode_story(prose_decoder, pg_tokenizer, n, settings, width)
     sentences = [s for v in variants for s in v.sentences.values()]
     assert all(v.order == [2, 3, 1] for v in variants) and len(sentences) == 3 * len(variants)
     assert not any(_writes_past_its_end(s) for s in sentences), sentences

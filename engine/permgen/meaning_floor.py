@@ -64,8 +64,9 @@ class MeaningFloor:
         words, source_words = normalize(rewrite, self.lowercase), normalize(source, self.lowercase)
         if not words or words == source_words or new_names(source, rewrite):
             return False
-        added = content_words(words) - set(source_words.lower().split())
-        allowed = max(1, math.floor(self.max_content_added * len(content_words(words))))
+        said = content_words(words)
+        added = said - set(source_words.lower().split())
+        allowed = max(1, math.floor(self.max_content_added * len(said)))
         return len(added) <= allowed and content_words_kept([words], [source_words]) >= self.min_content_kept
 
     def choose(self, source: str, drafts: Sequence[ScoredText], seed: int,

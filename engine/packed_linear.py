@@ -16,6 +16,8 @@ differ from it by float rounding (~1e-6), never more.
 
 A model loaded only to generate can drop the plain copies of its Llama blocks' weights and keep the packed
 ones alone (`keep_packed_only`): the packed layout holds the same numbers, and those products read nothing else.
+Or it keeps them rounded to float16 in FBGEMM's packed layout (`HalfWeight`): half the bytes per step for a
+step bound by memory bandwidth, float32 rows in and out; docs/decoding_speed.md has what it costs and saves.
 """
 
 from __future__ import annotations
@@ -115,46 +117,93 @@ def one_product_per_input(module: nn.Module) -> Iterator[None]:
             layer.memo = None
 
 
-def linear(hidden: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+class HalfWeight:
+    """A bias-free layer's weight [V, D] rounded to float16 and prepacked for FBGEMM's product, which reads float32
+    rows [M, D] and writes float32 [M, V], converting each weight back to float32 inside the kernel: the product of
+    the rows with the float16-rounded weight, at half the bytes read of float32. Not a tensor (FBGEMM keeps it in
+    an opaque object): only `linear` reads it, under inference."""
+
+    def __init__(self, weight: torch.Tensor) -> None:  # [V, D], float32 on the CPU
+        self.shape = weight.shape
+        self.params = torch.ops.quantized.linear_prepack_fp16(weight.detach().contiguous(), None)
+
+    def product(self, hidden: torch.Tensor) -> torch.Tensor:  # [M, D] → [M, V]
+        out: torch.Tensor = torch.ops.quantized.linear_dynamic_fp16(hidden.contiguous(), self.params)
+        return out
+
+    def to_dense(self) -> torch.Tensor:
+        """The float16-rounded weight [V, D] back, in float32."""
+        dense: torch.Tensor = torch.ops.quantized.linear_unpack_fp16(self.params)[0]
+        return dense
+
+
+Weight = torch.Tensor | HalfWeight  # what a block product multiplies by: a tensor, or float16 kept for FBGEMM
+HALF_LIMIT = 65504.0  # float16's largest finite value: a weight beyond it stays in float32
+
+
+def plain_tensor(weight: Weight) -> torch.Tensor:
+    """`weight` when it is a tensor (a model loaded to train, score or export); a `HalfWeight` belongs to a model
+    loaded only to generate, whose products only `linear` computes."""
+    if isinstance(weight, HalfWeight):
+        raise TypeError("this model was loaded only to generate (its block weights are kept in float16 for FBGEMM); "
+                        "load the bundle again to export or train it")
+    return weight
+
+
+def half_products_available() -> bool:
+    """Whether this PyTorch has FBGEMM's float16-weight product (x86 builds do; ARM builds have no FBGEMM)."""
+    return "fbgemm" in torch.backends.quantized.supported_engines
+
+
+def linear(hidden: torch.Tensor, weight: Weight) -> torch.Tensor:
     """hidden [M, D] · weight [V, D]ᵀ → [M, V] (nn.Linear's layout, no bias; a Llama block's products): on the
     prepacked weight for every row count. Unlike GPT-2's smaller matrices (`project`), a single row is faster
     packed too at SmolLM2's sizes: on two threads, 130 against 204 µs for the [960, 576] query-key-value
     product, 367 against 641 µs for the [3072, 576] gate-and-up one (docs/decoding_speed.md)."""
-    if weight.is_mkldnn:  # kept packed only (`keep_packed_only`)
-        if hidden.requires_grad and torch.is_grad_enabled():  # oneDNN's product has no backward: it would be wrong
+    if isinstance(weight, HalfWeight) or weight.is_mkldnn:  # kept packed only (`keep_packed_only`)
+        if hidden.requires_grad and torch.is_grad_enabled():  # neither packed product has a backward
             raise RuntimeError("this model was loaded only to generate (its block weights are kept packed): it can "
                                "score under torch.no_grad() but not train; load the bundle again to train it")
-        return _packed_product(hidden, weight, None)
+        return weight.product(hidden) if isinstance(weight, HalfWeight) else _packed_product(hidden, weight, None)
     if not packs(weight, hidden):
         return F.linear(hidden, weight)
     return _packed_product(hidden, packed_weight(weight), None)
 
 
-def keep_packed_only(layers: Iterable[nn.Linear]) -> int:
+def keep_packed_only(layers: Iterable[nn.Linear], half: bool = False) -> int:
     """Replace each bias-free float32 CPU layer's weight [V, D] by its packed copy, for a model loaded only to
     generate (the app's, the CLI's): the plain copy is then never read, and dropping it halves what the
     products hold (405 MiB for SmolLM2's 30 blocks). The packed copy holds the same numbers (`to_dense()`
     gives the weight back exactly) but only `linear` can use it: such a layer no longer trains, exports or
-    moves to another device. Layers in another dtype or on another device are left as they are. Returns
-    the bytes freed."""
-    if not torch._C._has_mkldnn:
+    moves to another device. With `half` (where `half_products_available`), the copy is a `HalfWeight`
+    instead, rounded to float16, unless the weight holds a value float16 cannot. Layers in another dtype
+    or on another device are left as they are. Returns the bytes of plain weights freed."""
+    half = half and half_products_available()
+    if not torch._C._has_mkldnn and not half:
         return 0
     freed = 0
     with torch.no_grad():
         for layer in layers:
             weight = layer.weight
+            if isinstance(weight, HalfWeight):  # kept already
+                continue
             plain_cpu_float = weight.device.type == "cpu" and weight.dtype == torch.float32 and not weight.is_mkldnn
             if not plain_cpu_float or layer.bias is not None:
                 continue
-            packed = packed_weight(weight)  # the copy a warm-up decode made, if it did
-            layer.weight = nn.Parameter(packed, requires_grad=False)
+            if half and float(weight.abs().max()) <= HALF_LIMIT:
+                del layer.weight  # a parameter slot holds tensors only
+                layer.weight = HalfWeight(weight)  # a plain attribute now; only `linear` reads it
+            elif torch._C._has_mkldnn:
+                layer.weight = nn.Parameter(packed_weight(weight), requires_grad=False)  # the warm-up's copy, if made
+            else:
+                continue
             freed += weight.numel() * weight.element_size()
     return freed
 
 
-def keep_packed_weights_only(model: nn.Module) -> int:
+def keep_packed_weights_only(model: nn.Module, half: bool = False) -> int:
     """For a model loaded only to generate, on the CPU: drop the plain copies of its block weights where its
-    backbone keeps packed ones (a Llama in float32: 405 MiB for SmolLM2); returns the bytes freed. Other
-    backbones keep theirs (GPT-2's single rows run faster on the plain weight)."""
+    backbone keeps packed ones (a Llama: 405 MiB for SmolLM2), in float16 with `half` (`HalfWeight`); returns
+    the bytes freed. Other backbones keep theirs (GPT-2's single rows run faster on the plain weight)."""
     release = getattr(getattr(model, "backbone", None), "keep_packed_weights_only", None)
-    return int(release()) if release is not None else 0
+    return int(release(half)) if release is not None else 0

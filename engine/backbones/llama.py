@@ -73,11 +73,11 @@ class BlockWeights(NamedTuple):
     """One block's tensors for `decode`, looked up once per decode rather than through module attributes."""
 
     attn_norm: torch.Tensor  # [D]
-    qkv: torch.Tensor  # [Dq + 2·Dkv, D]
-    attn_out: torch.Tensor  # [D, D]
+    qkv: packed_linear.Weight  # [Dq + 2·Dkv, D]
+    attn_out: packed_linear.Weight  # [D, D]
     mlp_norm: torch.Tensor  # [D]
-    gate_up: torch.Tensor  # [2F, D]
-    down: torch.Tensor  # [D, F]
+    gate_up: packed_linear.Weight  # [2F, D]
+    down: packed_linear.Weight  # [D, F]
 
     @classmethod
     def of(cls, block: LlamaBlock) -> BlockWeights:
@@ -158,13 +158,15 @@ class LlamaBackbone(nn.Module):
         cache.weights = self.block_weights()
         return cache
 
-    def keep_packed_weights_only(self) -> int:
-        """For a model loaded only to generate on the CPU: each block's four products keep oneDNN's packed
-        weight alone (engine/packed_linear.py `keep_packed_only`); returns the bytes freed. The blocks then
+    def keep_packed_weights_only(self, half: bool = False) -> int:
+        """For a model loaded only to generate on the CPU: each block's four products keep oneDNN's packed float32
+        weight alone, or with `half` a float16 copy packed for FBGEMM where this PyTorch has it
+        (engine/packed_linear.py `keep_packed_only`): a step then reads 2 bytes per block weight instead of 4,
+        and its speed is bound by those reads (docs/decoding_speed.md). Returns the bytes freed. The blocks then
         neither train nor export nor move to another device."""
         blocks = self.block_list()
         layers = [layer for b in blocks for layer in (b.qkv, b.attn_out, b.gate_up, b.down)]
-        return packed_linear.keep_packed_only(layers)
+        return packed_linear.keep_packed_only(layers, half)
 
     def block_weights(self) -> list[BlockWeights]:
         return [BlockWeights.of(block) for block in self.block_list()]

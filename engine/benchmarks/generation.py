@@ -24,7 +24,8 @@ the ban's cost is 1 − writer/words).
 `--busy N` runs the CPU table twice: on the machine as it is ("quiet"), then with N processes that
 burn a core each beside it ("busy"), as a writer's laptop is when other programs run. Our decoder
 picks its torch thread count by measuring (engine/decoding/cpu_threads.py, "threads" column); HF's
-`generate()` runs with torch's default, one thread per core. "ours/var" is our tokens/s per variant.
+`generate()` runs with torch's default, one thread per core. "ours/var" is our tokens/s per variant. Ours
+runs the model as the app loads it to generate (block weights kept packed only: engine/packed_linear.py).
 
     python -m engine.benchmarks.generation --bundle resources/models/continue-f2-nmst --shapes 4x60 --busy 2
 """
@@ -57,6 +58,8 @@ from engine.decoding.real_words import WordSpeller
 from engine.devices import DEVICE_CHOICES, resolve_device
 from engine.front_door import RESOURCES_MODELS
 from engine.lm.loaded import lm_vocabulary
+from engine.onnx.session import exported
+from engine.packed_linear import HalfWeight, keep_packed_weights_only
 from engine.word_sources import read_bundle_words
 
 PROMPT = "Tom wanted to learn to play the guitar."
@@ -202,6 +205,16 @@ def print_runtimes(bundle: Bundle, twin: GPT2LMHeadModel, runner: BackboneRunner
               f"{other / ours:12.2f}")
 
 
+def block_weights_kind(bundle: Bundle) -> str:
+    """What a decoding step's block products read, in words."""
+    weights = [getattr(module, "weight", None) for module in bundle.model.modules()]
+    if any(isinstance(weight, HalfWeight) for weight in weights):
+        return "float16 weights, FBGEMM"
+    if any(isinstance(weight, torch.Tensor) and weight.is_mkldnn for weight in weights):
+        return "float32 weights, oneDNN's packed layout"
+    return "float32 weights"
+
+
 def parse_shape(text: str) -> tuple[int, int]:
     """'5x100' → (5 variants, 100 new tokens)."""
     variants, _, tokens = text.partition("x")
@@ -239,6 +252,9 @@ def main(argv: list[str] | None = None) -> None:
     if device.type == "cuda":
         print_runtimes(bundle, twin, graphed_runner(bundle), "graph", args)
         return
+    # ours as the app and the CLI load it to generate (after the twin's copy): float16 blocks unless exported
+    keep_packed_weights_only(bundle.model, half=not exported(bundle.path))
+    print(f"our block products: {block_weights_kind(bundle)}")
     words = real_words(bundle, device)
     if not args.busy:
         print_cpu_table(bundle, twin, words, args)

@@ -35,8 +35,8 @@ def plain_product(hidden: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor
     return torch.addmm(bias, hidden, weight)
 
 
-def plain_linear(hidden: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
-    return F.linear(hidden, weight)
+def plain_linear(hidden: torch.Tensor, weight: packed_linear.Weight) -> torch.Tensor:
+    return F.linear(hidden, packed_linear.plain_tensor(weight))
 
 
 @contextmanager

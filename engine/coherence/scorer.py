@@ -31,6 +31,7 @@ from engine.data.corpus import file_sha256
 from engine.files.atomic_writes import atomic_directory
 from engine.files.small_reads import UnusableFileError, read_small_json
 from engine.model import LanguageModel
+from engine.packed_linear import HalfWeight
 from engine.tokenizer import VariorumTokenizer
 
 SCORER_FILE = "scorer.json"
@@ -84,7 +85,7 @@ def share_equal_weights(model: torch.nn.Module, source: torch.nn.Module) -> int:
     a scorer reading the pretrained base beside a model adapted from it (which keeps the base's embedding and
     first blocks bit for bit) holds those weights once. Returns the number of values now shared."""
     theirs = dict(source.named_parameters())
-    shared = 0
+    shared = _share_half(model, source)
     with torch.no_grad():
         for name, mine in list(model.named_parameters()):
             other = theirs.get(name)
@@ -107,6 +108,26 @@ def _share_packed(model: torch.nn.Module, name: str, mine: torch.Tensor, other: 
     owner, _, leaf = name.rpartition(".")
     setattr(model.get_submodule(owner), leaf, other)
     return mine.numel()
+
+
+def _share_half(model: torch.nn.Module, source: torch.nn.Module) -> int:
+    """Give each float32 layer of `model` the float16 copy (engine/packed_linear.py `HalfWeight`) that `source`'s
+    layer of the same name keeps instead of its weight, where the layer's weight rounds to it; the scorer then
+    reads those products with float16-rounded weights, as the generating model does. Returns the values shared."""
+    modules = dict(model.named_modules())
+    shared = 0
+    with torch.no_grad():
+        for name, theirs in source.named_modules():
+            half, mine = getattr(theirs, "weight", None), modules.get(name)
+            if not isinstance(half, HalfWeight) or mine is None:
+                continue
+            weight = getattr(mine, "weight", None)
+            if (isinstance(weight, torch.nn.Parameter) and weight.shape == half.shape and weight.dtype == torch.float32
+                    and torch.equal(weight.half().float(), half.to_dense())):
+                del mine.weight
+                mine.weight = half
+                shared += weight.numel()
+    return shared
 
 
 def save_scorer(folder: Path, score: LinearScore, record: ScorerRecord) -> None:

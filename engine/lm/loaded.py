@@ -58,13 +58,16 @@ class LanguageLoadedModel(LoadedModel):
             if graphed is not None:
                 self.runtime, self.runner = graphed.name, graphed
             self.runtime_note = "; ".join(filter(None, [self.runtime_note, note]))
-        self._warm_up()
         if device.type == "cpu":  # torch decodes here too when auto measures it faster than the export
-            keep_packed_weights_only(bundle.model)
+            from engine.onnx.session import exported
+
+            # float16 block weights only where no export is there to write the same text for a seed in float32
+            keep_packed_weights_only(bundle.model, half=not exported(bundle.path))
+        self._warm_up()
 
     def _warm_up(self) -> None:
-        """One two-token decode of two rows while loading, so the first request's first token does not
-        wait for packing weights (engine/packed_linear.py) or setting up kernels."""
+        """One two-token decode of two rows while loading, on the weights decoding will read, so the first
+        request's first token does not wait for packing weights (engine/packed_linear.py) or setting up kernels."""
         list(stream_after_prompt(self.bundle.model, self.bundle.tokenizer, "", 2,
                                  DecodeConfig(max_new_tokens=2, seed=0), runner=self.runner))
 

@@ -25,6 +25,7 @@ from torch import nn
 
 from engine.backbones.llama import BlockWeights, LlamaBackbone, rotate
 from engine.onnx.graph_ops import attention, causal_mask, reshape_kept, skip_rms_norm
+from engine.packed_linear import plain_tensor
 
 
 class LlamaStepGraph(nn.Module):
@@ -66,7 +67,7 @@ class LlamaStepGraph(nn.Module):
         """The attention sublayer on the normed stream [N, T, D] over the cache → (its output [N, T, D], keys and
         values [N, H_kv, S + T, d])."""
         heads, kv_heads, d = self.heads, self.kv_heads, self.head_dim
-        qkv = F.linear(normed, w.qkv)  # [N, T, (H + 2·H_kv)·d]
+        qkv = F.linear(normed, plain_tensor(w.qkv))  # [N, T, (H + 2·H_kv)·d]
         qkv = reshape_kept(qkv, (0, -1, heads + 2 * kv_heads, d)).transpose(1, 2)  # [N, H + 2·H_kv, T, d]
         rotated, v = torch.split(qkv, [heads + kv_heads, kv_heads], dim=1)
         q, k = torch.split(rotate(rotated, cos, sin), [heads, kv_heads], dim=1)
@@ -75,10 +76,10 @@ class LlamaStepGraph(nn.Module):
         grouped = reshape_kept(q, (0, kv_heads, heads // kv_heads, -1, d))  # [N, H_kv, g, T, d]
         out = attention(grouped, keys.unsqueeze(2), values.unsqueeze(2), mask)  # [N, H_kv, g, T, d]
         merged = reshape_kept(out.permute(0, 3, 1, 2, 4), (0, 0, -1))  # [N, T, D], heads in the query order
-        return F.linear(merged, w.attn_out), keys, values
+        return F.linear(merged, plain_tensor(w.attn_out)), keys, values
 
     def _mlp(self, w: BlockWeights, normed: torch.Tensor) -> torch.Tensor:
         """The SwiGLU sublayer: the normed stream h [N, T, D] → down(silu(gate·h) ⊙ up·h) [N, T, D]."""
-        gate_up = F.linear(normed, w.gate_up)  # [N, T, 2F]: gate, then up
+        gate_up = F.linear(normed, plain_tensor(w.gate_up))  # [N, T, 2F]: gate, then up
         gate, up = torch.split(gate_up, [self.mlp_hidden, self.mlp_hidden], dim=-1)  # sizes given: no shape ops
-        return F.linear(F.silu(gate) * up, w.down)
+        return F.linear(F.silu(gate) * up, plain_tensor(w.down))

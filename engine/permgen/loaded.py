@@ -81,7 +81,7 @@ class PermGenLoadedModel(LoadedModel):
                                     lambda graphs: OnnxSeq2SeqRunner(graphs, decoder))
             self.runtime, self.runner, self.runtime_note = choice.name, choice.runner, choice.note
         if device.type == "cpu" and not isinstance(model, PermGenModel):  # the decoder-only layout decodes with torch
-            keep_packed_weights_only(model)
+            keep_packed_weights_only(model, half=True)
 
     @property
     def capabilities(self) -> Capabilities:

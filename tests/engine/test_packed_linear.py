@@ -9,9 +9,20 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from engine import packed_linear
 from engine.backbones.llama import LlamaBackbone
 from engine.config import ModelConfig
-from engine.packed_linear import PackedLinear, keep_packed_weights_only, one_product_per_input, packed_weight, project
+from engine.packed_linear import (
+    HalfWeight,
+    PackedLinear,
+    half_products_available,
+    keep_packed_only,
+    keep_packed_weights_only,
+    one_product_per_input,
+    packed_weight,
+    plain_tensor,
+    project,
+)
 
 
 def test_inference_equals_the_plain_product_and_training_keeps_autograd() -> None:
@@ -78,8 +89,6 @@ def test_one_product_per_input_computes_each_inputs_product_once() -> None:
 
 def test_a_llama_block_product_is_packed_for_a_single_row_too() -> None:
     """[V, D] block weights (a Llama's) go through the packed weight at every row count, one row included."""
-    from engine import packed_linear
-
     torch.manual_seed(0)
     weight = torch.randn(24, 16)  # [V, D]
     with torch.inference_mode():
@@ -97,21 +106,61 @@ def _tiny_llama() -> LlamaBackbone:
     return LlamaBackbone(config).eval()
 
 
-def test_a_llama_kept_packed_only_computes_the_same_and_frees_the_plain_weights() -> None:
+def _products(backbone: LlamaBackbone) -> list[torch.nn.Linear]:
+    blocks = backbone.block_list()
+    return [layer for block in blocks for layer in (block.qkv, block.attn_out, block.gate_up, block.down)]
+
+
+def test_layers_kept_packed_in_float32_compute_the_same_and_free_the_plain_weights() -> None:
     backbone = _tiny_llama()
     ids = torch.tensor([[3, 7, 1, 9, 4]])
     down = backbone.block_list()[0].down.weight.detach().clone()  # [D, F]
     with torch.no_grad():
         before = backbone(ids)  # [1, 5, D]
-        plain_bytes = sum(layer.weight.numel() * 4 for block in backbone.block_list()
-                          for layer in (block.qkv, block.attn_out, block.gate_up, block.down))
-        assert backbone.keep_packed_weights_only() == plain_bytes
-        assert all(block.gate_up.weight.is_mkldnn and block.qkv.weight.is_mkldnn for block in backbone.block_list())
-        assert backbone.keep_packed_weights_only() == 0  # already packed: nothing more to free
+        plain_bytes = sum(layer.weight.numel() * 4 for layer in _products(backbone))
+        assert keep_packed_only(_products(backbone)) == plain_bytes
+        assert all(layer.weight.is_mkldnn for layer in _products(backbone))
+        assert keep_packed_only(_products(backbone)) == 0  # already packed: nothing more to free
         torch.testing.assert_close(backbone(ids), before, atol=1e-5, rtol=1e-5)
         cache = backbone.new_cache(1)
         torch.testing.assert_close(backbone.decode(ids, cache), before, atol=1e-5, rtol=1e-5)  # the cached step too
     assert torch.equal(backbone.block_list()[0].down.weight.to_dense(), down)  # the same numbers, only laid out anew
+
+
+@pytest.mark.skipif(not half_products_available(), reason="this PyTorch build has no FBGEMM")
+def test_a_llama_loaded_to_generate_computes_with_its_weights_rounded_to_float16() -> None:
+    backbone, rounded = _tiny_llama(), _tiny_llama()
+    with torch.no_grad():
+        for layer in _products(rounded):
+            layer.weight.copy_(layer.weight.half().float())
+        ids = torch.tensor([[3, 7, 1, 9, 4]])
+        exact, expected = backbone(ids), rounded(ids)
+        plain_bytes = sum(layer.weight.numel() * 4 for layer in _products(backbone))
+        assert backbone.keep_packed_weights_only(half=True) == plain_bytes
+        assert all(isinstance(layer.weight, HalfWeight) for layer in _products(backbone))
+        assert backbone.keep_packed_weights_only(half=True) == 0  # kept already: nothing more to free
+        torch.testing.assert_close(backbone(ids), expected, atol=1e-5, rtol=1e-5)  # the rounding is all that changes
+        torch.testing.assert_close(backbone.decode(ids, backbone.new_cache(1)), expected, atol=1e-5, rtol=1e-5)
+        assert not torch.allclose(expected, exact, atol=1e-7, rtol=0)  # …and it does change something
+        torch.testing.assert_close(expected, exact, atol=1e-2, rtol=1e-2)
+    half = backbone.block_list()[0].down.weight
+    assert isinstance(half, HalfWeight)
+    assert torch.equal(half.to_dense(), rounded.block_list()[0].down.weight)
+    with pytest.raises(TypeError, match="loaded only to generate"):
+        plain_tensor(half)  # an export reads tensors, and says why it cannot read this
+
+
+def test_without_fbgemm_or_beyond_float16_a_weight_is_kept_packed_in_float32(monkeypatch: pytest.MonkeyPatch) -> None:
+    backbone = _tiny_llama()
+    with torch.no_grad():
+        backbone.block_list()[0].qkv.weight[0, 0] = 1e5  # float16 would make it inf
+    backbone.keep_packed_weights_only(half=True)
+    assert backbone.block_list()[0].qkv.weight.is_mkldnn
+    assert isinstance(backbone.block_list()[0].down.weight, HalfWeight) or not half_products_available()
+    other = _tiny_llama()
+    monkeypatch.setattr(packed_linear, "half_products_available", lambda: False)  # an ARM build, say
+    other.keep_packed_weights_only(half=True)
+    assert all(layer.weight.is_mkldnn for layer in _products(other))
 
 
 def test_only_float32_cpu_weights_are_kept_packed_only() -> None:

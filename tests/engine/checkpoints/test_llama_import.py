@@ -16,6 +16,7 @@ from engine.checkpoints.inspect import CheckpointError, inspect_checkpoint
 from engine.checkpoints.llama_import import import_llama
 from engine.checkpoints.vocabulary import import_vocabulary
 from engine.front_door import DecodeConfig, Engine, GenerationRequest
+from engine.packed_linear import HalfWeight, half_products_available
 from tests.engine.checkpoints.conftest import write_llama
 
 TEXT = "The cat sat on the mat in 1964. A dog ran home."
@@ -75,6 +76,17 @@ def test_greedy_text_is_transformers_generate(llama_folder: Path, tmp_path: Path
         new = generated[0, context.shape[1]:].tolist()
         new = new[: new.index(0)] if 0 in new else new
         assert ours == new, prompt
+
+
+@pytest.mark.skipif(not half_products_available(), reason="this PyTorch build has no FBGEMM")
+def test_loaded_to_generate_without_an_export_its_blocks_read_float16_weights(llama_folder: Path,
+                                                                              tmp_path: Path) -> None:
+    """Half the bytes per step (engine/packed_linear.py `HalfWeight`); an exported bundle keeps float32 so that
+    both runtimes write one text for a seed (tests/engine/onnx/test_llama_export.py)."""
+    bundle = import_checkpoint(str(llama_folder), tmp_path / "tiny", {"HOME": "/nonexistent"})
+    loaded = Engine([bundle.parent]).load(bundle, device="cpu", runtime="auto")
+    blocks = loaded.bundle.model.backbone.block_list()
+    assert all(isinstance(layer.weight, HalfWeight) for block in blocks for layer in (block.qkv, block.down))
 
 
 @pytest.mark.parametrize(("option", "value", "message"), [

@@ -23,6 +23,7 @@ from engine.coherence.scorer import (
     share_equal_weights,
 )
 from engine.model import LanguageModel
+from engine.packed_linear import half_products_available
 
 PROMPT = "The dog ran to the park."
 ENDINGS = [" It played with a ball.", " The stock market fell."]
@@ -130,3 +131,25 @@ def test_a_source_kept_packed_only_lends_its_packed_weights_where_they_are_equal
     with torch.no_grad():
         row = torch.randn(1, 8)
         torch.testing.assert_close(linear(row, model[0].weight), row @ first.T, atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.skipif(not half_products_available(), reason="this PyTorch build has no FBGEMM")
+def test_a_source_kept_in_float16_lends_its_copies_to_layers_that_round_to_them() -> None:
+    """A Continue model on the base loaded to generate keeps its blocks' weights in float16 for FBGEMM; the scorer
+    reads the base's equal layers through those copies rather than holding the weights twice."""
+    from engine.packed_linear import HalfWeight, keep_packed_only, linear
+
+    torch.manual_seed(0)
+    source = torch.nn.Sequential(torch.nn.Linear(8, 16, bias=False), torch.nn.Linear(16, 8, bias=False))
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16, bias=False), torch.nn.Linear(16, 8, bias=False))
+    model.load_state_dict(source.state_dict())
+    with torch.no_grad():
+        model[1].weight.add_(0.01)  # the scorer's second layer differs by more than float16's rounding
+        rounded = model[0].weight.detach().half().float()
+    keep_packed_only([source[0], source[1]], half=True)
+    assert share_equal_weights(model, source) == 8 * 16
+    assert model[0].weight is source[0].weight and isinstance(model[0].weight, HalfWeight)
+    assert isinstance(model[1].weight, torch.nn.Parameter)
+    with torch.no_grad():
+        row = torch.randn(1, 8)
+        torch.testing.assert_close(linear(row, model[0].weight), row @ rounded.T, atol=1e-5, rtol=1e-5)

@@ -85,6 +85,7 @@ class PackedLinear(nn.Linear):
     matrix (113 MB for SmolLM2's 49k tokens, as much as a third of its 30 blocks' weights)."""
 
     memo: dict[int, tuple[torch.Tensor, torch.Tensor]] | None = None  # id(input) → (input, product)
+    float16: HalfWeight | None = None  # a float16 copy of the weight a model loaded only to generate reads instead
 
     def forward(self, hidden: torch.Tensor) -> torch.Tensor:  # [..., D] → [..., V]
         if self.memo is None:
@@ -97,6 +98,8 @@ class PackedLinear(nn.Linear):
         return product
 
     def _product(self, hidden: torch.Tensor) -> torch.Tensor:
+        if self.float16 is not None and not torch.is_grad_enabled():
+            return self.float16.product(hidden)
         if not packs(self.weight, hidden):
             return F.linear(hidden, self.weight, self.bias)
         return _packed_product(hidden, packed_weight(self.weight), self.bias)
@@ -206,4 +209,21 @@ def keep_packed_weights_only(model: nn.Module, half: bool = False) -> int:
     backbone keeps packed ones (a Llama: 405 MiB for SmolLM2), in float16 with `half` (`HalfWeight`); returns
     the bytes freed. Other backbones keep theirs (GPT-2's single rows run faster on the plain weight)."""
     release = getattr(getattr(model, "backbone", None), "keep_packed_weights_only", None)
-    return int(release(half)) if release is not None else 0
+    freed = int(release(half)) if release is not None else 0
+    if freed and half and half_products_available():
+        keep_half_vocabulary_projection(model)
+    return freed
+
+
+def keep_half_vocabulary_projection(model: nn.Module) -> None:
+    """Give each bias-free float32 `PackedLinear` of `model` (a head's [V, D] vocabulary projection) a float16 copy
+    that its inference reads instead of oneDNN's float32 one, which is dropped: the weight itself stays, as the
+    token embedding shares it. For SmolLM2's 49k tokens a step then reads 57 MB there instead of 113 MB."""
+    with torch.no_grad():
+        for layer in model.modules():
+            weight = layer.weight if isinstance(layer, PackedLinear) else None
+            if (weight is None or layer.bias is not None or weight.dtype != torch.float32
+                    or weight.device.type != "cpu" or float(weight.abs().max()) > HALF_LIMIT):
+                continue
+            layer.float16 = HalfWeight(weight)
+            _packed.pop((id(weight), False), None)

@@ -175,3 +175,21 @@ def test_a_llama_kept_packed_only_refuses_to_train_rather_than_give_wrong_gradie
     backbone.keep_packed_weights_only()
     with pytest.raises(RuntimeError, match="loaded only to generate"):
         backbone(torch.tensor([[3, 7]]))  # the embedding's weight wants a gradient
+
+
+@pytest.mark.skipif(not half_products_available(), reason="this PyTorch build has no FBGEMM")
+def test_a_llama_loaded_to_generate_projects_onto_the_vocabulary_in_float16_too() -> None:
+    """The head's [V, D] projection keeps its weight (the token embedding shares it) and reads a float16 copy."""
+    model = torch.nn.ModuleDict({"backbone": _tiny_llama(), "proj": PackedLinear(32, 50, bias=False)})
+    proj = model["proj"]
+    assert isinstance(proj, PackedLinear)
+    hidden = torch.randn(3, 32)
+    with torch.no_grad():
+        expected = F.linear(hidden, proj.weight.half().float())
+        keep_packed_weights_only(model, half=True)
+        assert isinstance(proj.float16, HalfWeight) and isinstance(proj.weight, torch.nn.Parameter)
+        torch.testing.assert_close(proj(hidden), expected, atol=1e-5, rtol=1e-5)
+    assert proj(hidden).requires_grad  # with gradients on, the float32 weight as before
+    plain = torch.nn.ModuleDict({"backbone": _tiny_llama(), "proj": PackedLinear(32, 50, bias=False)})
+    keep_packed_weights_only(plain)
+    assert plain["proj"].float16 is None  # float32 asked for: the head stays float32 too

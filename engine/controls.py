@@ -182,12 +182,18 @@ class Capabilities:
     tasks: tuple[str, ...] = LM_TASKS
     paragraph: ParagraphControls | None = None  # PermGen bundles only
     decode_starts: DecodeStarts = ()  # the bundle's config.json "decode_starts", checked when it loaded
+    guided: bool = True  # honours guidance in its tasks other than paraphrase (`guides`)
 
     def start_of(self, field: DecodeField[T], flat: bool = False) -> T:
         """Where a writer starts `field` on this model: its bundle's start, else the field's for this head
         (`DecodeField.start_on`). Flat sampling skips the group stage, so it takes a one-group model's start
         there; a bundle's start holds either way (its maker measured the model with it)."""
         return model_start(field, "" if flat else self.head.method, self.decode_starts)
+
+    def guides(self, task: str) -> bool:
+        """Guidance (engine/decoding/guidance.py) acts in `task` on this model: every language model's
+        continuations, PermGen stories and abstracts; never a paraphrase, which is held to its sentence already."""
+        return self.guided and task != "paraphrase"
 
     @property
     def controls(self) -> frozenset[str]:

@@ -31,6 +31,7 @@ from engine.decode_fields.table import (
     FIELDS,
     FLAT_SAMPLING,
     GREEDY,
+    GUIDANCE,
     MAX_BEAM_WIDTH,
     MAX_COPY_LIMIT,
     MAX_NEW_TOKENS,
@@ -50,7 +51,7 @@ from engine.decode_fields.table import (
 __all__ = [
     "BEAM_WIDTH", "BY_NAME", "CLASS_RARITY_BIAS", "CLASS_TEMPERATURE", "CLASS_TOP_K", "COPY_LIMIT", "DRAFTS",
     "END_AT_SENTENCE",
-    "FIELDS", "FLAT_SAMPLING", "GREEDY", "MAX_BEAM_WIDTH", "MAX_COPY_LIMIT", "MAX_NEW_TOKENS", "MAX_SEED",
+    "FIELDS", "FLAT_SAMPLING", "GREEDY", "GUIDANCE", "MAX_BEAM_WIDTH", "MAX_COPY_LIMIT", "MAX_NEW_TOKENS", "MAX_SEED",
     "NO_DOUBLED_WORDS", "POS_BIAS", "POS_BIAS_FACTORS", "POS_TOP_K", "REAL_WORDS",
     "REPETITION_PENALTY", "SEED", "TEMPERATURE", "TOP_K", "TOP_P", "Bounds", "Checkbox", "Control", "DecodeField",
     "DecodeSettingError", "FactorSliders", "Flag", "NotOffered", "SeedBox", "Slider", "number_text",

@@ -72,6 +72,17 @@ REPETITION_PENALTY: DecodeField[float] = DecodeField(
     "Repetition penalty: discourage reusing words already in the text. 1.0 is off.",
     Flag("--repetition-penalty", "penalise tokens already in the text"), "rep", Slider(1.0, 2.0), off_words="off",
     bundle_start=True)
+GUIDANCE: DecodeField[float] = DecodeField(
+    "guidance", float, 1.0, Bounds(1.0, 10.0),
+    "γ = 1 is the model as trained; γ below 1 would weaken the text's hold; far above 3 the guided distribution "
+    "favours words only the text makes likely at any cost and sampled text breaks up (docs/guidance.md)",
+    "Stay on topic",
+    "How closely every word keeps to your prompt, title and keywords: each word is weighed by how much more "
+    "likely your text makes it than no text would. Off writes as trained; higher keeps closer to the topic. "
+    "Takes about twice the time.",
+    Flag("--guidance", "classifier-free guidance γ: weigh each token by how much the prompt, title and keywords "
+         "raise its probability over no text"), "guide", Slider(1.0, 3.0, says_off=True), off_words="off",
+    bundle_start=True)
 MAX_NEW_TOKENS: DecodeField[int] = DecodeField(
     "max_new_tokens", int, 80, Bounds(1, 4096),
     "every decode ends within it and a request's KV cache is sized by it. The app's slider stops at 500 "
@@ -180,8 +191,8 @@ DRAFTS: DecodeField[int] = DecodeField(
     # from -0.30 to 1.10 with Self-BLEU no higher, in 1.79x the time of one draft each (docs/coherence.md).
     Slider(1, MAX_DRAFTS), start=2, off_words="off: every draft is shown")
 FIELDS: tuple[DecodeField[object], ...] = (
-    REAL_WORDS, TEMPERATURE, TOP_K, TOP_P, REPETITION_PENALTY, MAX_NEW_TOKENS, END_AT_SENTENCE, NO_DOUBLED_WORDS,
-    CLASS_TEMPERATURE, CLASS_TOP_K, CLASS_RARITY_BIAS, POS_TOP_K, POS_BIAS, SEED, GREEDY, FLAT_SAMPLING, COPY_LIMIT,
-    BEAM_WIDTH, DRAFTS,
+    REAL_WORDS, TEMPERATURE, TOP_K, TOP_P, REPETITION_PENALTY, GUIDANCE, MAX_NEW_TOKENS, END_AT_SENTENCE,
+    NO_DOUBLED_WORDS, CLASS_TEMPERATURE, CLASS_TOP_K, CLASS_RARITY_BIAS, POS_TOP_K, POS_BIAS, SEED, GREEDY,
+    FLAT_SAMPLING, COPY_LIMIT, BEAM_WIDTH, DRAFTS,
 )
 BY_NAME: dict[str, DecodeField[object]] = {field.name: field for field in FIELDS}

@@ -120,6 +120,9 @@ class VariantStream(RowStream[Variant, LanguageModelRows]):
 
     def _run(self) -> Iterator[TokenEvent]:
         rows = LanguageModelRows(self.model, self.row_prompts, self.settings.max_new_tokens, self.runner)
+        if self.sampler.guided:  # guidance's twin reads no prompt: only the document separator
+            self.twin = LanguageModelRows(self.model, [[self.tokenizer.eos_id]] * len(self.row_prompts),
+                                          self.settings.max_new_tokens, self.runner)
         self.loops = LoopGuard(len(self.variants))
         partials = self._start_partials()
         capped = yield from self._steps(rows, self.settings.max_new_tokens, partials, self.tokenizer.pad_id)

@@ -28,6 +28,7 @@ from engine.decode_fields import (
     END_AT_SENTENCE,
     FLAT_SAMPLING,
     GREEDY,
+    GUIDANCE,
     MAX_NEW_TOKENS,
     NO_DOUBLED_WORDS,
     POS_TOP_K,
@@ -60,6 +61,8 @@ class DecodeConfig:
     top_p: float = TOP_P.off
     repetition_penalty: float = REPETITION_PENALTY.off
     greedy: bool = GREEDY.off  # argmax instead of sampling (processors still apply)
+    # classifier-free guidance γ (engine/decoding/guidance.py): every family's sampled streams; 1 = off
+    guidance: float = GUIDANCE.off
     seed: int | None = SEED.off  # base seed; variant i uses seed + i; None = random
     # --- F² class sampling (engine/decoding/class_sampling.py): group stage, F² heads only ---
     class_temperature: float = CLASS_TEMPERATURE.off  # divides log p(class): < 1 sharper, > 1 flatter
@@ -89,11 +92,15 @@ class DecodeConfig:
         self._check_combination()
 
     def _check_combination(self) -> None:
-        """Refuse group controls with flat sampling, which skips the group stage they act on."""
+        """Refuse group controls with flat sampling or guidance, which skip the group stage they act on."""
         if self.flat_sampling and self.active_class_controls():
             raise DecodeSettingError("class controls act on the class stage, which flat_sampling skips; use one")
         if self.flat_sampling and any(name in POS_CONTROLS for name in self.active_fields()):
             raise DecodeSettingError("pos_top_k / pos_bias act on the POS stage, which flat_sampling skips; use one")
+        grouped = [name for name in self.active_fields() if name in (*CLASS_CONTROLS, *POS_CONTROLS)]
+        if self.guidance != GUIDANCE.off and grouped:
+            raise DecodeSettingError(f"guidance draws each token from the guided p(x) in one stage, which skips the "
+                                     f"group stage {', '.join(grouped)} act(s) on; use one")
 
     def replace(self, **changes: Any) -> DecodeConfig:
         """These settings with `changes`, checking only the changed fields (and the combination)."""

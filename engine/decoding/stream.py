@@ -132,6 +132,9 @@ class RowStream(BatchStream[V], Generic[V, R]):
     spelled: RealWordRows | None  # each row's partial word, when real words only is on
     tokenizer: VariorumTokenizer  # the model's (no doubled words reads its pieces)
     step_threads: StepThreads | None = None  # the thread counts of a torch decode on the CPU (cpu_threads.py)
+    # guidance's twin: the same model after no text, fed the rows' tokens (engine/decoding/guidance.py); a stream
+    # opens it in `_run` when its sampler is guided
+    twin: DecodeRows | None = None
 
     def _steps(
         self, rows: R, max_steps: int, partials: Sequence[str], pad_id: int
@@ -145,16 +148,19 @@ class RowStream(BatchStream[V], Generic[V, R]):
         seeds = torch.tensor([v.seed for v in self.candidates], device=device)  # [N] per-row noise keys
         active = torch.ones(len(self.candidates), dtype=torch.bool, device=device)
         threads = self.step_threads or StepThreads(torch.get_num_threads())
+        if self.twin is not None:  # t counts the writer's text in both: the head's eos floor is the same
+            self.twin.steps = rows.steps.clone()
         for step in range(1, max_steps + 1):
             if self.should_stop():
                 self._cancel(active)
                 return None
             with threads.timed():  # the step's compute; the reader's time between tokens is not counted
                 allowed = self._allowed(step == max_steps)
+                guide = None if self.twin is None else self.twin.log_probs()  # [N, V]
                 draw = self.sampler.draw(rows.hidden, rows.steps, rows.state, self._history(rows), seeds, step,
-                                         allowed)
+                                         allowed, guide)
                 if doubled is not None:
-                    draw = self._undoubled(doubled, draw, rows, seeds, step, allowed)
+                    draw = self._undoubled(doubled, draw, rows, seeds, step, allowed, guide)
             tokens, groups = self._chosen(draw, rows, step)
             tokens = torch.where(active, tokens, torch.full_like(tokens, pad_id))
             log_probs = draw.marginal.gather(1, tokens[:, None])[:, 0]
@@ -171,11 +177,13 @@ class RowStream(BatchStream[V], Generic[V, R]):
                 self._keep(kept)
             with threads.timed():
                 rows.advance(tokens)
+                if self.twin is not None:
+                    self.twin.advance(tokens)
             threads.step_done()
         return active
 
     def _undoubled(self, doubled: DoubledWords, draw: Draw, rows: R, seeds: torch.Tensor, step: int,
-                   allowed: torch.Tensor | None) -> Draw:
+                   allowed: torch.Tensor | None, guide: torch.Tensor | None) -> Draw:
         """`draw`, where each row that drew its last word again has drawn once more without that word
         (engine/decoding/doubled_words.py: rejection sampling, so other rows keep their draws)."""
         history = self._history(rows)
@@ -183,7 +191,8 @@ class RowStream(BatchStream[V], Generic[V, R]):
         if not bool(again.any()):
             return draw
         banned = doubled.mask(allowed, history[:, -1].tolist(), history.device)
-        redraw = self.sampler.draw(rows.hidden, rows.steps, rows.state, history, seeds, step + REDRAW_STEP, banned)
+        redraw = self.sampler.draw(rows.hidden, rows.steps, rows.state, history, seeds, step + REDRAW_STEP, banned,
+                                   guide)
         return Draw(torch.where(again, redraw.tokens, draw.tokens), torch.where(again, redraw.groups, draw.groups),
                     draw.marginal)
 
@@ -218,6 +227,8 @@ class RowStream(BatchStream[V], Generic[V, R]):
     def _keep(self, kept: torch.Tensor) -> None:
         """Only the rows `kept` [M] stay in the batch: per-row state follows them."""
         self.row_variants = [self.row_variants[r] for r in kept.tolist()]
+        if self.twin is not None:
+            self.twin.select(kept)
         if self.spelled is not None:
             self.spelled.select(kept.tolist())
 

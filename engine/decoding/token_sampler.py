@@ -21,8 +21,11 @@ token get −inf and are never drawn. The real-words control (engine/decoding/re
 a mask, so it holds for every head; a termination head's eos floor (`floor_marginal`) is applied
 before the mask, so eos keeps its bound wherever the mask allows it.
 
+**Guidance.** With `guidance` γ > 1 the draw also gets the twin rows' log p(x) after no text (`guide`), and the
+token is drawn in one stage from the guided marginal (engine/decoding/guidance.py), as in flat sampling.
+
 The recorded log-prob of a token is always the model's marginal log p(x) of one decoding step,
-before any processor or restriction.
+before any processor, restriction or guidance.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from dataclasses import dataclass
 import torch
 
 from engine.decoding.class_sampling import check_group_controls, most_likely_groups
+from engine.decoding.guidance import guided_log_probs
 from engine.decoding.processors import NEG_INF, apply_processors
 from engine.decoding.sampler import STAGE_GROUP, STAGE_TOKEN, draw_rows
 from engine.decoding.settings import DecodeConfig
@@ -63,8 +67,15 @@ class TokenSampler:
         self.token_processors = settings.processors()
         # POS bias names need the head's groups: those the controls address (a termination head's inner head).
         self.group_processors = settings.group_processors(head.controlled_head.group_names())
-        self.one_stage = head.num_groups == 1 or settings.flat_sampling or head.samples_marginal
+        self.guidance = settings.guidance  # γ; 1 = off
+        self.one_stage = (head.num_groups == 1 or settings.flat_sampling or head.samples_marginal
+                          or self.guided)
         self.flat = head.num_groups > 1 and self.one_stage  # one stage although the head has groups
+
+    @property
+    def guided(self) -> bool:
+        """Each draw needs the twin rows' log p(x) after no text (`draw`'s `guide`)."""
+        return self.guidance != 1.0
 
     def draw(
         self,
@@ -75,16 +86,21 @@ class TokenSampler:
         seeds: torch.Tensor,  # [N] each row's noise key
         step: int,
         allowed: torch.Tensor | None = None,  # bool [N, V]: the tokens each row may take
+        guide: torch.Tensor | None = None,  # [N, V] the twin rows' log p(x) after no text, when `guided`
     ) -> Draw:
+        if self.guided != (guide is not None):
+            raise ValueError("a guided draw needs the twin rows' log-probs (`guide`), and only a guided one takes them")
         with one_product_per_input(self.head):  # every stage below projects the same rows: once
-            return self._draw(hidden, steps, state, history, seeds, step, allowed)
+            return self._draw(hidden, steps, state, history, seeds, step, allowed, guide)
 
     def _draw(self, hidden: torch.Tensor, steps: torch.Tensor, state: HeadState, history: torch.Tensor,
-              seeds: torch.Tensor, step: int, allowed: torch.Tensor | None) -> Draw:
+              seeds: torch.Tensor, step: int, allowed: torch.Tensor | None, guide: torch.Tensor | None) -> Draw:
         head = self.head
         marginal = head.decode_log_probs(hidden, steps, state)  # [N, V]
         groups = torch.zeros(hidden.shape[0], dtype=torch.long, device=hidden.device)
-        if self.one_stage:
+        if guide is not None:
+            scores = guided_log_probs(marginal, guide, self.guidance)
+        elif self.one_stage:
             scores = marginal
         else:
             restriction = None if allowed is None else head.allowed_group_mass(hidden, steps, allowed)

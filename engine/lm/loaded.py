@@ -18,6 +18,7 @@ from engine.coherence.choice import choose_scorer
 from engine.controls import LM_TASKS, Capabilities
 from engine.decoding import DecodeConfig, DecodeStream
 from engine.decoding.backbone_runner import BackboneRunner
+from engine.decoding.guidance import refuse_guidance
 from engine.decoding.runtime_choice import RUNNERS
 from engine.lm.family import lm_tasks
 from engine.loaded_model import GenerationRequest, LoadedModel
@@ -118,6 +119,7 @@ class LanguageLoadedModel(LoadedModel):
             raise ValueError("give the passage to paraphrase (the selected text)")
         if request.beam_width > 1:
             raise ValueError("beam search does not apply to rewording; a language model picks rewordings by seed")
+        refuse_guidance(request.decode, "a reworded passage")
         return RewordStream(self.bundle.model, self.bundle.tokenizer, request.prompt, request.n, request.decode,
                             should_stop)
 

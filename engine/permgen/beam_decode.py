@@ -27,7 +27,7 @@ from typing import Any
 import torch
 
 from engine.data.truecase import CaseTable
-from engine.decode_fields import BEAM_WIDTH
+from engine.decode_fields import BEAM_WIDTH, GUIDANCE
 from engine.decoding.beam import Hypothesis, beam_search
 from engine.decoding.copy_limit import CopyLimit
 from engine.decoding.real_words import RealWordRows, WordSpeller
@@ -103,6 +103,9 @@ class BeamPermGenStream(PermGenStream):
         case: CaseTable | None = None,
     ) -> None:
         BEAM_WIDTH.check(beam_width)
+        if settings.guidance != GUIDANCE.off:
+            raise ValueError("guidance weighs sampled tokens; the sentence beam keeps the model's own likeliest "
+                             "sentences: leave guidance at 1 or sample")
         super().__init__(model, tokenizer, source_ids, n, settings, control, should_stop, runner, words, case=case)
         self.beam_width = beam_width
         for variant in self.candidates:

@@ -129,18 +129,23 @@ class PermGenStream(RowStream[PermGenVariant, SentenceRows]):
         copy_limit: CopyLimit | None = None,
         sampler: TokenSampler | None = None,
         case: CaseTable | None = None,
+        unconditioned_ids: list[int] | None = None,
     ) -> None:
         """`runner` runs the backbone (engine/permgen/rows.py `PermGenRunner`); None: the torch model. `words`
         spells the allowed words under `settings.real_words` (engine/decoding/real_words.py; the marks end words).
         `copy_limit`: no sentence repeats a longer run of the source than it allows (paraphrases).
         `sampler`: one already built for these settings (a paraphrase's sentences share one).
         `case`: gives names their case back in the displayed text of a lowercased model
-        (engine/data/truecase.py)."""
+        (engine/data/truecase.py). `unconditioned_ids`: the source of no text (an empty title and keywords, in
+        the model's source form), which guidance's twin rows read (engine/decoding/guidance.py)."""
         if not source_ids:
             raise ValueError("the source (title and keywords) is empty")
         if model.config.task != "paraphrase":
             refuse_copy_limit(settings, f"this model writes a {model.config.task}")
         super().__init__(model.head, n, settings, should_stop, words, sampler)
+        if self.sampler.guided and not unconditioned_ids:
+            raise ValueError(f"guidance needs this {model.config.task}'s source of no text; leave guidance at 1")
+        self.unconditioned_ids = unconditioned_ids
         self.seq2seq, self.tokenizer, self.control = model, tokenizer, control
         self.source_ids = source_ids[: model.config.max_source_len]
         self.runner, self.copy_limit, self.case = runner, copy_limit, case
@@ -164,6 +169,8 @@ class PermGenStream(RowStream[PermGenVariant, SentenceRows]):
     def _run(self) -> Iterator[TokenEvent]:
         n, bound = len(self.candidates), self.control.limit * (self.cap + 2) + 1
         rows = open_rows(self.seq2seq, self.source_ids, n, self.runner, bound)
+        if self.unconditioned_ids is not None and self.sampler.guided:
+            self.twin = open_rows(self.seq2seq, self.unconditioned_ids, n, self.runner, bound)
         self.history = torch.full((n, 1), START_ID, device=rows.hidden.device)
         self.firsts: list[int] = []
         unfinished = yield from self._steps(rows, bound, [""] * n, PAD_ID)

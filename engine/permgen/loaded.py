@@ -30,6 +30,8 @@ from engine.coherence.choice import choose_scorer
 from engine.controls import Capabilities, ParagraphControls
 from engine.data.text import normalize
 from engine.data.truecase import CaseTable
+from engine.decode_fields import GUIDANCE
+from engine.decoding.guidance import refuse_guidance
 from engine.decoding.stream import DecodeStream
 from engine.loaded_model import GenerationRequest, LoadedModel
 from engine.model import LanguageModel
@@ -89,7 +91,7 @@ class PermGenLoadedModel(LoadedModel):
         paragraph = ParagraphControls(max_sentences=config.max_sentences, sentence_order=config.task != "paraphrase",
                                       permuted_training=config.permute, positions=config.positions)
         return Capabilities(self.permgen.model.head.capabilities(), (config.task,), paragraph,
-                            self.permgen.decode_starts)
+                            self.permgen.decode_starts, guided=config.task != "paraphrase")
 
     def source_text(self, request: GenerationRequest) -> str:
         """The source's text for a request (keywords from the title when none are given); a prose model's
@@ -122,8 +124,16 @@ class PermGenLoadedModel(LoadedModel):
         if request.beam_width > 1:
             return BeamPermGenStream(model, tokenizer, source, request.n, request.decode, control, request.beam_width,
                                      should_stop, self.runner, words, case)
+        unconditioned = self.unconditioned_ids() if request.decode.guidance != GUIDANCE.off else None
         return PermGenStream(model, tokenizer, source, rows, request.decode, control, should_stop, self.runner,
-                             words, case=case)
+                             words, case=case, unconditioned_ids=unconditioned)
+
+    def unconditioned_ids(self) -> list[int]:
+        """The source of no text, in the model's own source form (an empty title and keywords), which guidance's
+        twin rows read (engine/decoding/guidance.py)."""
+        config = self.permgen.model.config
+        text = self.prose.source("", []) if self.prose is not None else format_source("", [], config.lowercase)
+        return encode_sources(self.permgen.tokenizer, [text], config.max_source_len, self.prose)[0][0]
 
     def case_table(self, request: GenerationRequest) -> CaseTable | None:
         """For a lowercased model, how names are written: the bundle's `case.json` and the writer's own names. None
@@ -139,6 +149,7 @@ class PermGenLoadedModel(LoadedModel):
             raise ValueError("give the passage to paraphrase (the selected text)")
         if request.num_sentences is not None or request.sentence_order:
             raise ValueError("the number and order of sentences do not apply to paraphrases")
+        refuse_guidance(request.decode, "a paraphrase")
         return ParaphraseStream(self.permgen.model, self.permgen.tokenizer, request.prompt, request.n, request.decode,
                                 request.beam_width, should_stop, self.runner, self.speller(request), self.prose,
                                 self._meaning_floor(request))

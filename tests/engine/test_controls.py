@@ -165,7 +165,8 @@ BUNDLE_STARTS = (("temperature", 0.8), ("top_k", 40), ("top_p", 0.95), ("repetit
 def test_a_bundles_starts_are_checked_against_the_fields_declarations() -> None:
     raw = {"temperature": 0.8, "top_k": 40, "top_p": 0.95, "repetition_penalty": 1.1}
     assert read_decode_starts(raw) == BUNDLE_STARTS and read_decode_starts({}) == ()
-    assert [f.name for f in FIELDS if f.bundle_start] == ["temperature", "top_k", "top_p", "repetition_penalty"]
+    assert [f.name for f in FIELDS if f.bundle_start] == ["temperature", "top_k", "top_p", "repetition_penalty",
+                                                          "guidance"]
     for field in (f for f in FIELDS if f.bundle_start):  # every start a bundle may give, the app's slider can show
         field.check(start_bounds(field).low)
         field.check(start_bounds(field).upper)

@@ -150,7 +150,7 @@ class GenerationMixin(WindowBase):
             inputs.selection = editor.selection_text()
             inputs.document = editor.toPlainText()
         try:
-            decode = decode_config(values, capabilities)
+            decode = decode_config(values, capabilities, self.controls.mode.mode())
             return build_request(self.controls.mode.mode(), inputs, n or int(values["n"]), decode, capabilities)
         except (ModeError, ValueError) as error:
             self.show_error(str(error))

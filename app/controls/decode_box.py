@@ -38,6 +38,7 @@ from app.controls.widgets import FactorSlider, ValueSlider
 from engine.controls import DEFAULT_VARIANTS, MAX_VARIANTS, Capabilities
 from engine.decode_fields import (
     FIELDS,
+    GUIDANCE,
     MAX_SEED,
     POS_BIAS,
     POS_BIAS_FACTORS,
@@ -71,6 +72,7 @@ class DecodeBox(QWidget):
         self._capabilities: Capabilities | None = None
         self._starts_for = ""
         self._bundle_starts_for: dict[str, float] = {}
+        self._task = "continue"  # the mode's task: guidance is shown only where it acts (`set_task`)
         self.n = QSpinBox(minimum=1, maximum=MAX_VARIANTS, value=DEFAULT_VARIANTS)
         self.n.setAccessibleName("Number of variants")
         self.n.setToolTip("How many different versions to write at once (1–8).")
@@ -91,18 +93,7 @@ class DecodeBox(QWidget):
         form.addRow("Variants", self.n)
         form.addRow(self.seed_fixed)
         form.addRow(SEED.label, seed_row)
-        sampling = QGroupBox("Word choice")
-        sampling_form = QFormLayout(sampling)
-        sliders = {spec.field: spec for spec in SAMPLING}
-        for field in FIELDS:  # in their declared order: switches and sliders of every head
-            if isinstance(field.control, Checkbox):
-                check = self.checks[field.name] = QCheckBox(field.label)
-                check.setChecked(bool(field.writer_start))
-                check.setToolTip(field.help)
-                check.toggled.connect(lambda *_: self.changed.emit())
-                sampling_form.addRow(check)
-            elif field.name in sliders:
-                sampling_form.addRow(field.label, self._slider(sliders[field.name]))
+        sampling = self._sampling_box()
         self.f2_box = QGroupBox("Common and rare words")
         self.f2_box.setToolTip("F² frequency classes: the model picks how common a word is, then the word.")
         self.posg_box = QGroupBox("Kinds of word")
@@ -118,16 +109,41 @@ class DecodeBox(QWidget):
             signal.connect(lambda *_: self.changed.emit())
         self._build_method_boxes(Capabilities())
 
+    def _sampling_box(self) -> QGroupBox:
+        """The "Word choice" box: the switches and sliders every head honours, in their declared order."""
+        sampling = QGroupBox("Word choice")
+        self.sampling_form = QFormLayout(sampling)
+        sliders = {spec.field: spec for spec in SAMPLING}
+        for field in FIELDS:
+            if isinstance(field.control, Checkbox):
+                check = self.checks[field.name] = QCheckBox(field.label)
+                check.setChecked(bool(field.writer_start))
+                check.setToolTip(field.help)
+                check.toggled.connect(lambda *_: self.changed.emit())
+                self.sampling_form.addRow(check)
+            elif field.name in sliders:
+                self.sampling_form.addRow(field.label, self._slider(sliders[field.name]))
+        return sampling
+
     def _slider(self, spec: SliderSpec) -> ValueSlider:
         slider = ValueSlider(spec)
         slider.changed.connect(lambda _: self.changed.emit())
         self.sliders[spec.field] = slider
         return slider
 
+    def set_task(self, task: str) -> None:
+        """The mode's task changed: show guidance where the model guides that task (it keeps its value)."""
+        self._task = task
+        self._show_guidance()
+
+    def _show_guidance(self) -> None:
+        self.sampling_form.setRowVisible(self.sliders[GUIDANCE.name], self.capabilities.guides(self._task))
+
     def set_capabilities(self, capabilities: Capabilities) -> None:
         """Rebuild the method boxes for this bundle; hidden controls keep their values for later."""
         self._build_method_boxes(capabilities)
         self._capabilities = capabilities
+        self._show_guidance()
         starts = dict(capabilities.decode_starts)
         for field in MODEL_STARTS:  # a writer hovering a slider its bundle starts learns why it sits there
             note = f" This model starts it at {number_text(starts[field.name])}." if field.name in starts else ""

@@ -45,6 +45,8 @@ class ControlsPanel(QWidget):
         self.stop.setEnabled(False)
         self._running = False
         self.mode.usable_changed.connect(lambda _: self._sync_generate())
+        self.mode.mode_changed.connect(self.decode.set_task)
+        self.decode.set_task(self.mode.mode())
         self.decode.n.valueChanged.connect(self._show_variant_count)
         self._show_variant_count(self.decode.n.value())
         self.generate.clicked.connect(self.generate_clicked)

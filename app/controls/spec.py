@@ -4,8 +4,9 @@ Every control derives from its field's declaration (engine/decode_fields): its l
 slider's range and start, a checkbox's start, and its box (the head family that honours it: F² or
 POSG; the rest go in "Word choice"); where a slider starts may depend on the loaded model (its head, its
 bundle's "decode_starts": `Capabilities.start_of`). A method control (F², POSG) is shown exactly when the loaded
-model's `Capabilities.controls` lists its DecodeConfig field (engine/controls.py), and only shown
-controls reach the DecodeConfig: never a control that silently does nothing. POS bias gets one
+model's `Capabilities.controls` lists its DecodeConfig field (engine/controls.py), guidance exactly where the
+model guides the mode's task (`Capabilities.guides`), and only shown controls reach the DecodeConfig: never a
+control that silently does nothing. POS bias gets one
 slider per coarse group the head's tags cover.
 """
 
@@ -15,7 +16,17 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from engine.controls import DEFAULT_VARIANTS, Capabilities, model_start
-from engine.decode_fields import BY_NAME, FIELDS, POS_BIAS, SEED, Checkbox, DecodeField, DecodeSettingError, Slider
+from engine.decode_fields import (
+    BY_NAME,
+    FIELDS,
+    GUIDANCE,
+    POS_BIAS,
+    SEED,
+    Checkbox,
+    DecodeField,
+    DecodeSettingError,
+    Slider,
+)
 from engine.front_door import DecodeConfig
 
 
@@ -94,13 +105,18 @@ def default_values(capabilities: Capabilities | None = None) -> dict[str, Any]:
     return values
 
 
-def decode_config(values: dict[str, Any], capabilities: Capabilities) -> DecodeConfig:
-    """Build the DecodeConfig from control values; only shown method controls are passed on.
+def shown_sampling(capabilities: Capabilities, task: str) -> tuple[SliderSpec, ...]:
+    """The "Word choice" sliders shown for `task` on this model: all but guidance where it does not act there."""
+    return tuple(spec for spec in SAMPLING if spec.field != GUIDANCE.name or capabilities.guides(task))
+
+
+def decode_config(values: dict[str, Any], capabilities: Capabilities, task: str = "continue") -> DecodeConfig:
+    """Build the DecodeConfig from control values for `task`; only shown controls are passed on.
 
     A value outside its field's bounds raises the engine's DecodeSettingError, naming the control by its label.
     """
     kwargs: dict[str, Any] = {}
-    for spec in (*SAMPLING, *visible_method_controls(capabilities)):
+    for spec in (*shown_sampling(capabilities, task), *visible_method_controls(capabilities)):
         raw = values.get(spec.field, spec.default)
         kwargs[spec.field] = int(raw) if spec.integer else float(raw)
     if pos_bias_groups(capabilities):

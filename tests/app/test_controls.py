@@ -10,6 +10,7 @@ from PySide6.QtGui import QTextCursor
 from pytestqt.qtbot import QtBot
 
 from app.controls import modes, spec
+from app.controls.decode_box import DecodeBox
 from app.controls.modes import ModeError, ModeInputs, build_request, sentence_order
 from app.persistence.presets import PresetError, PresetStore
 from engine.controls import METHOD_CONTROLS, Capabilities, ParagraphControls
@@ -212,3 +213,18 @@ def test_sentence_boxes_follow_the_loaded_models_limit(make_window: MakeWindow) 
     assert mode.sentences.maximum() == mode.first.maximum() == 4
     with pytest.raises(ModeError, match="from 1 to 4"):
         build_request("story", ModeInputs(title="T", num_sentences=5), 2, DecodeConfig(), story)
+
+
+def test_guidance_is_shown_and_sent_only_where_the_model_guides_the_modes_task(qtbot: QtBot) -> None:
+    box = DecodeBox()
+    qtbot.addWidget(box)
+    story_model = dataclasses.replace(SOFTMAX, tasks=("story",))
+    paraphrase_model = dataclasses.replace(SOFTMAX, tasks=("paraphrase",), guided=False)
+    cases = [(SOFTMAX, "continue", True), (story_model, "story", True), (SOFTMAX, "paraphrase", False),
+             (paraphrase_model, "paraphrase", False), (paraphrase_model, "story", False)]
+    for capabilities, task, guided in cases:
+        box.set_capabilities(capabilities)
+        box.set_task(task)
+        assert box.sampling_form.isRowVisible(box.sliders["guidance"]) is guided, (capabilities.tasks, task)
+        box.sliders["guidance"].set_value(2.0)
+        assert spec.decode_config(box.values(), capabilities, task).guidance == (2.0 if guided else 1.0)

@@ -8,8 +8,8 @@ roc_valid.json, so no Story Cloze story the scorer was fitted on) gets one batch
 same seed and the settings a writer starts at on the model. Per K it prints the mean coherence score of the
 shown variants (by the scorer that chooses drafts: the shipped one where the base is installed), the
 Self-BLEU-4 within each batch (the app's readout) and Distinct-2 over each batch, both averaged over
-batches, the share of variants that repeat a sentence, and the seconds per batch; then each K's time and
-Self-BLEU against the first K's. `--show` prints every batch for reading. Times are wall-clock on this
+batches, the share of variants that repeat a sentence, the words per variant, and the seconds per batch; then
+each K's time and Self-BLEU against the first K's. `--show` prints every batch for reading. Times are wall-clock on this
 machine: measure with nothing else running.
 """
 
@@ -67,7 +67,7 @@ def measure(model: LoadedModel, prompts: list[str], n: int, decode: DecodeConfig
         if scorer is not None:
             scores.extend(scorer(prompt, texts))
         if show:
-            print(f"\n[K={decode.drafts}, opening {number + 1}] {prompt}")
+            print(f"\n[K={decode.drafts}, guidance {decode.guidance:g}, opening {number + 1}] {prompt}")
             for index, text in enumerate(texts, 1):
                 print(f"  {index}:{text}")
         words = [t.lower().split() for t in texts]
@@ -78,6 +78,7 @@ def measure(model: LoadedModel, prompts: list[str], n: int, decode: DecodeConfig
     return {"coherence": statistics.fmean(scores) if scores else float("nan"),
             "self_bleu4": 100 * statistics.fmean(bleus), "distinct2": 100 * statistics.fmean(distincts),
             "repeated_sentence_share": 100 * repeated_sentence_share(shown, prompt_of),
+            "words_per_variant": statistics.fmean(len(t.split()) for t in shown),
             "seconds_per_batch": statistics.fmean(seconds)}
 
 

@@ -99,8 +99,9 @@ class DecodeConfig:
             raise DecodeSettingError("pos_top_k / pos_bias act on the POS stage, which flat_sampling skips; use one")
         grouped = [name for name in self.active_fields() if name in (*CLASS_CONTROLS, *POS_CONTROLS)]
         if self.guidance != GUIDANCE.off and grouped:
-            raise DecodeSettingError(f"guidance draws each token from the guided p(x) in one stage, which skips the "
-                                     f"group stage {', '.join(grouped)} act(s) on; use one")
+            named = ", ".join(f"{name} (“{BY_NAME[name].label}”)" for name in grouped)
+            raise DecodeSettingError(f"guidance (“{GUIDANCE.label}”) draws each token from the guided p(x) in one "
+                                     f"stage, which skips the group stage {named} act(s) on; use one")
 
     def replace(self, **changes: Any) -> DecodeConfig:
         """These settings with `changes`, checking only the changed fields (and the combination)."""

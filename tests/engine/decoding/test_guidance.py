@@ -38,7 +38,8 @@ def test_a_token_impossible_under_either_distribution_stays_out_without_nan() ->
 
 
 def test_guidance_refuses_group_controls_and_a_draw_without_the_twin(tiny_model: LanguageModel) -> None:
-    with pytest.raises(DecodeSettingError, match=r"guidance draws each token .* class_top_k"):
+    refused = r"guidance \(“Stay on topic”\) draws each token .* class_top_k \(“Word classes to consider”\)"
+    with pytest.raises(DecodeSettingError, match=refused):
         DecodeConfig(guidance=1.5, class_top_k=3)
     with pytest.raises(DecodeSettingError, match=r"guidance must be in \[1, 10\]"):
         DecodeConfig(guidance=0.5)

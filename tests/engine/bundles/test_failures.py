@@ -196,11 +196,13 @@ def test_a_file_given_as_the_bundle_is_named(broken: tuple[Path, Loader]) -> Non
 
 
 @pytest.mark.parametrize(("starts", "message"), [
-    (["temperature"], "must be a JSON object of starts for temperature, top_k, top_p, repetition_penalty, got list"),
+    (["temperature"], "must be a JSON object of starts for temperature, top_k, top_p, repetition_penalty, guidance, "
+                      "got list"),
     ({"temprature": 0.8}, "'temprature' is not a decoding setting; a bundle may start temperature, top_k, top_p, "
-                          "repetition_penalty"),
+                          "repetition_penalty, guidance"),
     ({"pos_top_k": 10}, "'pos_top_k' is not a setting a bundle may start; a bundle may start temperature, top_k, "
-                        "top_p, repetition_penalty"),
+                        "top_p, repetition_penalty, guidance"),
+    ({"guidance": 4}, "guidance must be a number in [1, 3] (1 = off), got 4"),
     ({"temperature": 5}, "temperature must be a number in [0.05, 3] (1 = off), got 5"),
     ({"top_p": 0}, "top_p must be a number in [0.05, 1] (1 = off), got 0"),
     ({"top_k": 40.5}, "top_k must be a whole number in [0, 200] (0 = off), got 40.5"),

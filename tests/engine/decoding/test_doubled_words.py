@@ -65,8 +65,9 @@ def doubling_sampler(monkeypatch: pytest.MonkeyPatch, tokenizer: VariorumTokeniz
     draw = TokenSampler.draw
 
     def doubling(self: TokenSampler, hidden: torch.Tensor, steps: torch.Tensor, state: Any, history: torch.Tensor,
-                 seeds: torch.Tensor, step: int, allowed: torch.Tensor | None = None) -> Draw:
-        drawn = draw(self, hidden, steps, state, history, seeds, step, allowed)
+                 seeds: torch.Tensor, step: int, allowed: torch.Tensor | None = None,
+                 guide: torch.Tensor | None = None) -> Draw:
+        drawn = draw(self, hidden, steps, state, history, seeds, step, allowed, guide)
         if step >= REDRAW_STEP:
             redraws.append(allowed)
             return drawn

@@ -15,32 +15,17 @@ nothing else running.
 
 from __future__ import annotations
 
-import argparse
-import json
-from pathlib import Path
-
-from engine.benchmarks.selection import DEFAULT_FILES, measure, openings, writer_start
-from engine.front_door import Engine
+from engine.benchmarks.selection import load_side_by_side, measure, side_by_side_parser, write_json
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--bundle", type=Path, required=True)
-    parser.add_argument("--files", type=Path, nargs="+", default=[Path(p) for p in DEFAULT_FILES])
-    parser.add_argument("--openings", type=int, default=20)
+    parser = side_by_side_parser(__doc__.splitlines()[0], 20)
     parser.add_argument("--guidance", type=float, nargs="+", default=[1.0, 1.5, 2.0])
     parser.add_argument("--drafts", type=int, default=1)
-    parser.add_argument("-n", type=int, default=4)
-    parser.add_argument("--max-new-tokens", type=int, default=60)
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--json", type=Path, help="also write the results here")
-    parser.add_argument("--show", action="store_true", help="print every batch's variants, for reading")
     args = parser.parse_args(argv)
-    prompts = openings(args.bundle, args.files, args.openings)
-    model = Engine().load(args.bundle, device="cpu")
-    decode = writer_start(model, args.max_new_tokens, args.seed).replace(drafts=args.drafts)
-    print(f"{args.bundle} · {len(prompts)} openings · {args.n} variants × {args.max_new_tokens} tokens · "
-          f"{args.drafts} draft(s) each · {model.drafts_scorer().note}")
+    prompts, model, decode = load_side_by_side(args)
+    decode = decode.replace(drafts=args.drafts)
+    print(f"{args.drafts} draft(s) per variant shown")
     results = {g: measure(model, prompts, args.n, decode.replace(guidance=g), args.show) for g in args.guidance}
     base = results[args.guidance[0]]
     print(f"{'γ':>5} {'coherence':>10} {'Self-BLEU-4':>12} {'Distinct-2':>11} {'repeats %':>10} {'words':>6} "
@@ -49,8 +34,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{g:>5g} {r['coherence']:>10.3f} {r['self_bleu4']:>12.2f} {r['distinct2']:>11.2f} "
               f"{r['repeated_sentence_share']:>10.1f} {r['words_per_variant']:>6.1f} {r['seconds_per_batch']:>8.2f} "
               f"{r['seconds_per_batch'] / base['seconds_per_batch']:>7.2f}")
-    if args.json is not None:
-        args.json.write_text(json.dumps({str(g): r for g, r in results.items()}, indent=2) + "\n")
+    write_json(args.json, results)
 
 
 if __name__ == "__main__":

@@ -82,23 +82,40 @@ def measure(model: LoadedModel, prompts: list[str], n: int, decode: DecodeConfig
             "seconds_per_batch": statistics.fmean(seconds)}
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def side_by_side_parser(description: str, openings_default: int) -> argparse.ArgumentParser:
+    """The arguments of a side-by-side benchmark over held-out openings (this one, engine/benchmarks/guidance.py)."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--bundle", type=Path, required=True)
     parser.add_argument("--files", type=Path, nargs="+", default=[Path(p) for p in DEFAULT_FILES])
-    parser.add_argument("--openings", type=int, default=10)
-    parser.add_argument("--drafts", type=int, nargs="+", default=[1, 2, 4, 8])
+    parser.add_argument("--openings", type=int, default=openings_default)
     parser.add_argument("-n", type=int, default=4)
     parser.add_argument("--max-new-tokens", type=int, default=60)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", type=Path, help="also write the results here")
     parser.add_argument("--show", action="store_true", help="print every batch's variants, for reading")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def load_side_by_side(args: argparse.Namespace) -> tuple[list[str], LoadedModel, DecodeConfig]:
+    """The held-out openings, the model on the CPU and the settings a writer starts at on it, announced."""
     prompts = openings(args.bundle, args.files, args.openings)
     model = Engine().load(args.bundle, device="cpu")
-    decode = writer_start(model, args.max_new_tokens, args.seed)
     print(f"{args.bundle} · {len(prompts)} openings · {args.n} variants × {args.max_new_tokens} tokens · "
           f"{model.drafts_scorer().note}")
+    return prompts, model, writer_start(model, args.max_new_tokens, args.seed)
+
+
+def write_json(path: Path | None, results: dict[Any, dict[str, float]]) -> None:
+    """Each setting's results as JSON at `path` (None: nowhere)."""
+    if path is not None:
+        path.write_text(json.dumps({str(k): r for k, r in results.items()}, indent=2) + "\n")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = side_by_side_parser(__doc__.splitlines()[0], 10)
+    parser.add_argument("--drafts", type=int, nargs="+", default=[1, 2, 4, 8])
+    args = parser.parse_args(argv)
+    prompts, model, decode = load_side_by_side(args)
     results = {k: measure(model, prompts, args.n, decode.replace(drafts=k), args.show) for k in args.drafts}
     base = results[args.drafts[0]]
     print(f"{'K':>3} {'coherence':>10} {'Self-BLEU-4':>12} {'Distinct-2':>11} {'repeats %':>10} {'s/batch':>8} "
@@ -108,8 +125,7 @@ def main(argv: list[str] | None = None) -> None:
               f"{r['repeated_sentence_share']:>10.1f} {r['seconds_per_batch']:>8.2f} "
               f"{r['seconds_per_batch'] / base['seconds_per_batch']:>7.2f} "
               f"{r['self_bleu4'] / base['self_bleu4'] if base['self_bleu4'] else float('nan'):>12.2f}")
-    if args.json is not None:
-        args.json.write_text(json.dumps({str(k): r for k, r in results.items()}, indent=2) + "\n")
+    write_json(args.json, results)
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ from engine.permgen.control import OrderControl
 from engine.permgen.data import tokenizer_texts
 from engine.permgen.decode import PermGenStream, PermGenVariant
 from engine.permgen.decoder_model import MARK_IDS, DecoderPermGenModel
+from engine.permgen.marks import end_id, sentence_of_begin
 from engine.permgen.model import PermGenModel
 from engine.permgen.readers import read_examples
 from engine.tokenizer import SPECIAL_TOKENS, VariorumTokenizer
@@ -86,3 +87,17 @@ def decode_story(model: DecoderPermGenModel, tokenizer: VariorumTokenizer, n: in
         setattr(stream, without, None)
     list(stream)
     return stream.candidates
+
+
+def sentence_states(token_ids: list[int]) -> list[tuple[int, int]]:
+    """Before each of a paragraph's tokens: the sentence being written (0 between sentences) and its words so far."""
+    states, sentence, words = [], 0, 0
+    for token in token_ids:
+        states.append((sentence, words))
+        if sentence_of_begin(token):
+            sentence, words = sentence_of_begin(token), 0
+        elif sentence and token == end_id(sentence):
+            sentence = 0
+        else:
+            words += 1
+    return states

@@ -11,11 +11,11 @@ from engine.permgen.beam_decode import BeamPermGenStream
 from engine.permgen.control import OrderControl
 from engine.permgen.decode import FINISH_EOP, FIRST_WORD_ID, PermGenStream, PermGenVariant
 from engine.permgen.decoder_model import DecoderPermGenModel, prefix_ids
-from engine.permgen.marks import EOP_ID, begin_id, end_id, sentence_of_begin, split_marked
+from engine.permgen.marks import EOP_ID, begin_id, end_id, split_marked
 from engine.permgen.paraphrase import ParaphraseStream
 from engine.permgen.rows import DecoderRows, open_rows
 from engine.tokenizer import VariorumTokenizer
-from tests.engine.permgen.conftest import tiny_decoder_config
+from tests.engine.permgen.conftest import sentence_states, tiny_decoder_config
 
 SOURCE = "title : the cake keywords : mia , oven"
 
@@ -34,8 +34,9 @@ def test_greedy_decoding_equals_a_recompute_of_every_step_without_the_cache(
     pg_decoder.to(device)
     (variant,) = _run(pg_decoder, pg_tokenizer, OrderControl(num_sentences=3, order=(2, 3, 1)), n=1, greedy=True)
     assert variant.order == [2, 3, 1] and variant.finish_reason == FINISH_EOP
-    ids, sentence, words = prefix_ids(pg_tokenizer.encode(SOURCE)), 0, 0
-    for token, recorded in zip(variant.token_ids, variant.token_log_probs, strict=True):
+    ids = prefix_ids(pg_tokenizer.encode(SOURCE))
+    states = sentence_states(variant.token_ids)
+    for token, recorded, (sentence, words) in zip(variant.token_ids, variant.token_log_probs, states, strict=True):
         with torch.no_grad():  # the whole sequence again, no cache
             log_probs = pg_decoder.head.log_probs(pg_decoder.backbone(torch.tensor([ids], device=device))[:, -1])[0]
         assert recorded == pytest.approx(float(log_probs[token]), abs=1e-4)
@@ -46,12 +47,6 @@ def test_greedy_decoding_equals_a_recompute_of_every_step_without_the_cache(
             assert token == int(allowed.argmax())
         elif sentence:
             assert token == end_id(sentence)  # the cap closes it
-        if sentence_of_begin(token):
-            sentence, words = sentence_of_begin(token), 0
-        elif sentence and token == end_id(sentence):
-            sentence = 0
-        else:
-            words += 1
         ids.append(token)
     assert ids[-1] == EOP_ID
 

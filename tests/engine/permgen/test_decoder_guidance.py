@@ -12,10 +12,11 @@ from engine.permgen.beam_decode import BeamPermGenStream
 from engine.permgen.control import OrderControl
 from engine.permgen.decode import FINISH_EOP, FIRST_WORD_ID, PermGenStream
 from engine.permgen.decoder_model import DecoderPermGenModel, prefix_ids
-from engine.permgen.marks import end_id, sentence_of_begin
+from engine.permgen.marks import end_id
 from engine.permgen.model import PermGenModel
 from engine.tokenizer import VariorumTokenizer
 from tests.engine.decoding.test_guidance import guided_recompute
+from tests.engine.permgen.conftest import sentence_states
 
 SOURCE = "title : the cake keywords : mia , oven"
 NO_TEXT = "title : keywords :"
@@ -33,8 +34,8 @@ def test_a_guided_permgen_sentence_follows_the_guided_distribution_after_no_titl
     (variant,) = stream.candidates
     assert variant.order == [2, 3, 1]
     targets: list[int] = []
-    sentence, words, moved = 0, 0, 0
-    for token, recorded in zip(variant.token_ids, variant.token_log_probs, strict=True):
+    moved, states = 0, sentence_states(variant.token_ids)
+    for token, recorded, (sentence, words) in zip(variant.token_ids, variant.token_log_probs, states, strict=True):
         if sentence and words < 10:  # a sentence's words and its end mark: the best under guidance
             conditioned, guided = guided_recompute(pg_decoder, prefix_ids(source) + targets,
                                                  prefix_ids(no_text) + targets, GUIDANCE)
@@ -45,12 +46,6 @@ def test_a_guided_permgen_sentence_follows_the_guided_distribution_after_no_titl
             assert token == int(allowed.argmax())
             moved += token != int(conditioned[FIRST_WORD_ID:].argmax()) + FIRST_WORD_ID
             assert recorded == pytest.approx(float(conditioned[token]), abs=1e-4)  # Eq. 8 scores the model's own
-        if sentence_of_begin(token):
-            sentence, words = sentence_of_begin(token), 0
-        elif sentence and token == end_id(sentence):
-            sentence = 0
-        else:
-            words += 1
         targets.append(token)
     assert moved  # some words are not the model's own likeliest: guidance acted
 

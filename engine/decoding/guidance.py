@@ -16,8 +16,8 @@ then act on the guided scores; a termination head's eos floor is applied to them
 guided decode still ends. The recorded log-prob of a token stays the model's own log p(x | y_<l, c).
 
 What "no text" is, per family: a language model's twin reads only the document separator (eos) before the
-variant's tokens; a PermGen model's reads the source with an empty title and empty keywords (or an empty
-sentence to paraphrase), in the model's own source form, so only the writer's words differ between the two.
+variant's tokens; a PermGen model's reads the source with an empty title and empty keywords, in the model's own
+source form, so only the writer's words differ between the two. Paraphrases are never guided (`refuse_guidance`).
 The twin's termination step t is the writer's rows' own, so the head's eos floor is the same in both and
 guidance does not push toward eos or away from it.
 """

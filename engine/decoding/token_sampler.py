@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 import torch
 
+from engine.decode_fields import GUIDANCE
 from engine.decoding.class_sampling import check_group_controls, most_likely_groups
 from engine.decoding.guidance import guided_log_probs
 from engine.decoding.processors import NEG_INF, apply_processors
@@ -75,7 +76,7 @@ class TokenSampler:
     @property
     def guided(self) -> bool:
         """Each draw needs the twin rows' log p(x) after no text (`draw`'s `guide`)."""
-        return self.guidance != 1.0
+        return self.guidance != GUIDANCE.off
 
     def draw(
         self,

@@ -145,7 +145,7 @@ class PermGenStream(RowStream[PermGenVariant, SentenceRows]):
         super().__init__(model.head, n, settings, should_stop, words, sampler)
         if self.sampler.guided and not unconditioned_ids:
             raise ValueError(f"guidance needs this {model.config.task}'s source of no text; leave guidance at 1")
-        self.unconditioned_ids = unconditioned_ids
+        self.unconditioned_ids = unconditioned_ids if self.sampler.guided else None  # read by the twin only
         self.seq2seq, self.tokenizer, self.control = model, tokenizer, control
         self.source_ids = source_ids[: model.config.max_source_len]
         self.runner, self.copy_limit, self.case = runner, copy_limit, case
@@ -169,7 +169,7 @@ class PermGenStream(RowStream[PermGenVariant, SentenceRows]):
     def _run(self) -> Iterator[TokenEvent]:
         n, bound = len(self.candidates), self.control.limit * (self.cap + 2) + 1
         rows = open_rows(self.seq2seq, self.source_ids, n, self.runner, bound)
-        if self.unconditioned_ids is not None and self.sampler.guided:
+        if self.unconditioned_ids is not None:  # a guided decode (`__init__` refuses one without them)
             self.twin = open_rows(self.seq2seq, self.unconditioned_ids, n, self.runner, bound)
         self.history = torch.full((n, 1), START_ID, device=rows.hidden.device)
         self.firsts: list[int] = []

@@ -182,7 +182,6 @@ class Capabilities:
     tasks: tuple[str, ...] = LM_TASKS
     paragraph: ParagraphControls | None = None  # PermGen bundles only
     decode_starts: DecodeStarts = ()  # the bundle's config.json "decode_starts", checked when it loaded
-    guided: bool = True  # honours guidance in its tasks other than paraphrase (`guides`)
 
     def start_of(self, field: DecodeField[T], flat: bool = False) -> T:
         """Where a writer starts `field` on this model: its bundle's start, else the field's for this head
@@ -192,8 +191,9 @@ class Capabilities:
 
     def guides(self, task: str) -> bool:
         """Guidance (engine/decoding/guidance.py) acts in `task` on this model: every language model's
-        continuations, PermGen stories and abstracts; never a paraphrase, which is held to its sentence already."""
-        return self.guided and task != "paraphrase"
+        continuations, and every PermGen task; never a language model's paraphrase, which rewords the sentence
+        (engine/rewording) rather than sampling a rewrite token by token."""
+        return task != "paraphrase" or self.paragraph is not None
 
     @property
     def controls(self) -> frozenset[str]:

@@ -1,9 +1,10 @@
 """How long a writer waits for Paraphrase: N rewrites of one 25-word sentence, through the app's path, side by side.
 
-    python -m engine.benchmarks.paraphrase_time --bundles B [B ...] [--candidates 3] [--rounds 5]
+    python -m engine.benchmarks.paraphrase_time --bundles B [B ...] [--candidates 3] [--rounds 5] [--guidance G ...]
 
 Each bundle is loaded as the app loads it (torch on the CPU) and asked at the settings a writer starts at on it,
-one draft per rewrite as the app sends a paraphrase. Rounds alternate between the bundles after one warm-up
+one draft per rewrite as the app sends a paraphrase; with several `--guidance` strengths, each bundle at each
+(a PermGen paraphrase model's "Stay on topic", docs/guidance.md). Rounds alternate between the bundles after one warm-up
 each (round r with seed r), so a busy moment hits every bundle; the median seconds per request and the median
 tokens written are printed, with one round's rewrites to read. Measure with nothing else running: two cores are
 easily contended.
@@ -20,18 +21,20 @@ import torch
 
 from engine.benchmarks.alternating import Timer, alternating_runs
 from engine.benchmarks.selection import writer_start
-from engine.decode_fields import DRAFTS, MAX_NEW_TOKENS
+from engine.decode_fields import DRAFTS, GUIDANCE, MAX_NEW_TOKENS
 from engine.front_door import Engine, GenerationRequest, LoadedModel
 
 SENTENCE = ("The bridge over the river was closed for repairs last spring, so the farmers had to drive twenty "
             "miles to reach the market in town.")  # 25 words
 
 
-def timer(model: LoadedModel, n: int, texts: dict[int, list[str]]) -> Timer:
-    """seed → (seconds, tokens) of one request for `n` rewrites of SENTENCE; the rewrites go to `texts[seed]`."""
+def timer(model: LoadedModel, n: int, texts: dict[int, list[str]], guidance: float = GUIDANCE.off) -> Timer:
+    """seed → (seconds, tokens) of one request for `n` rewrites of SENTENCE at `guidance`; the rewrites go to
+    `texts[seed]`."""
 
     def run(seed: int) -> tuple[float, int]:
         settings = writer_start(model, MAX_NEW_TOKENS.writer_start, seed).replace(drafts=DRAFTS.off)
+        settings = settings if guidance == GUIDANCE.off else settings.replace(guidance=guidance)
         request = GenerationRequest(task="paraphrase", prompt=SENTENCE, n=n, decode=settings)
         start = time.perf_counter()
         variants = model.generate(request)
@@ -47,22 +50,24 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--bundles", type=Path, nargs="+", required=True)
     parser.add_argument("--candidates", type=int, default=3)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--guidance", type=float, nargs="+", default=[GUIDANCE.off], help="γ, 1 = off")
     args = parser.parse_args(argv)
     engine = Engine()
     models = [engine.load(bundle, device="cpu", runtime="torch") for bundle in args.bundles]
-    texts: list[dict[int, list[str]]] = [{} for _ in models]
-    runs = alternating_runs([timer(model, args.candidates, written) for model, written in zip(models, texts,
-                                                                                               strict=True)],
+    cases = [(f"{bundle}" + (f" γ {g:g}" if len(args.guidance) > 1 else ""), model, g)
+             for bundle, model in zip(args.bundles, models, strict=True) for g in args.guidance]
+    texts: list[dict[int, list[str]]] = [{} for _ in cases]
+    runs = alternating_runs([timer(model, args.candidates, written, g) for (_, model, g), written in zip(cases, texts,
+                                                                                                     strict=True)],
                             args.rounds)
     print(f"{args.candidates} rewrites of a 25-word sentence · cpu · {torch.get_num_threads()} threads · "
           f"median of {args.rounds} alternating rounds")
-    print(f"{'bundle':<48} {'seconds':>8} {'tokens':>7}")
-    for bundle, timed in zip(args.bundles, runs, strict=True):
-        print(f"{bundle!s:<48} {statistics.median(s for s, _ in timed):8.2f} "
-              f"{statistics.median(t for _, t in timed):7.0f}")
+    print(f"{'bundle':<56} {'seconds':>8} {'tokens':>7}")
+    for (name, _, _), timed in zip(cases, runs, strict=True):
+        print(f"{name:<56} {statistics.median(s for s, _ in timed):8.2f} {statistics.median(t for _, t in timed):7.0f}")
     print(f"\n{SENTENCE}")
-    for bundle, written in zip(args.bundles, texts, strict=True):
-        print(f"\n{bundle} (seed 1):\n" + "".join(f"  {text}\n" for text in written[min(1, args.rounds - 1)]))
+    for (name, _, _), written in zip(cases, texts, strict=True):
+        print(f"\n{name} (seed 1):\n" + "".join(f"  {text}\n" for text in written[min(1, args.rounds - 1)]))
 
 
 if __name__ == "__main__":

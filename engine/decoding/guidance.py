@@ -17,7 +17,10 @@ guided decode still ends. The recorded log-prob of a token stays the model's own
 
 What "no text" is, per family: a language model's twin reads only the document separator (eos) before the
 variant's tokens; a PermGen model's reads the source with an empty title and empty keywords, in the model's own
-source form, so only the writer's words differ between the two. Paraphrases are never guided (`refuse_guidance`).
+source form, so only the writer's words differ between the two; a PermGen paraphrase's twin reads no sentence
+(the instruction alone, for a model that reads one), so guidance keeps a rewrite to the words its sentence makes
+likely. Rewording (a language model's paraphrase) samples no tokens to weigh and is never guided
+(`refuse_guidance`).
 The twin's termination step t is the writer's rows' own, so the head's eos floor is the same in both and
 guidance does not push toward eos or away from it.
 """
@@ -43,9 +46,9 @@ def guided_log_probs(conditioned: torch.Tensor, unconditioned: torch.Tensor, str
     return torch.log_softmax(without + strength * (with_text - without), dim=-1)
 
 
-def refuse_guidance(settings: DecodeConfig, what: str) -> None:
-    """ValueError when `settings` guide a paraphrase (`what`: what the model writes), which its sentence holds
-    already: a twin after no sentence would only push the rewrite toward copying it."""
+def refuse_guidance(settings: DecodeConfig) -> None:
+    """ValueError when `settings` guide rewording, which picks among rewordings of the sentence (it samples no
+    token to weigh)."""
     if settings.guidance != GUIDANCE.off:
-        raise ValueError(f"guidance keeps a continuation, story or abstract to its prompt, title and keywords; {what} "
-                         "is held to its source already: leave guidance at 1")
+        raise ValueError("guidance weighs the tokens a model samples; rewording picks among rewordings of the "
+                         "sentence: leave guidance at 1")

@@ -119,7 +119,7 @@ class LanguageLoadedModel(LoadedModel):
             raise ValueError("give the passage to paraphrase (the selected text)")
         if request.beam_width > 1:
             raise ValueError("beam search does not apply to rewording; a language model picks rewordings by seed")
-        refuse_guidance(request.decode, "a reworded passage")
+        refuse_guidance(request.decode)
         return RewordStream(self.bundle.model, self.bundle.tokenizer, request.prompt, request.n, request.decode,
                             should_stop)
 

@@ -85,6 +85,13 @@ def sentence_beam(
     return None if found is None else found.finished
 
 
+def refuse_guided_beam(settings: DecodeConfig) -> None:
+    """ValueError when `settings` guide a sentence beam (a story's or a paraphrase's)."""
+    if settings.guidance != GUIDANCE.off:
+        raise ValueError("guidance weighs sampled tokens; the sentence beam keeps the model's own likeliest "
+                         "sentences: leave guidance at 1 or sample")
+
+
 class BeamPermGenStream(PermGenStream):
     """`PermGenStream` whose sentences come from beam search of width `beam_width`."""
 
@@ -103,9 +110,7 @@ class BeamPermGenStream(PermGenStream):
         case: CaseTable | None = None,
     ) -> None:
         BEAM_WIDTH.check(beam_width)
-        if settings.guidance != GUIDANCE.off:
-            raise ValueError("guidance weighs sampled tokens; the sentence beam keeps the model's own likeliest "
-                             "sentences: leave guidance at 1 or sample")
+        refuse_guided_beam(settings)
         super().__init__(model, tokenizer, source_ids, n, settings, control, should_stop, runner, words, case=case)
         self.beam_width = beam_width
         for variant in self.candidates:

@@ -31,18 +31,18 @@ from engine.controls import Capabilities, ParagraphControls
 from engine.data.text import normalize
 from engine.data.truecase import CaseTable
 from engine.decode_fields import GUIDANCE
-from engine.decoding.guidance import refuse_guidance
 from engine.decoding.stream import DecodeStream
 from engine.loaded_model import GenerationRequest, LoadedModel
 from engine.model import LanguageModel
 from engine.packed_linear import keep_packed_weights_only
 from engine.permgen.beam_decode import BeamPermGenStream
 from engine.permgen.bundle import PermGenBundle
+from engine.permgen.content_words import paraphrase_source
 from engine.permgen.control import OrderControl
 from engine.permgen.decode import PermGenStream
 from engine.permgen.keywords import title_keywords
 from engine.permgen.meaning_floor import MeaningFloor
-from engine.permgen.model import PermGenModel
+from engine.permgen.model import START_ID, PermGenModel
 from engine.permgen.paraphrase import ParaphraseStream
 from engine.permgen.rows import PermGenRunner
 from engine.permgen.text import ProseForm, encode_sources, format_source, read_prose_form
@@ -91,7 +91,7 @@ class PermGenLoadedModel(LoadedModel):
         paragraph = ParagraphControls(max_sentences=config.max_sentences, sentence_order=config.task != "paraphrase",
                                       permuted_training=config.permute, positions=config.positions)
         return Capabilities(self.permgen.model.head.capabilities(), (config.task,), paragraph,
-                            self.permgen.decode_starts, guided=config.task != "paraphrase")
+                            self.permgen.decode_starts)
 
     def source_text(self, request: GenerationRequest) -> str:
         """The source's text for a request (keywords from the title when none are given); a prose model's
@@ -124,16 +124,25 @@ class PermGenLoadedModel(LoadedModel):
         if request.beam_width > 1:
             return BeamPermGenStream(model, tokenizer, source, request.n, request.decode, control, request.beam_width,
                                      should_stop, self.runner, words, case)
-        unconditioned = self.unconditioned_ids() if request.decode.guidance != GUIDANCE.off else None
         return PermGenStream(model, tokenizer, source, rows, request.decode, control, should_stop, self.runner,
-                             words, case=case, unconditioned_ids=unconditioned)
+                             words, case=case, unconditioned_ids=self._twin_source(request))
+
+    def _twin_source(self, request: GenerationRequest) -> list[int] | None:
+        """What guidance's twin rows read for `request`: the source of no text, or None when it is not guided."""
+        return self.unconditioned_ids() if request.decode.guidance != GUIDANCE.off else None
 
     def unconditioned_ids(self) -> list[int]:
-        """The source of no text, in the model's own source form (an empty title and keywords), which guidance's
-        twin rows read (engine/decoding/guidance.py)."""
+        """The source of no text, in the model's own source form, which guidance's twin rows read
+        (engine/decoding/guidance.py): an empty title and keywords; for a paraphrase, no sentence (the
+        instruction alone, for a model that reads one)."""
         config = self.permgen.model.config
-        text = self.prose.source("", []) if self.prose is not None else format_source("", [], config.lowercase)
-        return encode_sources(self.permgen.tokenizer, [text], config.max_source_len, self.prose)[0][0]
+        if self.prose is not None:
+            text = self.prose.source("", [])
+        elif config.task == "paraphrase":
+            text = paraphrase_source("", config.paraphrase_source, config.lowercase)
+        else:
+            text = format_source("", [], config.lowercase)
+        return encode_sources(self.permgen.tokenizer, [text], config.max_source_len, self.prose)[0][0] or [START_ID]
 
     def case_table(self, request: GenerationRequest) -> CaseTable | None:
         """For a lowercased model, how names are written: the bundle's `case.json` and the writer's own names. None
@@ -149,10 +158,9 @@ class PermGenLoadedModel(LoadedModel):
             raise ValueError("give the passage to paraphrase (the selected text)")
         if request.num_sentences is not None or request.sentence_order:
             raise ValueError("the number and order of sentences do not apply to paraphrases")
-        refuse_guidance(request.decode, "a paraphrase")
         return ParaphraseStream(self.permgen.model, self.permgen.tokenizer, request.prompt, request.n, request.decode,
                                 request.beam_width, should_stop, self.runner, self.speller(request), self.prose,
-                                self._meaning_floor(request))
+                                self._meaning_floor(request), self._twin_source(request))
 
     def _meaning_floor(self, request: GenerationRequest) -> MeaningFloor | None:
         """A prose paraphrase model's (on a pretrained base) floor on the meaning kept, with today's rewording filling

@@ -7,7 +7,9 @@ N alternatives from the normalised sentence (engine/data/text.py), each one mark
 - sampling / greedy: `PermGenStream` with one sentence, so a POSG (or F²) head samples its two
   stages (group, then token; `pos_top_k`, `pos_bias` apply) and a softmax head the usual way;
   candidate i of sentence j uses seed (seed_i + j·1,000,003), so variant i alone (n = 1, its seed)
-  is written again identically;
+  is written again identically; guided (engine/decoding/guidance.py), its twin rows read the source of
+  no sentence (the instruction alone, for a model that reads one), so the rewrite leans on the words this
+  sentence makes likely, which keeps its content;
 - beam (`beam_width` > 1): the N best finished hypotheses of one beam of width max(beam_width, N)
   (the sentence beam of engine/permgen/beam_decode.py).
 
@@ -46,7 +48,7 @@ from engine.decoding.stream import FINISH_CANCELLED, BatchStream, TokenEvent
 from engine.decoding.text_cleanup import drop_control_characters
 from engine.paraphrase.passage import paraphrase_spans, separators
 from engine.paraphrase.variants import FINISH_DONE, SENTENCE_SEED_STRIDE, ParaphraseVariant, complete_paraphrases
-from engine.permgen.beam_decode import sentence_beam
+from engine.permgen.beam_decode import refuse_guided_beam, sentence_beam
 from engine.permgen.content_words import paraphrase_source
 from engine.permgen.control import OrderControl
 from engine.permgen.decode import FIRST_WORD_ID, PermGenStream
@@ -80,14 +82,19 @@ class ParaphraseStream(BatchStream[ParaphraseVariant]):
         words: WordSpeller | None = None,
         prose: ProseForm | None = None,
         floor: MeaningFloor | None = None,
+        unconditioned_ids: list[int] | None = None,
     ) -> None:
         """`runner` runs the backbone (engine/permgen/rows.py `PermGenRunner`); None: the torch model. `words`: the real
         words under `settings.real_words` (engine/decoding/real_words.py). `prose`: a prose model's text form
         (engine/permgen/text.py). `floor`: which alternatives keep enough of the meaning, and the rewordings that
-        replace the others (engine/permgen/meaning_floor.py)."""
+        replace the others (engine/permgen/meaning_floor.py). `unconditioned_ids`: the source of no sentence, which
+        guidance's twin rows read (engine/decoding/guidance.py)."""
         if model.config.task != "paraphrase":
             raise ValueError(f"this model writes a {model.config.task!r}, not paraphrases")
         BEAM_WIDTH.check(beam_width)
+        if beam_width > 1:
+            refuse_guided_beam(settings)
+        self.unconditioned_ids = unconditioned_ids
         self.spans = paraphrase_spans(passage)
         self.seq2seq, self.tokenizer, self.passage = model, tokenizer, passage
         self.beam_width, self.runner, self.floor = beam_width, runner, floor
@@ -149,7 +156,7 @@ class ParaphraseStream(BatchStream[ParaphraseVariant]):
         """The one-sentence stream that samples `count` alternatives of sentence j."""
         return PermGenStream(self.seq2seq, self.tokenizer, self.sources_ids[j], count,
                              self.settings.with_seed(self._seed(j)), ONE_SENTENCE, self.should_stop, self.runner,
-                             self.words, self._copy_limit(j), self.sampler)
+                             self.words, self._copy_limit(j), self.sampler, unconditioned_ids=self.unconditioned_ids)
 
     def _streamed(self, j: int, prefix: str) -> Generator[TokenEvent, None, list[str] | None]:
         inner = self._inner(j, len(self.candidates))

@@ -219,9 +219,10 @@ def test_guidance_is_shown_and_sent_only_where_the_model_guides_the_modes_task(q
     box = DecodeBox()
     qtbot.addWidget(box)
     story_model = dataclasses.replace(SOFTMAX, tasks=("story",))
-    paraphrase_model = dataclasses.replace(SOFTMAX, tasks=("paraphrase",), guided=False)
+    paraphrase_model = dataclasses.replace(SOFTMAX, tasks=("paraphrase",),  # a PermGen one samples its rewrites
+                                           paragraph=ParagraphControls(1, False, True, "rotary"))
     cases = [(SOFTMAX, "continue", True), (story_model, "story", True), (SOFTMAX, "paraphrase", False),
-             (paraphrase_model, "paraphrase", False), (paraphrase_model, "story", False)]
+             (paraphrase_model, "paraphrase", True), (SOFTMAX, "paraphrase", False)]
     for capabilities, task, guided in cases:
         box.set_capabilities(capabilities)
         box.set_task(task)

@@ -51,9 +51,9 @@ def test_guidance_refuses_group_controls_and_a_draw_without_the_twin(tiny_model:
     with pytest.raises(ValueError, match="only a guided one takes them"):
         TokenSampler(tiny_model.head, DecodeConfig()).draw(hidden, steps, None, history.long(), seeds, 1,
                                                            guide=torch.zeros(1, tiny_model.config.vocab_size))
-    with pytest.raises(ValueError, match="a paraphrase is held to its source already"):
-        refuse_guidance(DecodeConfig(guidance=2.0), "a paraphrase")
-    refuse_guidance(DecodeConfig(), "a paraphrase")
+    with pytest.raises(ValueError, match="rewording picks among rewordings of the sentence"):
+        refuse_guidance(DecodeConfig(guidance=2.0))
+    refuse_guidance(DecodeConfig())
 
 
 def test_a_guided_decode_on_a_termination_head_still_ends() -> None:

@@ -265,3 +265,7 @@ def test_paraphrase_time_times_each_bundle_and_shows_its_rewrites(
     assert all(row[0] == str(pg_bundles["para"]) and float(row[1]) > 0 and float(row[2]) > 0 for row in timed)
     assert paraphrase_time.SENTENCE in lines and sum(line.startswith("  ") for line in lines) == 4
     assert len(paraphrase_time.SENTENCE.split()) == 25
+    paraphrase_time.main(["--bundles", str(pg_bundles["para"]), "--candidates", "2", "--rounds", "1",
+                          "--guidance", "1", "2"])  # one bundle at each strength of "Stay on topic"
+    guided = [line.split() for line in capsys.readouterr().out.splitlines()[2:4]]
+    assert [row[1:3] for row in guided] == [["γ", "1"], ["γ", "2"]] and all(float(row[3]) > 0 for row in guided)

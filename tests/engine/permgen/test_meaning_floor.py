@@ -135,3 +135,18 @@ def test_the_app_gets_todays_rewordings_where_the_model_keeps_no_meaning(pg_toke
 
 def test_without_todays_rewording_model_the_floor_still_holds(pg_tokenizer: VariorumTokenizer, tmp_path: Path) -> None:
     assert rewording_judge("cpu", tmp_path / "missing") is None
+
+
+def test_a_guided_paraphrase_twin_reads_the_instruction_without_a_sentence(pg_tokenizer: VariorumTokenizer) -> None:
+    loaded = PermGenLoadedModel(ModelBundle(Path("tiny-paraphraser"), _prose_paraphraser(pg_tokenizer), pg_tokenizer,
+                                            ""), torch.device("cpu"))
+    assert loaded.capabilities.guides("paraphrase")
+    twin = pg_tokenizer.decode(loaded.unconditioned_ids())
+    assert twin.startswith("Paraphrase this sentence:") and twin.endswith("\nParaphrase:")
+    assert "Anna" not in twin and twin.count(":") == 2  # the instruction and the joiner, and no sentence between
+    request = GenerationRequest(task="paraphrase", prompt="Anna flew her kite.", n=2,
+                                decode=DecodeConfig(seed=1, max_new_tokens=6, guidance=2.0))
+    assert len(loaded.generate(request)) == 2
+    with pytest.raises(ValueError, match="the sentence beam keeps the model's own likeliest sentences"):
+        loaded.generate(GenerationRequest(task="paraphrase", prompt="Anna flew her kite.", n=2, beam_width=2,
+                                          decode=request.decode))

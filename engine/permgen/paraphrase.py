@@ -9,7 +9,7 @@ N alternatives from the normalised sentence (engine/data/text.py), each one mark
   candidate i of sentence j uses seed (seed_i + j·1,000,003), so variant i alone (n = 1, its seed)
   is written again identically; guided (engine/decoding/guidance.py), its twin rows read the source of
   no sentence (the instruction alone, for a model that reads one), so the rewrite leans on the words this
-  sentence makes likely, which keeps its content;
+  sentence makes likely (measured in docs/guidance.md: more drafts pass a meaning floor);
 - beam (`beam_width` > 1): the N best finished hypotheses of one beam of width max(beam_width, N)
   (the sentence beam of engine/permgen/beam_decode.py).
 

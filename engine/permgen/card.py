@@ -39,8 +39,9 @@ def _pairs_note(config: PermGenConfig, data: dict[str, Any]) -> str:
     """How many paraphrase pairs the rephrasing filter dropped (engine/permgen/rephrasings.py); else ""."""
     if not config.filters_pairs:
         return ""
+    floor = ", read only in the directions the meaning floor would show" if config.pair_within_floor else ""
     return (f"; kept only pairs that rephrase (content kept ≥ {config.pair_min_content_kept}, word similarity "
-            f"≤ {config.pair_max_similarity}), dropping {data.get('dropped_pairs', 0)}")
+            f"≤ {config.pair_max_similarity}{floor}), dropping {data.get('dropped_pairs', 0)}")
 
 
 def _network(model: PermGenNetwork[Any], train: dict[str, Any]) -> str:

@@ -19,7 +19,8 @@ positions (the marks cost two forced tokens and keep one model, trainer and deco
 A paraphrase model reads the sentence itself, or with `paraphrase_source="content_words"` only its
 content words, or with "instruction" the sentence after an instruction to paraphrase it
 (engine/permgen/content_words.py). `pair_min_content_kept` / `pair_max_similarity` train
-it on the pairs that really rephrase (engine/permgen/rephrasings.py). `text_form` "prose" (a decoder-only
+it on the pairs that really rephrase, and `pair_within_floor` on the rewrites its meaning floor would show
+(engine/permgen/rephrasings.py). `text_form` "prose" (a decoder-only
 model) reads and writes cased prose, its case restored from the `case_from` files'
 case table (engine/permgen/text.py); the POS head is left out there, as its tags align with normalised words.
 """
@@ -59,6 +60,7 @@ class PermGenConfig:
     # Paraphrase training pairs kept (rephrasings.py): content kept ≥ the first, word similarity ≤ the second.
     pair_min_content_kept: float = 0.0
     pair_max_similarity: float = 1.0
+    pair_within_floor: bool = False  # and, in each direction read, only rewrites the meaning floor would show
     layout: str = "encoder-decoder"  # or "decoder-only": a Llama reading the source as a prefix
     text_form: str = "normalized"  # or "prose": cased prose for a pretrained base (engine/permgen/text.py)
     case_from: list[str] = field(default_factory=list)  # prose: cased files whose case table restores case
@@ -128,13 +130,13 @@ class PermGenConfig:
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ConfigError(f"{name} must be in [0, 1], got {getattr(self, name)}")
         if self.filters_pairs and self.task != "paraphrase":
-            raise ConfigError(f"pair_min_content_kept / pair_max_similarity select paraphrase pairs; task "
-                              f"{self.task!r} has none")
+            raise ConfigError(f"pair_min_content_kept / pair_max_similarity / pair_within_floor select paraphrase "
+                              f"pairs; task {self.task!r} has none")
 
     @property
     def filters_pairs(self) -> bool:
         """Whether training keeps only some paraphrase pairs (engine/permgen/rephrasings.py)."""
-        return self.pair_min_content_kept > 0.0 or self.pair_max_similarity < 1.0
+        return self.pair_min_content_kept > 0.0 or self.pair_max_similarity < 1.0 or self.pair_within_floor
 
     @property
     def max_sentences(self) -> int:

@@ -13,7 +13,12 @@ the pairs between the two (`PermGenConfig.pair_min_content_kept`, `pair_max_simi
   changes many words or their order scores lower.
 
 A pair is kept when content kept ≥ the minimum and similarity ≤ the maximum; the defaults (0.0, 1.0)
-keep every pair. The filter acts on all pairs before the
+keep every pair. With `pair_within_floor` a pair is also read only in the directions whose rewrite the
+meaning floor would show a writer (`within_floor`, engine/permgen/meaning_floor.py: content words kept
+≥ 85%, added ≤ 15%, no new name, not a copy; compared in lowercase), so that the model learns only the
+kind of rewrite the floor lets through: a pair kept at 75% may drop a quarter of its sentence, a rewrite
+the floor turns away. The pair must pass forward (held out, it is read forward only); its reverse is
+trained on when it passes too. The filters act on all pairs before the
 held-out split, so held-out numbers are measured on the same kind of pair that was trained on.
 Matching word forms exactly undercounts kept content when the rewrite inflects a word differently
 ("moved" / "moves"); we accept that, as it only makes the filter stricter.
@@ -28,6 +33,10 @@ from engine.data.paragraphs import ParagraphExample
 from engine.data.text import normalize
 from engine.permgen.config import PermGenConfig
 from engine.permgen.content_words import content_words
+from engine.permgen.meaning_floor import MeaningFloor
+from engine.permgen.paraphrase_readers import both_directions
+
+_FLOOR = MeaningFloor(lowercase=True)  # the writer's floor, without its rewording fallback
 
 
 def content_kept(source: str, rewrite: str) -> float:
@@ -57,8 +66,22 @@ def rephrasing_pairs(pairs: Sequence[ParagraphExample], min_content_kept: float,
             and is_rephrasing(pair.title, pair.sentences[0], min_content_kept, max_similarity)]
 
 
+def within_floor(pairs: Sequence[ParagraphExample]) -> list[ParagraphExample]:
+    """The one-sentence pairs of `pairs` whose rewrite (read source → target) the meaning floor keeps."""
+    return [pair for pair in pairs if len(pair.sentences) == 1 and _FLOOR.keeps(pair.title, pair.sentences[0])]
+
+
 def selected_pairs(examples: Sequence[ParagraphExample], config: PermGenConfig) -> list[ParagraphExample]:
-    """The examples a paraphrase model with `config` trains and is held out on; other tasks keep all."""
+    """The examples a paraphrase model with `config` trains and is held out on, read forward; other tasks keep
+    all."""
     if config.task != "paraphrase" or not config.filters_pairs:
         return list(examples)
-    return rephrasing_pairs(examples, config.pair_min_content_kept, config.pair_max_similarity)
+    kept = rephrasing_pairs(examples, config.pair_min_content_kept, config.pair_max_similarity)
+    return within_floor(kept) if config.pair_within_floor else kept
+
+
+def training_directions(pairs: list[ParagraphExample], config: PermGenConfig) -> list[ParagraphExample]:
+    """`pairs` (selected, forward) and their reverses, those the floor would not show dropped with
+    `pair_within_floor`."""
+    both = both_directions(pairs)
+    return within_floor(both) if config.pair_within_floor else both

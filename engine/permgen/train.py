@@ -67,9 +67,8 @@ from engine.permgen.data import DataStats, encode_examples, load_examples, split
 from engine.permgen.heldout import target_nll
 from engine.permgen.model import EncodedExample
 from engine.permgen.network import PermGenNetwork, build_permgen_model
-from engine.permgen.paraphrase_readers import both_directions
 from engine.permgen.permutation import PermutationSampler
-from engine.permgen.rephrasings import selected_pairs
+from engine.permgen.rephrasings import selected_pairs, training_directions
 from engine.permgen.start import start_model, start_sizes
 from engine.permgen.tagging import attach_groups, tag_targets
 from engine.permgen.text import ProseForm
@@ -143,7 +142,7 @@ class PermGenTrainer(TrainingLoop[PermGenNetwork[Any]]):
             train, valid = split_examples(examples, self.train_config.valid_fraction)
         if task != "paraphrase":
             return train, valid
-        train = both_directions(train)
+        train = training_directions(train, self.config)
         if form == "content_words":  # noisy training sources; held-out ones are read as when decoding
             seed = self.train_config.seed << 32  # one fixed shuffle per training pair, reproducible from the seed
             train = [dataclasses.replace(e, title=noisy_content_words(e.title, seed + i)) for i, e in enumerate(train)]

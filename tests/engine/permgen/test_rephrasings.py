@@ -12,7 +12,13 @@ from engine.config import ConfigError, ModelConfig, TrainConfig
 from engine.data.paragraphs import ParagraphExample
 from engine.permgen.config import PermGenConfig
 from engine.permgen.paraphrase_readers import read_parasci
-from engine.permgen.rephrasings import content_kept, rephrasing_pairs, selected_pairs, word_similarity
+from engine.permgen.rephrasings import (
+    content_kept,
+    rephrasing_pairs,
+    selected_pairs,
+    within_floor,
+    word_similarity,
+)
 from engine.permgen.train import PermGenTrainer
 from engine.tokenizer import VariorumTokenizer
 from tests.engine.permgen.conftest import FIXTURES, tiny_permgen_config
@@ -20,6 +26,13 @@ from tests.engine.permgen.conftest import FIXTURES, tiny_permgen_config
 PAIRS = FIXTURES / "paraphrase" / "fixture.src.txt"
 SOURCE = "The cat sat on the mat ."
 REWRITE = "A cat sat on a rug ."
+# The meaning floor keeps the first rewrite of each: moved words both ways; a dropped name only forward (read
+# backward, the rewrite would bring in a name its sentence lacks); a new claim in neither direction.
+MOVED = ("The old farmer sold his brown horse at the market last week .",
+         "Last week , the old farmer sold his brown horse at the market .")
+NAME_DROPPED = ("Yesterday Anna and her brother walked slowly home from the busy school .",
+                "Yesterday her brother walked slowly home from the busy school .")
+NEW_CLAIM = ("The old farmer sold his brown horse .", "The old farmer bought a new red car in town .")
 
 
 def test_content_kept_counts_the_sources_distinct_content_words_found_again() -> None:
@@ -76,3 +89,38 @@ def test_the_trainer_keeps_only_rephrasings_and_counts_the_rest(tmp_path: Path,
     trainer.run()
     card = (tmp_path / "run" / "bundle" / "card.md").read_text()
     assert "kept only pairs that rephrase (content kept ≥ 0.6, word similarity ≤ 0.8), dropping 4" in card
+
+
+def _pair(source: str, rewrite: str) -> ParagraphExample:
+    return ParagraphExample(source, (), (rewrite,))
+
+
+def test_within_floor_keeps_a_pair_in_each_direction_whose_rewrite_the_floor_would_show() -> None:
+    moved, dropped, claim = _pair(*MOVED), _pair(*NAME_DROPPED), _pair(*NEW_CLAIM)
+    backward = [_pair(*reversed(pair)) for pair in (MOVED, NAME_DROPPED, NEW_CLAIM)]
+    copy = _pair(SOURCE, SOURCE.lower())  # the same words: not a rewrite
+    assert within_floor([moved, dropped, claim, copy]) == [moved, dropped]
+    assert within_floor(backward) == [backward[0]]
+    config = PermGenConfig(model=ModelConfig(backbone="bart"), task="paraphrase", pair_within_floor=True)
+    assert config.filters_pairs
+    assert selected_pairs([moved, dropped, claim], config) == [moved, dropped]
+    with pytest.raises(ConfigError, match="pair_within_floor select paraphrase pairs; task 'story' has none"):
+        dataclasses.replace(tiny_permgen_config(50), pair_within_floor=True)
+
+
+def test_the_trainer_reads_a_floor_pair_only_in_the_directions_the_floor_keeps(
+        tmp_path: Path, pg_tokenizer: VariorumTokenizer) -> None:
+    pg_tokenizer.save(tmp_path / "tok")
+    pairs = [MOVED, NAME_DROPPED, NEW_CLAIM]
+    (tmp_path / "pairs.src.txt").write_text("".join(source + "\n" for source, _ in pairs))
+    (tmp_path / "pairs.tgt.txt").write_text("".join(rewrite + "\n" for _, rewrite in pairs))
+    config = dataclasses.replace(tiny_permgen_config(1), task="paraphrase", pair_within_floor=True)
+    train = TrainConfig(train_files=[str(tmp_path / "pairs.src.txt")], out_dir=str(tmp_path / "run"), batch_size=2,
+                        max_steps=1, eval_every=1, eval_batches=1, warmup_steps=1, device="cpu")
+    trainer = PermGenTrainer(config, train, [str(FIXTURES / "paraphrase" / "msr_paraphrase_fixture.txt")],
+                             tmp_path / "tok")
+    assert trainer.stats.dropped_pairs == 1  # the new claim
+    assert [(e.title, e.sentences[0]) for e in trainer.train_examples] == [MOVED, NAME_DROPPED, MOVED[::-1]]
+    trainer.run()
+    card = (tmp_path / "run" / "bundle" / "card.md").read_text()
+    assert "read only in the directions the meaning floor would show), dropping 1" in card

@@ -125,9 +125,9 @@ class PermGenLoadedModel(LoadedModel):
             return BeamPermGenStream(model, tokenizer, source, request.n, request.decode, control, request.beam_width,
                                      should_stop, self.runner, words, case)
         return PermGenStream(model, tokenizer, source, rows, request.decode, control, should_stop, self.runner,
-                             words, case=case, unconditioned_ids=self._twin_source(request))
+                             words, case=case, unconditioned_ids=self.twin_source(request))
 
-    def _twin_source(self, request: GenerationRequest) -> list[int] | None:
+    def twin_source(self, request: GenerationRequest) -> list[int] | None:
         """What guidance's twin rows read for `request`: the source of no text, or None when it is not guided."""
         return self.unconditioned_ids() if request.decode.guidance != GUIDANCE.off else None
 
@@ -160,7 +160,7 @@ class PermGenLoadedModel(LoadedModel):
             raise ValueError("the number and order of sentences do not apply to paraphrases")
         return ParaphraseStream(self.permgen.model, self.permgen.tokenizer, request.prompt, request.n, request.decode,
                                 request.beam_width, should_stop, self.runner, self.speller(request), self.prose,
-                                self._meaning_floor(request), self._twin_source(request))
+                                self._meaning_floor(request), self.twin_source(request))
 
     def _meaning_floor(self, request: GenerationRequest) -> MeaningFloor | None:
         """A prose paraphrase model's (on a pretrained base) floor on the meaning kept, with today's rewording filling

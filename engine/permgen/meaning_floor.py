@@ -31,6 +31,7 @@ CONTENT_ADDED_CEILING = 0.15  # the same margin the other way: what a rewrite ma
 # The model writes this many drafts of a sentence for each variant shown. Two found more rewrites, but took 3 rewrites
 # of a 25-word sentence past the 2-second target on 2 CPU cores (docs/permgen-decoder-only.md, "Decoding").
 DRAFTS_PER_VARIANT = 1
+REFUSALS = ("copy or empty", "new name", "content added", "content lost")  # `MeaningFloor.refusal`, checked in order
 
 
 def new_names(source: str, rewrite: str) -> list[str]:
@@ -61,13 +62,22 @@ class MeaningFloor:
 
     def keeps(self, source: str, rewrite: str) -> bool:
         """Whether `rewrite` differs from `source`, keeps enough of its content words, adds few and no name."""
+        return self.refusal(source, rewrite) is None
+
+    def refusal(self, source: str, rewrite: str) -> str | None:
+        """Why `rewrite` may not stand for `source` (the first of `REFUSALS` that applies), or None."""
         words, source_words = normalize(rewrite, self.lowercase), normalize(source, self.lowercase)
-        if not words or words == source_words or new_names(source, rewrite):
-            return False
+        if not words or words == source_words:
+            return "copy or empty"
+        if new_names(source, rewrite):
+            return "new name"
         said = content_words(words)
         added = said - set(source_words.lower().split())
-        allowed = max(1, math.floor(self.max_content_added * len(said)))
-        return len(added) <= allowed and content_words_kept([words], [source_words]) >= self.min_content_kept
+        if len(added) > max(1, math.floor(self.max_content_added * len(said))):
+            return "content added"
+        if content_words_kept([words], [source_words]) < self.min_content_kept:
+            return "content lost"
+        return None
 
     def choose(self, source: str, drafts: Sequence[ScoredText], seed: int,
                n: int | None = None) -> list[ScoredText | None]:

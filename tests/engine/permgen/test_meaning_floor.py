@@ -14,7 +14,7 @@ from engine.loaded_model import GenerationRequest
 from engine.paraphrase.variants import ParaphraseVariant
 from engine.permgen.decoder_model import DecoderPermGenModel
 from engine.permgen.loaded import PermGenLoadedModel, rewording_judge
-from engine.permgen.meaning_floor import MeaningFloor, new_names
+from engine.permgen.meaning_floor import REFUSALS, MeaningFloor, new_names
 from engine.permgen.paraphrase import ParaphraseStream
 from engine.permgen.text import ProseForm
 from engine.rewording import rewording_available
@@ -65,6 +65,18 @@ def test_a_rewrite_may_not_add_a_claim_or_a_name() -> None:
                        "The tired workers from Abbala walked slowly to the busy market in town.")
     assert floor.keeps(source, "I think the tired workers walked slowly to the busy market in town.")  # no name
     assert new_names("The Abbala tribes.", "The AblE-LadEn tribes, said Tom.") == ["AblE", "LadEn", "Tom"]
+
+
+def test_the_floor_says_why_it_refuses_a_rewrite_the_first_reason_first() -> None:
+    floor = MeaningFloor()
+    assert floor.refusal(SOURCE, "The man who was old walked to the store.") is None
+    assert floor.refusal(SOURCE, "The old man walked to the store .") == "copy or empty"
+    assert floor.refusal(SOURCE, " ") == "copy or empty"
+    assert floor.refusal(SOURCE, "The old man from Abbala walked to the store.") == "new name"
+    assert floor.refusal(SOURCE, "The elderly man of Abbala went to the shop.") == "new name"  # before what it lost
+    assert floor.refusal(SOURCE, "The old man walked to the store to buy construction tools.") == "content added"
+    assert floor.refusal(SOURCE, "The man walked to the store.") == "content lost"  # 3 of 4 content words
+    assert REFUSALS == ("copy or empty", "new name", "content added", "content lost")
 
 
 def test_rewordings_fill_in_for_the_rewrites_not_kept_and_repeats_come_last() -> None:

@@ -37,6 +37,7 @@ from torch import nn
 from engine import packed_linear
 from engine.backbones.kv_cache import KVCache
 from engine.config import ModelConfig
+from engine.low_rank_adapters import adapted_weight
 
 
 def rope_tables(head_dim: int, positions: int, theta: float) -> tuple[torch.Tensor, torch.Tensor]:
@@ -81,8 +82,9 @@ class BlockWeights(NamedTuple):
 
     @classmethod
     def of(cls, block: LlamaBlock) -> BlockWeights:
-        return cls(block.attn_norm.weight, block.qkv.weight, block.attn_out.weight, block.mlp_norm.weight,
-                   block.gate_up.weight, block.down.weight)
+        # a fine-tune's LoRA adapters wrap the projections: their update is added here (engine/low_rank_adapters.py)
+        return cls(block.attn_norm.weight, adapted_weight(block.qkv), adapted_weight(block.attn_out),
+                   block.mlp_norm.weight, adapted_weight(block.gate_up), adapted_weight(block.down))
 
 
 class PrefixStates(Protocol):

@@ -34,6 +34,7 @@ from torch import nn
 
 from engine.bundled_model import BundledModel
 from engine.config import ConfigError, TrainConfig
+from engine.low_rank_adapters import lora_factors
 
 LowRank = dict[str, tuple[torch.Tensor, torch.Tensor]]  # weight name → (U [rows, r], V [r, cols]); W += U V
 
@@ -137,8 +138,7 @@ def merge_lora(model: BundledModel, parts: TrainableParts) -> LowRank:
     for name in parts.lora_targets:
         wrapper: Any = model.get_submodule(name)  # peft's lora.LoraLayer around the original projection
         base = wrapper.get_base_layer()
-        down = wrapper.lora_A["default"].weight.detach().float()  # A [r, in]
-        up = wrapper.lora_B["default"].weight.detach().float() * wrapper.scaling["default"]  # (α/r) B [out, r]
+        up, down = (factor.detach().float() for factor in lora_factors(wrapper))  # (α/r) B [out, r], A [r, in]
         rows_out = not getattr(base, "fan_in_fan_out", False) and isinstance(base, nn.Linear)
         factors = (up, down) if rows_out else (down.T.contiguous(), up.T.contiguous())  # W [out, in] or [in, out]
         with torch.no_grad():

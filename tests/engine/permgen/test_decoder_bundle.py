@@ -47,7 +47,8 @@ def test_the_bundle_holds_what_the_run_changed_and_loads_the_same_model(
     assert stored[f"rows.index.{EMBED}"].tolist() == MARK_IDS and stored[f"rows.values.{EMBED}"].shape == (21, 32)
     assert EMBED not in stored and not any(".blocks.0." in name and "low_rank" not in name for name in stored)
     if trainable == "lora":
-        assert any(name.startswith("low_rank.up.") for name in stored)
+        ups = [tensor for name, tensor in stored.items() if name.startswith("low_rank.up.")]
+        assert ups and all(bool(up.abs().sum() > 0) for up in ups)  # B starts at zero: every adapter learnt
         assert not any(name.startswith("backbone.blocks.") for name in stored)  # factors only
     else:
         assert "backbone.blocks.1.qkv.weight" in stored and not any("low_rank" in name for name in stored)
@@ -94,3 +95,28 @@ def test_a_damaged_row_update_is_named(llama_base: Path, pg_tokenizer: VariorumT
     save_file(stored, str(weights))
     with pytest.raises(BundleError, match=f"row update of {EMBED} does not fit"):
         load_model_bundle(tmp_path / "run" / "bundle")
+
+
+def test_lora_adapters_take_part_in_the_llamas_products_and_merge_to_the_same_model(
+        pg_tokenizer: VariorumTokenizer) -> None:
+    pytest.importorskip("peft")
+    from engine.training.trainable import merge_lora, select_trainable
+
+    torch.manual_seed(0)
+    model = DecoderPermGenModel(tiny_decoder_config(pg_tokenizer.vocab_size)).eval()
+    ids = torch.tensor([[5, 9, 2, 7, 11]])
+    with torch.no_grad():
+        plain = model.backbone(ids)
+    parts = select_trainable(model, TrainConfig(trainable="lora", lora_rank=2, lora_alpha=4))
+    with torch.no_grad():
+        for name, parameter in model.named_parameters():
+            if "lora_B" in name:  # B starts at zero (the base model); give the update something to do
+                parameter.normal_(0, 0.5)
+    adapted = model.backbone(ids)  # [1, 5, D]
+    assert not torch.allclose(adapted, plain, atol=1e-3)
+    adapted.sum().backward()
+    grads = [p.grad for name, p in model.named_parameters() if "lora_A" in name]
+    assert grads and all(g is not None and bool(g.abs().sum() > 0) for g in grads)
+    merge_lora(model, parts)
+    with torch.no_grad():
+        assert torch.allclose(model.backbone(ids), adapted.detach(), atol=1e-5)

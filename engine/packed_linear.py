@@ -30,6 +30,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from engine.low_rank_adapters import LowRankWeight
+
 PACKED_ROWS_HINT = 8  # oneDNN picks the packed layout for about this many rows; any row count works
 
 # (id(weight), transposed) → (the weight, weakly; its storage and version when packed; the packed copy).
@@ -140,13 +142,16 @@ class HalfWeight:
         return dense
 
 
-Weight = torch.Tensor | HalfWeight  # what a block product multiplies by: a tensor, or float16 kept for FBGEMM
+# what a block product multiplies by: a tensor, float16 kept for FBGEMM, or a fine-tune's weight with its LoRA update
+Weight = torch.Tensor | HalfWeight | LowRankWeight
 HALF_LIMIT = 65504.0  # float16's largest finite value: a weight beyond it stays in float32
 
 
 def plain_tensor(weight: Weight) -> torch.Tensor:
     """`weight` when it is a tensor (a model loaded to train, score or export); a `HalfWeight` belongs to a model
     loaded only to generate, whose products only `linear` computes."""
+    if isinstance(weight, LowRankWeight):
+        return weight.dense()
     if isinstance(weight, HalfWeight):
         raise TypeError("this model was loaded only to generate (its block weights are kept in float16 for FBGEMM); "
                         "load the bundle again to export or train it")
@@ -163,6 +168,8 @@ def linear(hidden: torch.Tensor, weight: Weight) -> torch.Tensor:
     prepacked weight for every row count. Unlike GPT-2's smaller matrices (`project`), a single row is faster
     packed too at SmolLM2's sizes: on two threads, 130 against 204 µs for the [960, 576] query-key-value
     product, 367 against 641 µs for the [3072, 576] gate-and-up one (docs/decoding_speed.md)."""
+    if isinstance(weight, LowRankWeight):  # a LoRA fine-tune: LoRA's own path, the update through rank r
+        return weight.product(hidden, linear(hidden, weight.base))
     if isinstance(weight, HalfWeight) or weight.is_mkldnn:  # kept packed only (`keep_packed_only`)
         if hidden.requires_grad and torch.is_grad_enabled():  # neither packed product has a backward
             raise RuntimeError("this model was loaded only to generate (its block weights are kept packed): it can "

@@ -24,8 +24,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import wordfreq
-
 from engine.rewording.edits import MIN_ZIPF, sentence_root
 from engine.rewording.orders import Order, refers_to_person, time_phrase
 from engine.rewording.wordnet import WordNet
@@ -104,6 +102,7 @@ def _first_ancestor_from(token: Any, start: int) -> Any:
 def _active_form(verb: Any, be: Any, agent: Any) -> str | None:
     """The verb in the active voice: past for "was / were", else present agreeing with the agent; None when that
     form is rarer than the word edits allow ("characterizes"), as every word Variorum writes is a real word."""
+    import wordfreq  # here, as lemminflect: training imports this package but needs no word lists
     from lemminflect import getInflection
 
     tag = ACTIVE_TAGS[be.tag_]

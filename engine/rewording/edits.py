@@ -39,8 +39,6 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Any
 
-import wordfreq
-
 from engine.data.stop_words import SPACY_ENGLISH_STOP_WORDS
 from engine.rewording.wordnet import WordNet
 
@@ -159,6 +157,8 @@ def indefinite_article(word: str) -> str:
 
 
 def _alternatives(token: Any, wordnet: WordNet) -> list[str]:
+    import wordfreq  # here, not at the top: training imports this package but needs no word lists
+
     lower = token.text.lower()
     if (token.pos_ not in CONTENT_POS or token.is_stop or token.ent_type_ in NAME_ENTITIES
             or token.lemma_.lower() in LIGHT_LEMMAS or not token.text.isalpha() or passive_verb(token)

@@ -221,7 +221,7 @@ class LlamaBackbone(nn.Module):
         if mask is not None and group > 1:
             mask = mask.repeat(group, 1)  # [g·T, S]: row j·T + t is query t of the group's head j
         out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)  # [B, H_kv, g·T, d]
-        out = out.view(batch, heads, length, d).transpose(1, 2).reshape(batch * length, width)
+        out = out.reshape(batch, heads, length, d).transpose(1, 2).reshape(batch * length, width)
         return packed_linear.linear(out, w.attn_out).view(batch, length, width)
 
     def _mlp(self, w: BlockWeights, x: torch.Tensor) -> torch.Tensor:

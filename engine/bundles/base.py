@@ -252,10 +252,12 @@ def stored_tensors(model: torch.nn.Module, base_state: Mapping[str, torch.Tensor
                    updates: LowRank | None = None) -> dict[str, torch.Tensor]:
     """What a bundle on `base_state` stores for `model`: the low-rank `updates` and every tensor that
     differs from the base with those updates applied."""
-    updated = apply_low_rank(dict(base_state), updates or {})
+    # On the CPU, where the base was read and whence the file is written, for a model trained on a GPU too.
+    updates = {name: (up.cpu(), down.cpu()) for name, (up, down) in (updates or {}).items()}
+    updated = apply_low_rank(dict(base_state), updates)
     stored: dict[str, torch.Tensor] = {}
-    for name, tensor in unique_tensors(model).items():
-        base = updated.get(name)
+    for name, on_device in unique_tensors(model).items():
+        tensor, base = on_device.cpu(), updated.get(name)
         if base is not None and base.shape == tensor.shape and torch.equal(base, tensor):
             continue
         rows = _changed_rows(base, tensor)
@@ -263,7 +265,7 @@ def stored_tensors(model: torch.nn.Module, base_state: Mapping[str, torch.Tensor
             stored[name] = tensor.contiguous()
         else:
             stored[ROW_INDEX + name], stored[ROW_VALUES + name] = rows, tensor[rows].contiguous()
-    for name, (up, down) in (updates or {}).items():
+    for name, (up, down) in updates.items():
         stored[UP + name], stored[DOWN + name] = up.contiguous(), down.contiguous()
     return stored
 

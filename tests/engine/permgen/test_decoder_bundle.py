@@ -25,10 +25,11 @@ from tests.engine.permgen.conftest import STORIES, tiny_decoder_config
 EMBED = "backbone.embed.weight"
 
 
-def _train(base: Path, out: Path, trainable: str, tokenizer: VariorumTokenizer) -> PermGenTrainer:
+def _train(base: Path, out: Path, trainable: str, tokenizer: VariorumTokenizer, device: str = "cpu",
+           valid_fraction: float = 0.0) -> PermGenTrainer:
     train = TrainConfig(train_files=[str(STORIES)], out_dir=str(out), batch_size=2, max_steps=2, eval_every=2,
-                        eval_batches=1, warmup_steps=0, lr=1e-2, device="cpu", init_from=str(base),
-                        trainable=trainable, lora_rank=2, valid_fraction=0.0, compile=False)
+                        eval_batches=1, warmup_steps=0, lr=1e-2, device=device, init_from=str(base),
+                        trainable=trainable, lora_rank=2, valid_fraction=valid_fraction, compile=False)
     trainer = PermGenTrainer(tiny_decoder_config(tokenizer.vocab_size), train, show_progress=False)
     trainer.run()
     return trainer
@@ -60,6 +61,20 @@ def test_the_bundle_holds_what_the_run_changed_and_loads_the_same_model(
         ours, theirs = model.backbone(batch.input_ids), loaded.model.backbone(batch.input_ids)  # [B, L, D]
         assert torch.equal(ours, theirs)
         assert torch.equal(model.head.log_probs(ours[:, -1]), loaded.model.head.log_probs(theirs[:, -1]))
+
+
+def test_a_run_on_each_device_measures_its_held_out_part_and_writes_its_bundle(
+    device: torch.device, llama_base: Path, pg_tokenizer: VariorumTokenizer, tmp_path: Path
+) -> None:
+    """On CUDA the held-out pass runs attention kernels whose output is laid out otherwise than on the CPU, and
+    the bundle is written from the GPU model on the base read on the CPU: both must work where training runs."""
+    trainer = _train(llama_base, tmp_path / "run", "lora", pg_tokenizer, device=str(device), valid_fraction=0.3)
+    assert trainer.valid_data
+    loaded = load_permgen_bundle(tmp_path / "run" / "bundle")
+    model = trainer.model.eval().cpu()
+    batch = model.collate(trainer.valid_data, [list(range(len(e.sentences), 0, -1)) for e in trainer.valid_data])
+    with torch.no_grad():  # [B, L, D]
+        assert torch.equal(model.backbone(batch.input_ids), loaded.model.backbone(batch.input_ids))
 
 
 def test_the_app_and_the_cli_write_with_it(llama_base: Path, pg_tokenizer: VariorumTokenizer, tmp_path: Path) -> None:

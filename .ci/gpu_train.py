@@ -5,7 +5,8 @@ and 40 its pace is measured; a run that would not write its bundle before the de
 again once, with the steps that fit (its learning-rate schedule is cosine over max_steps, so it
 cannot simply be stopped early). At the deadline what still runs is ended. Each finished run's
 bundle, metrics log, loss curve, final checkpoint state and log are packed into OUT/<name>.tar (one
-file each, as the machine's transfer back takes few files), with OUT/summary.json beside them.
+file each, as the machine's transfer back takes few files), with OUT/summary.json beside them; an
+unfinished run's tar holds its log and metrics, so a failure is read without another call.
 Run by `.ci/gpu-train` (docs/gpu-check.md, "Training recipes").
 """
 
@@ -133,13 +134,13 @@ def pack(run: Run, out: Path) -> dict[str, Any]:
     summary = {"recipe": str(run.recipe), "max_steps": run.max_steps, "finished": finished,
                "last_step": state.get("step"), "seconds": round(time.monotonic() - run.started),
                "seconds_per_step": run.pace(), "valid": valid}
-    if finished:
-        with tarfile.open(out / f"{run.name}.tar", "w") as tar:
+    with tarfile.open(out / f"{run.name}.tar", "w") as tar:  # an unfinished run's log and metrics say why
+        if finished:
             tar.add(run.out / "bundle", arcname=f"{run.name}/bundle")
-            for name in ("metrics.jsonl", "loss_curve.png", "checkpoint/state.json"):
-                if (run.out / name).is_file():
-                    tar.add(run.out / name, arcname=f"{run.name}/{name}")
-            tar.add(RUNS / f"{run.name}.log", arcname=f"{run.name}/train.log")
+        for name in ("metrics.jsonl", "loss_curve.png", "checkpoint/state.json"):
+            if (run.out / name).is_file():
+                tar.add(run.out / name, arcname=f"{run.name}/{name}")
+        tar.add(RUNS / f"{run.name}.log", arcname=f"{run.name}/train.log")
     return summary
 
 

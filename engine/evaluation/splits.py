@@ -16,15 +16,20 @@ with `valid_fraction >= fraction` never saw a split document (the report checks 
 | turkcorpus | TurkCorpus test: a source and its 8 human rewrites | every row, file order (task "paraphrase") |
 | rocstories_story | Plan-and-Write test (title, storyline, 5 sentences) | stories (task "story") |
 | agenda_abstract | AGENDA val + test (title, entities, abstract) | abstracts (task "abstract") |
+| abstracts | the 30k CC BY paper abstracts (title, extracted keywords, abstract) | abstracts (task "abstract") |
 
 TurkCorpus's test file is a published test split that no recipe trains on (the Paraphrase recipe
 reads its tune file), so every row is kept, in file order; `references` holds all 8 rewrites of each
 source (multi-reference BLEU), `pairs` the source with its first rewrite.
 
-The two paragraph splits hold `examples` (engine/data/paragraphs.py), selected like the rest with
+The three paragraph splits hold `examples` (engine/data/paragraphs.py), selected like the rest with
 the hash of the target paragraph — the key PermGen's own training split uses
 (engine/permgen/data.py `split_examples`). The Plan-and-Write test file is the authors' test
 split; PermGen bundles trained on its dev file (engine/benchmarks/permgen_compare.py) never saw it.
+`abstracts` is the part of the abstract file that an Abstract bundle trained on it with `valid_fraction`
+0.05 held out: the same file, reader and key. A paragraph split keeps no paragraph of more than 10
+sentences, as training drops them (engine/permgen/data.py `load_examples`: no mark numbers an 11th); of
+the abstracts that drops 127 of 1,544, of the other two none.
 """
 
 from __future__ import annotations
@@ -99,6 +104,10 @@ def _parasci(root: Path) -> list[Path]:
     return [base / "test.src.txt", base / "test.tgt.txt"]
 
 
+def _abstracts(root: Path) -> list[Path]:
+    return [root / "abstracts" / "openreview_jmlr.jsonl"]
+
+
 def _turkcorpus(root: Path) -> list[Path]:
     return [root / "paraphrase" / "turkcorpus" / "test.8turkers.organized.tsv"]
 
@@ -142,9 +151,11 @@ def _read_lm(files: list[Path], name: str) -> list[str]:
 SPLIT_FILES: dict[str, Callable[[Path], list[Path]]] = {
     "wikitext2": _wikitext, "rocstories": _rocstories, "brown": _brown, "agenda": _agenda, "parasci": _parasci,
     "rocstories_story": _plan_and_write, "agenda_abstract": _agenda, "turkcorpus": _turkcorpus,
+    "abstracts": _abstracts,
 }
 PAIR_SPLITS = ("parasci",)
-EXAMPLE_SPLITS = {"rocstories_story": "story", "agenda_abstract": "abstract"}  # split → PermGen task
+# split → PermGen task
+EXAMPLE_SPLITS = {"rocstories_story": "story", "agenda_abstract": "abstract", "abstracts": "abstract"}
 # splits for seq2seq bundles; the rest: "continue"
 SPLIT_TASKS = {**EXAMPLE_SPLITS, "parasci": "paraphrase", "turkcorpus": "paraphrase"}
 
@@ -161,8 +172,10 @@ def _select_examples(
 ) -> list[ParagraphExample]:
     """Held-out examples by the hash of their target paragraph (PermGen's split key), in hash order."""
     from engine.permgen.data import read_task_file  # PermGen's readers, only when a paragraph split is asked for
+    from engine.tokenizer import MAX_SENTENCES
 
-    by_key = {" ".join(e.sentences): e for path in files for e in read_task_file(path, task)}
+    by_key = {" ".join(e.sentences): e for path in files for e in read_task_file(path, task)
+              if len(e.sentences) <= MAX_SENTENCES}
     chosen = [by_key[key] for key in _select(list(by_key), fraction, max_documents)]
     return chosen
 

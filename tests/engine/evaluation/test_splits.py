@@ -72,3 +72,25 @@ def test_story_split_is_permgens_own_held_out_part(tmp_path: Path) -> None:
     assert again.examples == split.examples and again.sha256 == split.sha256
     capped = load_split("rocstories_story", tmp_path / "a", fraction=0.1, max_documents=2)
     assert capped.examples == split.examples[:2] and capped.sha256 != split.sha256
+
+
+def test_abstract_split_is_what_an_abstract_bundle_held_out(tmp_path: Path) -> None:
+    import json
+
+    from engine.permgen.data import DataStats, load_examples, split_examples
+
+    rows = [{"title": f"Paper {i}", "abstract": " ".join(f"We study case {i} in part {j}." for j in range(1 + i % 12))}
+            for i in range(400)]
+    folder = tmp_path / "abstracts"
+    folder.mkdir()
+    path = folder / "openreview_jmlr.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    split = load_split("abstracts", tmp_path, fraction=0.1)
+    assert split.task == "abstract" and not split.documents and split.examples
+    _, valid = split_examples(load_examples([path], DataStats(), task="abstract"), 0.1)  # training's held-out part
+    assert sorted(e.title for e in split.examples) == sorted(e.title for e in valid)
+    from engine.permgen.readers import read_abstracts
+
+    long_held = [e.title for e in read_abstracts(path)
+                 if len(e.sentences) > 10 and is_validation(" ".join(e.sentences), 0.1)]
+    assert long_held and not set(long_held) & {e.title for e in split.examples}  # no mark numbers an 11th

@@ -117,6 +117,9 @@ class ParagraphControls:
     sentence_order: bool  # the writer may set the number and order of sentences (not for paraphrases)
     permuted_training: bool  # False: a `--no-permute` baseline, which starts every variant alike
     positions: str  # "hierarchical" or "absolute" decoder positions; "rotary" for the decoder-only layout
+    # a paraphrase's drafts pass a meaning floor, which chooses among them (a paraphrase model on the pretrained
+    # base, engine/permgen/meaning_floor.py)
+    meaning_floor: bool = False
 
 
 # ----- where a writer starts on a model: its bundle's "decode_starts" -------------------------------
@@ -194,6 +197,12 @@ class Capabilities:
         continuations, and every PermGen task; never a language model's paraphrase, which rewords the sentence
         (engine/rewording) rather than sampling a rewrite token by token."""
         return task != "paraphrase" or self.paragraph is not None
+
+    def chooses_drafts(self, task: str) -> bool:
+        """Drafts (`decode.drafts` > 1) are written and chosen among in `task`: continuations, stories and abstracts
+        on every model (engine/selection); a paraphrase only on a model whose meaning floor keeps the drafts that
+        keep the sentence's meaning and chooses among them."""
+        return task != "paraphrase" or (self.paragraph is not None and self.paragraph.meaning_floor)
 
     @property
     def controls(self) -> frozenset[str]:

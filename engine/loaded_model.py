@@ -86,11 +86,13 @@ class GenerationRequest:
         return [self.prompt, self.document, self.title, *self.keywords]
 
 
-def check_drafts(task: str, beam_width: int, drafts: int) -> None:
-    """ValueError when drafts > 1 cannot apply: a paraphrase or beam search has nothing to choose among."""
-    if drafts > 1 and (task == "paraphrase" or beam_width > 1):
-        raise ValueError("choosing among drafts is for sampled Continue, Story and Abstract variants; "
-                         "set drafts to 1 for paraphrases and beam search")
+def check_drafts(task: str, beam_width: int, drafts: int, paraphrase_drafts: bool = False) -> None:
+    """ValueError when drafts > 1 cannot apply: beam search, or a paraphrase on a model without a meaning floor
+    (`paraphrase_drafts`: `Capabilities.chooses_drafts("paraphrase")`), has nothing to choose among."""
+    if drafts > 1 and (beam_width > 1 or (task == "paraphrase" and not paraphrase_drafts)):
+        raise ValueError("choosing among drafts is for sampled Continue, Story and Abstract variants and for "
+                         "paraphrases on the pretrained base; set drafts to 1 for other paraphrases and for "
+                         "beam search")
 
 
 class LoadedModel(ABC):
@@ -110,11 +112,14 @@ class LoadedModel(ABC):
 
     def stream(self, request: GenerationRequest, should_stop: Callable[[], bool] | None = None) -> DecodeStream:
         """A stream of the request's variants; a request this model cannot serve raises ValueError. With
-        `decode.drafts` K > 1 it drafts K·N and shows the N chosen (engine/selection/stream.py)."""
+        `decode.drafts` K > 1 it drafts K·N and shows the N chosen (engine/selection/stream.py); a paraphrase's
+        meaning floor drafts and chooses inside its stream, sentence by sentence (engine/permgen/meaning_floor.py)."""
         drafts = request.decode.drafts
         if drafts == 1:
             return self.stream_rows(request, request.n, should_stop)
-        check_drafts(request.task, request.beam_width, drafts)
+        check_drafts(request.task, request.beam_width, drafts, self.capabilities.chooses_drafts("paraphrase"))
+        if request.task == "paraphrase":  # its meaning floor chooses among each sentence's drafts
+            return self.stream_rows(request, request.n, should_stop)
         choice = self.drafts_scorer()
         prompt = request.prompt or ". ".join(filter(None, [request.title, *request.keywords]))
         self.selection_note = choice.note

@@ -107,8 +107,10 @@ def build_request(
     if mode == "paraphrase":
         if not inputs.selection.strip():
             raise ModeError("Select the passage to paraphrase first, then press Generate.")
-        # A paraphrase keeps the passage's sense by construction: there are no drafts to choose among.
-        return GenerationRequest(prompt=inputs.selection, n=n, task=mode, decode=decode.replace(drafts=1),
+        # Rewording keeps the passage's sense by construction: there are no drafts to choose among. A paraphrase
+        # model on the pretrained base writes the drafts and its meaning floor chooses among them.
+        drafts = decode.drafts if capabilities.chooses_drafts(mode) else 1
+        return GenerationRequest(prompt=inputs.selection, n=n, task=mode, decode=decode.replace(drafts=drafts),
                                  document=inputs.document)
     if not inputs.title.strip():
         raise ModeError(f"A {MODE_LABELS[mode].lower()} needs a title: type one in the Title field.")

@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> None:
     split = load_split(TASK_SPLITS[task], args.data_root, args.split_fraction)
     decode = decode_from_flags(args)
     decode = decode.replace(**model_starts(unset_fields(args), model.capabilities, decode.flat_sampling))
-    if task == "paraphrase":  # one draft each, as the app sends: there is nothing to choose among
+    if not model.capabilities.chooses_drafts(task):  # one draft each, as the app sends: nothing to choose among
         decode = decode.replace(drafts=DRAFTS.off)
     k, seed = args.candidates, decode.seed or 0
     print(f"{args.bundle} · {task} · {args.count} held-out inputs of {split.name} · {decode.active_fields()}")

@@ -1,10 +1,13 @@
 """How long a writer waits for Paraphrase: N rewrites of one 25-word sentence, through the app's path, side by side.
 
     python -m engine.benchmarks.paraphrase_time --bundles B [B ...] [--candidates 3] [--rounds 5] [--guidance G ...]
+        [--drafts K ...]
 
 Each bundle is loaded as the app loads it (torch on the CPU) and asked at the settings a writer starts at on it,
-one draft per rewrite as the app sends a paraphrase; with several `--guidance` strengths, each bundle at each
-(a PermGen paraphrase model's "Stay on topic", docs/guidance.md). Rounds alternate between the bundles after one warm-up
+with the drafts the app sends: the writer's "Drafts to choose from" where the model's meaning floor chooses among
+drafts (a paraphrase model on the pretrained base), else one per rewrite; with several `--drafts` counts or
+`--guidance` strengths, each bundle at each (a PermGen paraphrase model's "Stay on topic", docs/guidance.md; a
+model that takes no drafts is timed once). Rounds alternate between the cases after one warm-up
 each (round r with seed r), so a busy moment hits every bundle; the median seconds per request and the median
 tokens written are printed, with one round's rewrites to read. Measure with nothing else running: two cores are
 easily contended.
@@ -28,12 +31,14 @@ SENTENCE = ("The bridge over the river was closed for repairs last spring, so th
             "miles to reach the market in town.")  # 25 words
 
 
-def timer(model: LoadedModel, n: int, texts: dict[int, list[str]], guidance: float = GUIDANCE.off) -> Timer:
-    """seed → (seconds, tokens) of one request for `n` rewrites of SENTENCE at `guidance`; the rewrites go to
-    `texts[seed]`."""
+def timer(model: LoadedModel, n: int, texts: dict[int, list[str]], guidance: float = GUIDANCE.off,
+          drafts: int | None = None) -> Timer:
+    """seed → (seconds, tokens) of one request for `n` rewrites of SENTENCE at `guidance` with `drafts` (None: the
+    app's); the rewrites go to `texts[seed]`."""
 
     def run(seed: int) -> tuple[float, int]:
-        settings = writer_start(model, MAX_NEW_TOKENS.writer_start, seed).replace(drafts=DRAFTS.off)
+        settings = writer_start(model, MAX_NEW_TOKENS.writer_start, seed)
+        settings = settings.replace(drafts=app_drafts(model, settings.drafts if drafts is None else drafts))
         settings = settings if guidance == GUIDANCE.off else settings.replace(guidance=guidance)
         request = GenerationRequest(task="paraphrase", prompt=SENTENCE, n=n, decode=settings)
         start = time.perf_counter()
@@ -45,28 +50,36 @@ def timer(model: LoadedModel, n: int, texts: dict[int, list[str]], guidance: flo
     return run
 
 
+def app_drafts(model: LoadedModel, drafts: int) -> int:
+    """The drafts the app sends for a paraphrase on `model` when the writer asks for `drafts`."""
+    return drafts if model.capabilities.chooses_drafts("paraphrase") else DRAFTS.off
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bundles", type=Path, nargs="+", required=True)
     parser.add_argument("--candidates", type=int, default=3)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--guidance", type=float, nargs="+", default=[GUIDANCE.off], help="γ, 1 = off")
+    parser.add_argument("--drafts", type=int, nargs="+", default=[None], help="drafts per rewrite (default: the app's)")
     args = parser.parse_args(argv)
     engine = Engine()
     models = [engine.load(bundle, device="cpu", runtime="torch") for bundle in args.bundles]
-    cases = [(f"{bundle}" + (f" γ {g:g}" if len(args.guidance) > 1 else ""), model, g)
-             for bundle, model in zip(args.bundles, models, strict=True) for g in args.guidance]
+    cases = list(dict.fromkeys(
+        (f"{bundle}" + (f" γ {g:g}" if len(args.guidance) > 1 else "")
+         + (f" · {app_drafts(model, k)} drafts" if k is not None else ""), model, g,
+         None if k is None else app_drafts(model, k))
+        for bundle, model in zip(args.bundles, models, strict=True) for g in args.guidance for k in args.drafts))
     texts: list[dict[int, list[str]]] = [{} for _ in cases]
-    runs = alternating_runs([timer(model, args.candidates, written, g) for (_, model, g), written in zip(cases, texts,
-                                                                                                     strict=True)],
-                            args.rounds)
+    runs = alternating_runs([timer(model, args.candidates, written, g, k)
+                             for (_, model, g, k), written in zip(cases, texts, strict=True)], args.rounds)
     print(f"{args.candidates} rewrites of a 25-word sentence · cpu · {torch.get_num_threads()} threads · "
           f"median of {args.rounds} alternating rounds")
-    print(f"{'bundle':<56} {'seconds':>8} {'tokens':>7}")
-    for (name, _, _), timed in zip(cases, runs, strict=True):
-        print(f"{name:<56} {statistics.median(s for s, _ in timed):8.2f} {statistics.median(t for _, t in timed):7.0f}")
+    print(f"{'bundle':<64} {'seconds':>8} {'tokens':>7}")
+    for (name, *_), timed in zip(cases, runs, strict=True):
+        print(f"{name:<64} {statistics.median(s for s, _ in timed):8.2f} {statistics.median(t for _, t in timed):7.0f}")
     print(f"\n{SENTENCE}")
-    for (name, _, _), written in zip(cases, texts, strict=True):
+    for (name, *_), written in zip(cases, texts, strict=True):
         print(f"\n{name} (seed 1):\n" + "".join(f"  {text}\n" for text in written[min(1, args.rounds - 1)]))
 
 

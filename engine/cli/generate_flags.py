@@ -58,7 +58,7 @@ def fit_to_model(args: argparse.Namespace, decode: DecodeConfig, capabilities: C
         raise ValueError(f"this {' / '.join(capabilities.tasks)} model ({capabilities.head.name} head) does not use "
                          f"{', '.join(ignored)}; leave them out")
     starts = model_starts(unset_fields(args), capabilities, decode.flat_sampling)
-    if not drafts_apply(args):  # a paraphrase or a beam has no drafts to choose among: one each, as the app sends
+    if not drafts_apply(args, capabilities):  # nothing to choose among: one each, as the app sends
         starts[DRAFTS.name] = DRAFTS.off
     return decode.replace(**starts) if starts else decode
 
@@ -69,9 +69,10 @@ def unset_fields(args: argparse.Namespace) -> list[DecodeField[Any]]:
             if not isinstance(field.flag, NotOffered) and getattr(args, field.flag.dest) is None]
 
 
-def drafts_apply(args: argparse.Namespace) -> bool:
-    """Whether choosing among drafts applies to this request: sampled Continue, Story and Abstract variants."""
-    return bool(args.task != "paraphrase" and args.beam <= 1)
+def drafts_apply(args: argparse.Namespace, capabilities: Capabilities) -> bool:
+    """Whether choosing among drafts applies to this request: sampled Continue, Story and Abstract variants, and
+    sampled paraphrases on a model whose meaning floor chooses among drafts (`Capabilities.chooses_drafts`)."""
+    return bool(args.beam <= 1 and capabilities.chooses_drafts(args.task))
 
 
 def model_starts(fields: list[DecodeField[Any]], capabilities: Capabilities, flat: bool) -> dict[str, Any]:
@@ -88,12 +89,12 @@ def model_starts(fields: list[DecodeField[Any]], capabilities: Capabilities, fla
 
 def ignored_flags(args: argparse.Namespace, capabilities: Capabilities) -> list[str]:
     """Given request flags the model does not read: beam search (PermGen only), the sentence plan (story/abstract),
-    the copy limit (paraphrases), drafts (not for paraphrases and beams)."""
+    the copy limit (paraphrases), drafts (not for beams, nor for paraphrases without a meaning floor)."""
     ignored = ["beam"] if args.beam > 1 and not capabilities.beam_search else []
     if args.copy_limit and args.task != "paraphrase":
         ignored.append("copy_limit")
-    # the flag defaults to where a writer starts (2), which a paraphrase simply does not use
-    if args.drafts not in (None, DRAFTS.off, DRAFTS.writer_start) and not drafts_apply(args):
+    # the flag defaults to where a writer starts (2), which a model without drafts to choose among simply does not use
+    if args.drafts not in (None, DRAFTS.off, DRAFTS.writer_start) and not drafts_apply(args, capabilities):
         ignored.append("drafts")
     plans = capabilities.paragraph is not None and capabilities.paragraph.sentence_order
     return ignored + [name for name in PLAN_FLAGS if getattr(args, name) not in (None, "") and not plans]

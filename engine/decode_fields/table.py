@@ -184,7 +184,7 @@ DRAFTS: DecodeField[int] = DecodeField(
     "rows, and past 8 the best of the drafts hardly improves (docs/coherence.md)",
     "Drafts to choose from",
     "Write this many drafts for every variant shown, then show the ones that make most sense after your text "
-    "and differ most from each other. More drafts take longer.",
+    "(a paraphrase: that keep your sentence's meaning) and differ most from each other. More drafts take longer.",
     Flag("--drafts", "write K drafts per variant and show the most coherent, most different ones", metavar="K"),
     "drafts",  # eval: K drafts per window (per candidate for Story / Abstract), the chosen one scored
     # A writer starts at 2: on the pretrained Continue model it raised the coherence score of the shown variants

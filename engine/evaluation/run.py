@@ -16,7 +16,8 @@ report.md (tables, bundles side by side, human row) and four PNG plots, with a p
 The split's task picks the protocol, and every bundle must do that task (as its family says,
 engine/families): language models continue text on any split without a task; PermGen bundles
 (engine/evaluation/seq2seq.py) take their task's split — stories `--split rocstories_story`,
-abstracts `agenda_abstract`, paraphrases `parasci` — with K candidates per source; language models
+abstracts `agenda_abstract` or `abstracts` (the 30k set's held-out part), paraphrases `parasci` or
+`turkcorpus` — with K candidates per source; language models
 paraphrase by rewording (engine/evaluation/rewording.py) on the paraphrase splits:
 
     variorum eval --bundles runs/pg/permgen/bundle runs/pg/no_permute/bundle --split rocstories_story \
@@ -60,6 +61,7 @@ from engine.evaluation.splits import (
     split_from_file,
 )
 from engine.loaded_model import check_drafts
+from engine.permgen.meaning_floor import floors_paraphrases
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -92,7 +94,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="training text for the invented-word rate (default: the files each bundle records)")
     p.add_argument("--no-invented-words", action="store_true",
                    help="skip the invented-word rate (needs the bundles' training files)")
-    s2s = p.add_argument_group("PermGen bundles (splits rocstories_story, agenda_abstract, parasci)")
+    s2s = p.add_argument_group("PermGen bundles (splits rocstories_story, agenda_abstract, abstracts, parasci, "
+                               "turkcorpus)")
     s2s.add_argument("--candidates", type=int, default=d.candidates, help="K candidates per source (1-8)")
     s2s.add_argument("--max-sources", type=int, default=d.max_sources, help="sources decoded, 0 = all")
     s2s.add_argument("--beam-width", type=int, default=d.beam_width, help="> 1: beam search inside sentences")
@@ -143,11 +146,12 @@ def run_lm(args: argparse.Namespace, config: ProtocolConfig, split: EvalSplit) -
     return entries, human_metrics(bundles[0], split, config)
 
 
-def check_drafts_specs(task: str, config: ProtocolConfig) -> None:
-    """Refuse, before any decoding, a decoder with drafts where nothing is chosen among them (paraphrases, beam)."""
+def check_drafts_specs(task: str, config: ProtocolConfig, paraphrase_drafts: bool = False) -> None:
+    """Refuse, before any decoding, a decoder with drafts where nothing is chosen among them (beam search; a
+    paraphrase unless every bundle's meaning floor chooses among drafts: `paraphrase_drafts`)."""
     for spec in config.decoders + config.nmst_decoders:
         try:
-            check_drafts(task, config.beam_width, parse_decoder(spec, 1).drafts)
+            check_drafts(task, config.beam_width, parse_decoder(spec, 1).drafts, paraphrase_drafts)
         except ValueError as error:
             raise ValueError(f"decoder {spec!r}: {error}") from None
 
@@ -166,6 +170,12 @@ def check_bundles(paths: list[Path], split: EvalSplit) -> None:
                              f"task {split.task!r} (the task splits: {SPLIT_TASKS}; any other split: 'continue')")
 
 
+def permgen_task_form(path: Path) -> tuple[str, str]:
+    """A PermGen bundle's task and text form from its config.json; ("", "") for any other bundle."""
+    permgen = (_readable_config(Path(path)) or {}).get("permgen", {})
+    return str(permgen.get("task", "")), str(permgen.get("text_form", ""))
+
+
 def _readable_config(path: Path) -> dict[str, Any] | None:
     try:
         return read_bundle_config(Path(path))
@@ -180,7 +190,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> Path:
     else:
         split = split_from_file(args.split_file, 1.0, args.max_documents)
     check_bundles(args.bundles, split)
-    check_drafts_specs(split.task, config)
+    check_drafts_specs(split.task, config, all(floors_paraphrases(*permgen_task_form(path)) for path in args.bundles))
     out = args.out or Path("runs") / "eval" / split.name
     check_output_dir("--out", out)  # before the decoding, which can take hours
     protocol = run_lm if split.task == "continue" else run_seq2seq

@@ -41,7 +41,7 @@ from engine.permgen.content_words import paraphrase_source
 from engine.permgen.control import OrderControl
 from engine.permgen.decode import PermGenStream
 from engine.permgen.keywords import title_keywords
-from engine.permgen.meaning_floor import MeaningFloor
+from engine.permgen.meaning_floor import MeaningFloor, floors_paraphrases
 from engine.permgen.model import START_ID, PermGenModel
 from engine.permgen.paraphrase import ParaphraseStream
 from engine.permgen.rows import PermGenRunner
@@ -89,7 +89,8 @@ class PermGenLoadedModel(LoadedModel):
     def capabilities(self) -> Capabilities:
         config = self.permgen.model.config
         paragraph = ParagraphControls(max_sentences=config.max_sentences, sentence_order=config.task != "paraphrase",
-                                      permuted_training=config.permute, positions=config.positions)
+                                      permuted_training=config.permute, positions=config.positions,
+                                      meaning_floor=floors_paraphrases(config.task, config.text_form))
         return Capabilities(self.permgen.model.head.capabilities(), (config.task,), paragraph,
                             self.permgen.decode_starts)
 
@@ -165,17 +166,18 @@ class PermGenLoadedModel(LoadedModel):
     def _meaning_floor(self, request: GenerationRequest) -> MeaningFloor | None:
         """A prose paraphrase model's (on a pretrained base) floor on the meaning kept, with today's rewording filling
         in where its model and WordNet and spaCy are installed (engine/permgen/meaning_floor.py)."""
-        if self.prose is None:
+        config = self.permgen.model.config
+        if not floors_paraphrases(config.task, config.text_form):
             return None
-        lowercase = self.permgen.model.config.lowercase
+        drafts = request.decode.drafts
         judge = rewording_judge(str(self.device)) if rewording_available() else None
         if judge is None:
-            return MeaningFloor(lowercase=lowercase)
+            return MeaningFloor(lowercase=config.lowercase, drafts_per_variant=drafts)
         from engine.rewording.stream import english_parser  # it imports the paraphrase stream
 
         settings = RewordSettings(temperature=request.decode.temperature)
         return MeaningFloor(rewording=Rewording(SentenceScorer(*judge), WordNet(), english_parser(), settings),
-                            lowercase=lowercase)
+                            lowercase=config.lowercase, drafts_per_variant=drafts)
 
     def prepare(self, task: str) -> None:
         """A prose paraphrase model: load spaCy's parser, WordNet's files and the judge (seconds) for its rewordings."""

@@ -3,42 +3,70 @@
 A paraphrase model on the pretrained base rewrites far more than rewording does, but it often changes what a
 sentence says (docs/permgen-decoder-only.md, "Paraphrase on the base, measured"), and a rewrite that changes the
 meaning costs a writer more than one that changes nothing. So the model writes `drafts_per_variant` drafts of a
-sentence for each of the N variants shown, and a draft is kept only when it differs from the sentence and keeps
-at least `min_content_kept` of its content words (the measure `variorum eval` reports,
-engine/metrics/paraphrase.py `content_words_kept`, on normalised words). A draft that says the same as one kept
-before it counts as a repeat. It must also not say much that the sentence did not: at most `max_content_added`
-of its content words (at least one word, a synonym) may be words the sentence lacks (`content_words_added`),
-which keeps out the claims a model adds ("… to get their construction tools"), and it may not bring a name the
-sentence lacks (a capitalised word past the first, other than "I"), which keeps out a rare name the model spells
-wrong ("AblE-LadEn" for "Abbala"). The first N drafts kept are shown, in the order written; where fewer were
-kept, the sentence's rewordings (engine/rewording/search.py: first-sense synonyms and changes of order and
-construction, which keep the meaning by construction) that no kept draft already says fill in; where none is
-left, a repeat that keeps the meaning, and otherwise the writer's own sentence (`kept_source`).
+sentence for each of the N variants shown (the writer's "Drafts to choose from"), and a draft is kept only when
+it differs from the sentence and keeps at least `min_content_kept` of its content words (the measure `variorum
+eval` reports, engine/metrics/paraphrase.py `content_words_kept`, on normalised words). A draft that says the
+same as one kept before it counts as a repeat. It must also not say much that the sentence did not: at most
+`max_content_added` of its content words (at least one word, a synonym) may be words the sentence lacks
+(`content_words_added`), which keeps out the claims a model adds ("… to get their construction tools"); it may
+not bring a name the sentence lacks (a capitalised word past the first, other than "I"), which keeps out a rare
+name the model spells wrong ("AblE-LadEn" for "Abbala"); and it may not drop one the sentence has, nor a number
+("Alessandro Sandro" for "Alessandro ("Sandro") Mazzola", which the share of content words let through). Of the
+drafts kept, N are shown, chosen as the app chooses among drafts (engine/selection/choose.py): the most likely
+first (mean log-probability per token), then each the likeliest that shares least with those chosen before it
+(BLEU-4); so more drafts give more different rewrites, not only more of them. Where fewer than N were kept, the
+sentence's rewordings (engine/rewording/search.py: first-sense synonyms and changes of order and construction,
+which keep the meaning by construction) that no kept draft already says fill in; where none is left, a repeat
+that keeps the meaning, and otherwise the writer's own sentence (`kept_source`).
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from engine.data.text import WORD, normalize
 from engine.metrics.paraphrase import content_words, content_words_kept
 from engine.rewording.search import Rewording, ScoredText
+from engine.selection.choose import Draft, choose_drafts
 
 CONTENT_KEPT_FLOOR = 0.85  # the share of content words a paraphrase keeps in the product's target
 CONTENT_ADDED_CEILING = 0.15  # the same margin the other way: what a rewrite may say that its sentence did not
-# The model writes this many drafts of a sentence for each variant shown. Two found more rewrites, but took 3 rewrites
-# of a 25-word sentence past the 2-second target on 2 CPU cores (docs/permgen-decoder-only.md, "Decoding").
-DRAFTS_PER_VARIANT = 1
-REFUSALS = ("copy or empty", "new name", "content added", "content lost")  # `MeaningFloor.refusal`, checked in order
+# `MeaningFloor.refusal`, checked in order
+REFUSALS = ("copy or empty", "new name", "name or number lost", "content added", "content lost")
+# a number, its thousands' commas dropped when read: "13 January 888" and "January 13, 888" hold the same numbers,
+# "5000" and "5,000" the same number
+NUMBER = re.compile(r"\d+(?:,\d{3})*")
+
+
+def floors_paraphrases(task: str, text_form: str) -> bool:
+    """Whether a PermGen model's paraphrases pass the meaning floor: a paraphrase model in prose (on a pretrained
+    base; `PermGenConfig.task` and `text_form`)."""
+    return task == "paraphrase" and text_form == "prose"
+
+
+def names(text: str) -> list[str]:
+    """The capitalised words of `text` past its first word, other than "I": its names, as far as case tells."""
+    return [w for w in WORD.findall(text)[1:] if w[0].isupper() and w != "I"]
 
 
 def new_names(source: str, rewrite: str) -> list[str]:
-    """The capitalised words of `rewrite` past its first word, other than "I", that `source` lacks (case
-    ignored): names the rewrite brings in or misspells."""
+    """The names of `rewrite` that `source` lacks (case ignored): names the rewrite brings in or misspells."""
     known = {w.casefold() for w in WORD.findall(source)}
-    return [w for w in WORD.findall(rewrite)[1:] if w[0].isupper() and w != "I" and w.casefold() not in known]
+    return [w for w in names(rewrite) if w.casefold() not in known]
+
+
+def lost_names(source: str, rewrite: str) -> list[str]:
+    """The names and numbers of `source` that `rewrite` lacks (case ignored; a name may move to the front)."""
+    kept = {w.casefold() for w in WORD.findall(rewrite)} | set(numbers(rewrite))
+    return [w for w in [*names(source), *numbers(source)] if w.casefold() not in kept]
+
+
+def numbers(text: str) -> list[str]:
+    """The numbers of `text`, as digits alone."""
+    return [number.replace(",", "") for number in NUMBER.findall(text)]
 
 
 @dataclass(frozen=True)
@@ -51,7 +79,7 @@ class MeaningFloor:
     rewording: Rewording | None = None
     lowercase: bool = True  # how the model's words are normalised for the comparison
     max_content_added: float = CONTENT_ADDED_CEILING
-    drafts_per_variant: int = DRAFTS_PER_VARIANT
+    drafts_per_variant: int = 1  # the writer's "Drafts to choose from"
 
     def __post_init__(self) -> None:
         for name in ("min_content_kept", "max_content_added"):
@@ -61,7 +89,8 @@ class MeaningFloor:
             raise ValueError(f"drafts_per_variant must be at least 1, got {self.drafts_per_variant}")
 
     def keeps(self, source: str, rewrite: str) -> bool:
-        """Whether `rewrite` differs from `source`, keeps enough of its content words, adds few and no name."""
+        """Whether `rewrite` differs from `source`, keeps its names and numbers and enough of its content words,
+        and adds few words and no name."""
         return self.refusal(source, rewrite) is None
 
     def refusal(self, source: str, rewrite: str) -> str | None:
@@ -71,6 +100,8 @@ class MeaningFloor:
             return "copy or empty"
         if new_names(source, rewrite):
             return "new name"
+        if lost_names(source, rewrite):
+            return "name or number lost"
         said = content_words(words)
         added = said - set(source_words.lower().split())
         if len(added) > max(1, math.floor(self.max_content_added * len(said))):
@@ -81,22 +112,33 @@ class MeaningFloor:
 
     def choose(self, source: str, drafts: Sequence[ScoredText], seed: int,
                n: int | None = None) -> list[ScoredText | None]:
-        """The `n` (default: one per draft) rewrites of `source` shown, from the model's `drafts`: those kept, in
-        order, then rewordings, then repeats (None: the writer's sentence stays); `seed` draws the rewordings
-        (engine/rewording/search.py)."""
+        """The `n` (default: one per draft) rewrites of `source` shown, from the model's `drafts`: those kept,
+        chosen likeliest and most different first, then rewordings, then repeats (None: the writer's sentence
+        stays); `seed` draws the rewordings (engine/rewording/search.py)."""
         n = len(drafts) if n is None else n
-        said: set[str] = set()
-        kept: list[ScoredText] = []
+        said: dict[str, ScoredText] = {}  # normalised words → the first kept draft that says them
         repeats: list[ScoredText] = []  # drafts that keep the meaning but say what a kept one says
         for draft in drafts:
             if not self.keeps(source, draft.text):
                 continue
             words = normalize(draft.text, self.lowercase)
-            (repeats if words in said else kept).append(draft)
-            said.add(words)
-        chosen: list[ScoredText | None] = list(kept[:n])
+            if words in said:
+                repeats.append(draft)
+            else:
+                said[words] = draft
+        chosen: list[ScoredText | None] = most_different(said, n)
         if self.rewording is not None and len(chosen) < n:
             chosen += [r for r in self.rewording.rewrites(source, n, seed)
                        if normalize(r.text, self.lowercase) not in said][: n - len(chosen)]
         chosen += repeats[: n - len(chosen)]
         return chosen + [None] * (n - len(chosen))
+
+
+def most_different(drafts: dict[str, ScoredText], n: int) -> list[ScoredText | None]:
+    """At most `n` of `drafts` (normalised words → draft, all different), as the app chooses among drafts: by mean
+    log-probability per token, each next sharing least with those chosen (engine/selection/choose.py)."""
+    if len(drafts) <= n:
+        return list(drafts.values())
+    texts = list(drafts)
+    scored = [Draft(words, -drafts[words].nll / max(len(drafts[words].log_probs), 1)) for words in texts]
+    return [drafts[texts[i]] for i in choose_drafts(scored, n)]

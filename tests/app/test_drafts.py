@@ -10,7 +10,7 @@ from pytestqt.qtbot import QtBot
 
 from app.controls.modes import ModeInputs, build_request
 from app.variants.progress import drafting_words
-from engine.controls import Capabilities
+from engine.controls import Capabilities, ParagraphControls
 from engine.decoding import DecodeConfig
 from engine.front_door import Engine, GenerationRequest
 from tests.app.conftest import MakeWindow
@@ -44,13 +44,15 @@ def test_the_status_line_counts_drafts_then_says_it_is_choosing() -> None:
     assert drafting_words(request, 0, False, 0.0) == ("Writing 8 drafts for 2 variants: starting…", None)
 
 
-def test_a_paraphrase_request_never_drafts() -> None:
+def test_a_paraphrase_drafts_only_where_a_meaning_floor_chooses_among_them() -> None:
     inputs = ModeInputs()
     inputs.selection = "The dog ran home."
-    capabilities = Capabilities(tasks=("continue", "paraphrase"))
+    capabilities = Capabilities(tasks=("continue", "paraphrase"))  # rewording: nothing to choose among
     request = build_request("paraphrase", inputs, 3, DecodeConfig(drafts=4), capabilities)
     assert request.decode.drafts == 1
     assert build_request("continue", inputs, 3, DecodeConfig(drafts=4), capabilities).decode.drafts == 4
+    floored = Capabilities(tasks=("paraphrase",), paragraph=ParagraphControls(10, False, True, "rotary", True))
+    assert build_request("paraphrase", inputs, 3, DecodeConfig(drafts=4), floored).decode.drafts == 4
 
 
 def test_a_refused_request_is_said_in_words_without_the_error_type(make_window: MakeWindow, qtbot: QtBot,

@@ -14,7 +14,7 @@ from engine.loaded_model import GenerationRequest
 from engine.paraphrase.variants import ParaphraseVariant
 from engine.permgen.decoder_model import DecoderPermGenModel
 from engine.permgen.loaded import PermGenLoadedModel, rewording_judge
-from engine.permgen.meaning_floor import REFUSALS, MeaningFloor, new_names
+from engine.permgen.meaning_floor import REFUSALS, MeaningFloor, lost_names, new_names
 from engine.permgen.paraphrase import ParaphraseStream
 from engine.permgen.text import ProseForm
 from engine.rewording import rewording_available
@@ -76,7 +76,23 @@ def test_the_floor_says_why_it_refuses_a_rewrite_the_first_reason_first() -> Non
     assert floor.refusal(SOURCE, "The elderly man of Abbala went to the shop.") == "new name"  # before what it lost
     assert floor.refusal(SOURCE, "The old man walked to the store to buy construction tools.") == "content added"
     assert floor.refusal(SOURCE, "The man walked to the store.") == "content lost"  # 3 of 4 content words
-    assert REFUSALS == ("copy or empty", "new name", "content added", "content lost")
+    assert REFUSALS == ("copy or empty", "new name", "name or number lost", "content added", "content lost")
+
+
+def test_a_rewrite_keeps_the_names_and_numbers_of_its_sentence() -> None:
+    floor = MeaningFloor()
+    source = "Alessandro ( \" Sandro \" ) Mazzola ( born 8 November 1942 ) is an Italian former football player ."
+    assert floor.refusal(source, "Alessandro Sandro (born 8 November 1942) is an Italian former football player.") \
+        == "name or number lost"  # Mazzola
+    assert floor.refusal(source, "Alessandro Mazzola (born 8 November 1942) is a former Italian football player.") \
+        == "name or number lost"  # Sandro
+    assert floor.refusal(source, "Alessandro \"Sandro\" Mazzola (born 8 November) is an Italian former footballer.") \
+        == "name or number lost"  # 1942
+    assert floor.keeps(source, "Alessandro \"Sandro\" Mazzola (born 8 November 1942) is a former Italian football "
+                               "player.")
+    assert lost_names("He died on 13 January 888 .", "On January 13, 888, he died.") == []  # moved, not lost
+    assert lost_names("It won £ 5000 in Kent .", "In kent it won £5,000.") == []  # case and thousands' commas
+    assert lost_names("It won £ 5000 in Kent .", "It won £500 in Essex.") == ["Kent", "5000"]
 
 
 def test_rewordings_fill_in_for_the_rewrites_not_kept_and_repeats_come_last() -> None:
@@ -102,6 +118,18 @@ def test_more_drafts_than_variants_show_the_first_kept_before_any_rewording() ->
     assert rewordings.asked == []
     with pytest.raises(ValueError, match="drafts_per_variant must be at least 1"):
         MeaningFloor(drafts_per_variant=0)
+
+
+def test_of_more_kept_drafts_than_variants_the_likeliest_then_the_most_different_are_shown() -> None:
+    """Chosen as the app chooses among drafts (engine/selection/choose.py): likelihood, less what a draft shares
+    with those chosen before it."""
+    likeliest = ScoredText("The man who was old walked to the store.", [1, 2], [-0.1, -0.1])
+    near_it = ScoredText("The man who was old walked to the store!", [1, 2], [-0.5, -0.5])
+    unlike_it = ScoredText("To the store walked the old man.", [1, 2], [-0.52, -0.52])
+    chosen = MeaningFloor().choose(SOURCE, [near_it, unlike_it, likeliest], seed=7, n=2)
+    assert chosen == [likeliest, unlike_it]  # about as likely as near_it, which repeats most of the likeliest
+    assert MeaningFloor().choose(SOURCE, [near_it, unlike_it, likeliest], seed=7, n=3) == [near_it, unlike_it,
+                                                                                           likeliest]
 
 
 def _prose_paraphraser(tokenizer: VariorumTokenizer) -> DecoderPermGenModel:
@@ -162,3 +190,29 @@ def test_a_guided_paraphrase_twin_reads_the_instruction_without_a_sentence(pg_to
     with pytest.raises(ValueError, match="the sentence beam keeps the model's own likeliest sentences"):
         loaded.generate(GenerationRequest(task="paraphrase", prompt="Anna flew her kite.", n=2, beam_width=2,
                                           decode=request.decode))
+
+
+def test_the_writers_drafts_are_what_the_floor_chooses_among(pg_tokenizer: VariorumTokenizer,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    loaded = PermGenLoadedModel(ModelBundle(Path("tiny-paraphraser"), _prose_paraphraser(pg_tokenizer), pg_tokenizer,
+                                            ""), torch.device("cpu"))
+    assert loaded.capabilities.chooses_drafts("paraphrase")
+    seen: list[tuple[int, int, int | None]] = []
+    choose = MeaningFloor.choose
+
+    def recorded(floor: MeaningFloor, source: str, drafts: list[ScoredText], seed: int,
+                 n: int | None = None) -> list[ScoredText | None]:
+        seen.append((floor.drafts_per_variant, len(drafts), n))
+        return choose(floor, source, drafts, seed, n)
+
+    monkeypatch.setattr(MeaningFloor, "choose", recorded)
+    request = GenerationRequest(task="paraphrase", prompt="Anna flew her kite. The wind took it.", n=2,
+                                decode=DecodeConfig(seed=1, max_new_tokens=6, drafts=3))
+    assert len(loaded.generate(request)) == 2
+    assert seen == [(3, 6, 2), (3, 6, 2)]  # each sentence: 3 drafts for each of the 2 variants shown
+    config = tiny_decoder_config(pg_tokenizer.vocab_size, task="paraphrase")  # normalised: no floor
+    plain = PermGenLoadedModel(ModelBundle(Path("tiny"), DecoderPermGenModel(config).eval(), pg_tokenizer, ""),
+                               torch.device("cpu"))
+    assert not plain.capabilities.chooses_drafts("paraphrase")
+    with pytest.raises(ValueError, match=r"choosing among drafts is for .* paraphrases on the pretrained base"):
+        plain.generate(request)

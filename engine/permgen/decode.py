@@ -58,8 +58,11 @@ from engine.torch_modes import eval_mode
 
 FINISH_EOP = "eop"
 FIRST_WORD_ID = len(SPECIAL_TOKENS)  # ids below are special tokens, never sentence words
-# A prose story or abstract writes no run of this many + 1 tokens (about four words) twice.
-SAID_BEFORE_RUN = 4
+# A prose story writes no run of this many + 1 tokens (about four words) twice, an abstract none of this many + 1
+# (about three): an abstract on the base said its terms over in four-word runs (". We propose a", "open loop mode
+# selection"), 3.8% of its word 4-grams on 24 AGENDA abstracts at 4, 0.5% at 3 (docs/permgen-decoder-only.md);
+# a story's shorter runs ("Tom went to the") stay free.
+SAID_BEFORE_RUN = {"story": 4, "abstract": 3}
 
 
 @dataclass
@@ -152,8 +155,8 @@ class PermGenStream(RowStream[PermGenVariant, SentenceRows]):
         self.cap = min(model.config.max_sentence_len - 2, settings.max_new_tokens)
         self.ends = sentence_ends(tokenizer) if model.config.text_form == "prose" else None
         # per candidate, its own text as a source it may not copy (prose paragraphs: `_allowed`)
-        self.said = ([SaidBefore(SAID_BEFORE_RUN) for _ in range(n)]
-                     if self.ends is not None and model.config.task != "paraphrase" else None)
+        run = SAID_BEFORE_RUN.get(model.config.task)
+        self.said = [SaidBefore(run) for _ in range(n)] if self.ends is not None and run is not None else None
         self.states = [_State() for _ in range(n)]
 
     def _new_variant(self, index: int, seed: int) -> PermGenVariant:
@@ -180,7 +183,7 @@ class PermGenStream(RowStream[PermGenVariant, SentenceRows]):
     def _allowed(self, last: bool) -> torch.Tensor:
         """Inside a sentence its words and its end mark; a prose sentence ended at its first full stop and held
         to one line (engine/permgen/sentence_ends.py), and in a prose story or abstract no run of more than
-        `SAID_BEFORE_RUN` tokens written twice (a model on a pretrained base, sampled cool, says a sentence
+        `SAID_BEFORE_RUN[task]` tokens written twice (a model on a pretrained base, sampled cool, says a sentence
         again; the paper's models, trained from scratch, are left as they were); real
         words only (a sentence's last token before its cap closes the open word); the copy limit."""
         allowed = self._allowed_words(self.history.device)

@@ -229,6 +229,25 @@ def test_held_out_paragraphs_prints_each_inputs_variants_beside_the_human_text(
     assert "  human: " in capsys.readouterr().out
 
 
+def test_said_before_prints_each_runs_repetition_and_the_four_grams_said_again(
+    pg_bundles: dict[str, Path], data_root: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    from engine.benchmarks import said_before
+    from engine.permgen.decode import SAID_BEFORE_RUN
+
+    shipped = dict(SAID_BEFORE_RUN)
+    said_before.main(["--bundle", str(pg_bundles["story"]), "--count", "2", "--candidates", "2", "--run", "4", "2",
+                      "--data-root", str(data_root), "--max-new-tokens", "6"])
+    lines = capsys.readouterr().out.splitlines()
+    heads = [line for line in lines if line.startswith("run ")]
+    texts = len(load_split("rocstories_story", data_root).examples[:2]) * 2
+    assert [h.split(":")[0] for h in heads] == ["run 4", "run 2"] and all(f"over {texts} texts" in h for h in heads)
+    assert sum(line.startswith("  [") for line in lines) == 2 * texts and shipped == SAID_BEFORE_RUN
+    assert said_before.repeated_grams(["a", "b", "c", "d", "x", "a", "b", "c", "d"]) == ["a b c d"]
+    with pytest.raises(SystemExit):
+        said_before.main(["--bundle", str(pg_bundles["para"]), "--data-root", str(data_root)])
+
+
 def test_prefix_use_scores_each_target_after_its_own_another_and_no_source(
     pg_bundles: dict[str, Path], data_root: Path, capsys: pytest.CaptureFixture[str],
 ) -> None:

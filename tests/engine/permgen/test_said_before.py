@@ -1,5 +1,5 @@
-"""A prose story on the base writes no run of more than `SAID_BEFORE_RUN` tokens twice, in one sentence or two,
-sampled or searched; a paraphrase and a model trained from scratch are left as they were."""
+"""A prose story or abstract on the base writes no run of more than `SAID_BEFORE_RUN[task]` tokens twice, in one
+sentence or two, sampled or searched; a paraphrase and a model trained from scratch are left as they were."""
 
 from __future__ import annotations
 
@@ -27,9 +27,9 @@ def _sentences(variant: PermGenVariant) -> list[list[int]]:
     return [s for s in sentences if s]
 
 
-def _repeats_a_run(variant: PermGenVariant) -> bool:
-    """Whether any run of `SAID_BEFORE_RUN` + 1 tokens inside the variant's sentences occurs twice."""
-    width = SAID_BEFORE_RUN + 1
+def _repeats_a_run(variant: PermGenVariant, run: int = SAID_BEFORE_RUN["story"]) -> bool:
+    """Whether any run of `run` + 1 tokens inside the variant's sentences occurs twice."""
+    width = run + 1
     runs = [tuple(s[i:i + width]) for s in _sentences(variant) for i in range(len(s) - width + 1)]
     return len(runs) != len(set(runs))
 
@@ -52,6 +52,22 @@ def test_only_prose_stories_and_abstracts_are_held_to_it(pg_tokenizer: VariorumT
     prose = DecoderPermGenModel(tiny_decoder_config(pg_tokenizer.vocab_size, text_form="prose"))
     paraphraser = DecoderPermGenModel(tiny_decoder_config(pg_tokenizer.vocab_size, text_form="prose",
                                                           task="paraphrase", paraphrase_source="instruction"))
-    assert PermGenStream(prose, pg_tokenizer, source, 2, settings, OrderControl(1)).said is not None
+    said = PermGenStream(prose, pg_tokenizer, source, 2, settings, OrderControl(1)).said
+    assert said is not None and said[0].limit == SAID_BEFORE_RUN["story"] == 4
+    abstract = DecoderPermGenModel(tiny_decoder_config(pg_tokenizer.vocab_size, text_form="prose", task="abstract"))
+    said = PermGenStream(abstract, pg_tokenizer, source, 2, settings, OrderControl(1)).said
+    assert said is not None and said[0].limit == SAID_BEFORE_RUN["abstract"] == 3  # terms said over in 4 words
     assert PermGenStream(pg_decoder, pg_tokenizer, source, 2, settings, OrderControl(1)).said is None
     assert PermGenStream(paraphraser, pg_tokenizer, source, 2, settings, OrderControl(1)).said is None
+
+
+def test_the_benchmark_holds_a_task_to_another_run_for_a_while(pg_tokenizer: VariorumTokenizer) -> None:
+    from engine.benchmarks.said_before import said_before_run
+
+    source, settings = pg_tokenizer.encode(SOURCE), DecodeConfig(seed=0)
+    abstract = DecoderPermGenModel(tiny_decoder_config(pg_tokenizer.vocab_size, text_form="prose", task="abstract"))
+    with said_before_run("abstract", 5):
+        said = PermGenStream(abstract, pg_tokenizer, source, 1, settings, OrderControl(1)).said
+        assert said is not None and said[0].limit == 5
+    said = PermGenStream(abstract, pg_tokenizer, source, 1, settings, OrderControl(1)).said
+    assert said is not None and said[0].limit == SAID_BEFORE_RUN["abstract"] == 3

@@ -288,3 +288,8 @@ def test_paraphrase_time_times_each_bundle_and_shows_its_rewrites(
                           "--guidance", "1", "2"])  # one bundle at each strength of "Stay on topic"
     guided = [line.split() for line in capsys.readouterr().out.splitlines()[2:4]]
     assert [row[1:3] for row in guided] == [["γ", "1"], ["γ", "2"]] and all(float(row[3]) > 0 for row in guided)
+    paraphrase_time.main(["--bundles", str(pg_bundles["para"]), "--candidates", "2", "--rounds", "1",
+                          "--drafts", "1", "3"])  # a model without a meaning floor takes no drafts: timed once
+    rows = [line for line in capsys.readouterr().out.splitlines()[2:] if line.startswith(str(pg_bundles["para"]))]
+    rows = [line for line in rows if not line.endswith(":")]  # the timed rows, not the rewrites' headings
+    assert len(rows) == 1 and "· 1 drafts" in rows[0]

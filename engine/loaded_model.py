@@ -86,6 +86,11 @@ class GenerationRequest:
         return [self.prompt, self.document, self.title, *self.keywords]
 
 
+# how a paraphrase model on the pretrained base chooses among its drafts (engine/permgen/meaning_floor.py)
+PARAPHRASE_DRAFTS_NOTE = ("each sentence's drafts are kept where they keep its meaning, and the likeliest that "
+                          "differ most are shown")
+
+
 def check_drafts(task: str, beam_width: int, drafts: int, paraphrase_drafts: bool = False) -> None:
     """ValueError when drafts > 1 cannot apply: beam search, or a paraphrase on a model without a meaning floor
     (`paraphrase_drafts`: `Capabilities.chooses_drafts("paraphrase")`), has nothing to choose among."""
@@ -119,6 +124,7 @@ class LoadedModel(ABC):
             return self.stream_rows(request, request.n, should_stop)
         check_drafts(request.task, request.beam_width, drafts, self.capabilities.chooses_drafts("paraphrase"))
         if request.task == "paraphrase":  # its meaning floor chooses among each sentence's drafts
+            self.selection_note = PARAPHRASE_DRAFTS_NOTE
             return self.stream_rows(request, request.n, should_stop)
         choice = self.drafts_scorer()
         prompt = request.prompt or ". ".join(filter(None, [request.title, *request.keywords]))

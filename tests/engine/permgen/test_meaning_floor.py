@@ -10,7 +10,7 @@ import torch
 
 from engine.bundles.bundle import ModelBundle
 from engine.decoding.settings import DecodeConfig
-from engine.loaded_model import GenerationRequest
+from engine.loaded_model import PARAPHRASE_DRAFTS_NOTE, GenerationRequest
 from engine.paraphrase.variants import ParaphraseVariant
 from engine.permgen.decoder_model import DecoderPermGenModel
 from engine.permgen.loaded import PermGenLoadedModel, rewording_judge
@@ -209,6 +209,7 @@ def test_the_writers_drafts_are_what_the_floor_chooses_among(pg_tokenizer: Vario
     request = GenerationRequest(task="paraphrase", prompt="Anna flew her kite. The wind took it.", n=2,
                                 decode=DecodeConfig(seed=1, max_new_tokens=6, drafts=3))
     assert len(loaded.generate(request)) == 2
+    assert loaded.selection_note == PARAPHRASE_DRAFTS_NOTE  # what the command line says of the drafts
     assert seen == [(3, 6, 2), (3, 6, 2)]  # each sentence: 3 drafts for each of the 2 variants shown
     config = tiny_decoder_config(pg_tokenizer.vocab_size, task="paraphrase")  # normalised: no floor
     plain = PermGenLoadedModel(ModelBundle(Path("tiny"), DecoderPermGenModel(config).eval(), pg_tokenizer, ""),

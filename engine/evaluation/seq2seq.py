@@ -187,10 +187,12 @@ def evaluate_seq2seq(
     task = bundle.model.config.task
     if task != split.task:
         raise ValueError(f"bundle {bundle.path} writes a {task!r}; split {split.name!r} evaluates {split.task!r}")
+    # scored first: loaded to generate on the CPU, a model on the base keeps only float16 copies of its block weights,
+    # whose product is slow for the thousands of rows a scored batch has (docs/decoding_speed.md)
+    perplexity = split_perplexity(bundle, split) if task != "paraphrase" else {}
     model = PermGenLoadedModel(bundle, next(bundle.model.parameters()).device)
     model.use_training_words(train_words)
     result = {}
-    perplexity = split_perplexity(bundle, split) if task != "paraphrase" else {}
     for spec, settings in specs:
         if task == "paraphrase":
             outs, sources, refs = paraphrase_candidates(model, split, settings, k, beam_width, seed, max_sources,

@@ -125,6 +125,22 @@ def story_report(pg_bundles: dict[str, Path], data_root: Path, tmp_path_factory:
     return out
 
 
+def test_perplexity_is_scored_before_the_model_is_loaded_to_generate(
+    pg_bundles: dict[str, Path], data_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Loaded to generate on the CPU, a model on the base keeps only float16 block weights, slow to score with."""
+    from engine.evaluation import seq2seq
+
+    calls: list[str] = []
+    scored, loaded = seq2seq.split_perplexity, seq2seq.PermGenLoadedModel
+    monkeypatch.setattr(seq2seq, "split_perplexity", lambda *a, **k: calls.append("scored") or scored(*a, **k))
+    monkeypatch.setattr(seq2seq, "PermGenLoadedModel", lambda *a, **k: calls.append("loaded") or loaded(*a, **k))
+    argv = ["--bundles", str(pg_bundles["story"]), "--split", "rocstories_story", "--data-root", str(data_root),
+            "--out", str(tmp_path / "out"), "--decoders", "greedy", "--max-sources", "1", *PG_FLAGS]
+    assert main(argv) == 0
+    assert calls[:2] == ["scored", "loaded"]
+
+
 def test_story_report_has_the_paragraph_table(story_report: Path, pg_bundles: dict[str, Path]) -> None:
     report = json.loads((story_report / "report.json").read_text())
     assert report["protocol"] == "story" and report["settings"]["candidates"] == 3

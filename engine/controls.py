@@ -122,6 +122,12 @@ class ParagraphControls:
     meaning_floor: bool = False
 
 
+def floors_paraphrases(task: str, text_form: str) -> bool:
+    """Whether a PermGen model's paraphrases pass the meaning floor (engine/permgen/meaning_floor.py), which chooses
+    among drafts: a paraphrase model in prose, on a pretrained base (its config's `task` and `text_form`)."""
+    return task == "paraphrase" and text_form == "prose"
+
+
 # ----- where a writer starts on a model: its bundle's "decode_starts" -------------------------------
 # The sampling fields a bundle may start (`DecodeField.bundle_start`): temperature, top-k, top-p, repetition penalty.
 BUNDLE_STARTS = tuple(f.name for f in FIELDS if f.bundle_start)

@@ -39,6 +39,7 @@ from engine.bundles.bundle import Bundle, BundleError, bundle_kind, load_bundle,
 from engine.bundles.choice import bundle_tasks
 from engine.bundles.words import known_training_words
 from engine.cli_errors import check_output_dir, reports_user_errors
+from engine.controls import floors_paraphrases
 from engine.data.corpus import file_sha256
 from engine.evaluation.decoders import SPEC_HELP, check_decoders, parse_decoder
 from engine.evaluation.figures import write_plots
@@ -61,7 +62,6 @@ from engine.evaluation.splits import (
     split_from_file,
 )
 from engine.loaded_model import check_drafts
-from engine.permgen.meaning_floor import floors_paraphrases
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -27,7 +27,7 @@ import torch
 
 from engine.bundles.bundle import BundleError, load_typed_bundle
 from engine.coherence.choice import choose_scorer
-from engine.controls import Capabilities, ParagraphControls
+from engine.controls import Capabilities, ParagraphControls, floors_paraphrases
 from engine.data.text import normalize
 from engine.data.truecase import CaseTable
 from engine.decode_fields import GUIDANCE
@@ -41,7 +41,7 @@ from engine.permgen.content_words import paraphrase_source
 from engine.permgen.control import OrderControl
 from engine.permgen.decode import PermGenStream
 from engine.permgen.keywords import title_keywords
-from engine.permgen.meaning_floor import MeaningFloor, floors_paraphrases
+from engine.permgen.meaning_floor import MeaningFloor
 from engine.permgen.model import START_ID, PermGenModel
 from engine.permgen.paraphrase import ParaphraseStream
 from engine.permgen.rows import PermGenRunner

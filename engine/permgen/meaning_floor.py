@@ -41,12 +41,6 @@ REFUSALS = ("copy or empty", "new name", "name or number lost", "content added",
 NUMBER = re.compile(r"\d+(?:,\d{3})*")
 
 
-def floors_paraphrases(task: str, text_form: str) -> bool:
-    """Whether a PermGen model's paraphrases pass the meaning floor: a paraphrase model in prose (on a pretrained
-    base; `PermGenConfig.task` and `text_form`)."""
-    return task == "paraphrase" and text_form == "prose"
-
-
 def names(text: str) -> list[str]:
     """The capitalised words of `text` past its first word, other than "I": its names, as far as case tells."""
     return [w for w in WORD.findall(text)[1:] if w[0].isupper() and w != "I"]

@@ -1,5 +1,5 @@
 """Choosing among drafts in the window: only the chosen variants reach the panes, the status line says what
-is happening, and Paraphrase never drafts."""
+is happening, and Paraphrase drafts only on a model whose meaning floor chooses among the drafts."""
 
 from __future__ import annotations
 

@@ -53,10 +53,10 @@ def test_one_draft_per_variant_is_the_plain_stream(tiny_bundle: Path) -> None:
     assert not hasattr(plain, "drafts")
 
 
-def test_drafts_do_not_apply_to_paraphrases(tiny_bundle: Path) -> None:
-    model = Engine().load(tiny_bundle, device="cpu", runtime="torch")
+def test_drafts_do_not_apply_to_a_reworded_paraphrase(tiny_bundle: Path) -> None:
+    model = Engine().load(tiny_bundle, device="cpu", runtime="torch")  # a language model paraphrases by rewording
     request = GenerationRequest(prompt="The dog ran home.", n=2, task="paraphrase", decode=DecodeConfig(drafts=2))
-    with pytest.raises(ValueError, match="set drafts to 1 for paraphrases"):
+    with pytest.raises(ValueError, match="set drafts to 1 for other paraphrases"):
         model.stream(request)
 
 

@@ -210,6 +210,11 @@ class Capabilities:
         keep the sentence's meaning and chooses among them."""
         return task != "paraphrase" or (self.paragraph is not None and self.paragraph.meaning_floor)
 
+    def drafts_for(self, task: str, drafts: int) -> int:
+        """The drafts a sampled request for `task` takes when the writer asks for `drafts`: those, where they are
+        chosen among (`chooses_drafts`), else one (what the app and the CLI send)."""
+        return drafts if self.chooses_drafts(task) else 1
+
     @property
     def controls(self) -> frozenset[str]:
         """The method-specific DecodeConfig fields this model honours (checked by `head.check`)."""

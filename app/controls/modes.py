@@ -109,7 +109,7 @@ def build_request(
             raise ModeError("Select the passage to paraphrase first, then press Generate.")
         # Rewording keeps the passage's sense by construction: there are no drafts to choose among. A paraphrase
         # model on the pretrained base writes the drafts and its meaning floor chooses among them.
-        drafts = decode.drafts if capabilities.chooses_drafts(mode) else 1
+        drafts = capabilities.drafts_for(mode, decode.drafts)
         return GenerationRequest(prompt=inputs.selection, n=n, task=mode, decode=decode.replace(drafts=drafts),
                                  document=inputs.document)
     if not inputs.title.strip():

@@ -16,7 +16,6 @@ from pathlib import Path
 
 from engine.cli.generate_flags import decode_from_flags, model_starts, unset_fields
 from engine.cli_args import add_decode_flags
-from engine.decode_fields import DRAFTS
 from engine.evaluation.splits import DEFAULT_FRACTION, load_split
 from engine.front_door import Engine, GenerationRequest
 from engine.loaded_model import LoadedModel
@@ -46,8 +45,7 @@ def main(argv: list[str] | None = None) -> None:
     split = load_split(TASK_SPLITS[task], args.data_root, args.split_fraction)
     decode = decode_from_flags(args)
     decode = decode.replace(**model_starts(unset_fields(args), model.capabilities, decode.flat_sampling))
-    if not model.capabilities.chooses_drafts(task):  # one draft each, as the app sends: nothing to choose among
-        decode = decode.replace(drafts=DRAFTS.off)
+    decode = decode.replace(drafts=model.capabilities.drafts_for(task, decode.drafts))  # as the app sends
     k, seed = args.candidates, decode.seed or 0
     print(f"{args.bundle} · {task} · {args.count} held-out inputs of {split.name} · {decode.active_fields()}")
     if task == "paraphrase":

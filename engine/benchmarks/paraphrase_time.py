@@ -16,6 +16,7 @@ easily contended.
 from __future__ import annotations
 
 import argparse
+import itertools
 import statistics
 import time
 from pathlib import Path
@@ -24,7 +25,7 @@ import torch
 
 from engine.benchmarks.alternating import Timer, alternating_runs
 from engine.benchmarks.selection import writer_start
-from engine.decode_fields import DRAFTS, GUIDANCE, MAX_NEW_TOKENS
+from engine.decode_fields import GUIDANCE, MAX_NEW_TOKENS
 from engine.front_door import Engine, GenerationRequest, LoadedModel
 
 SENTENCE = ("The bridge over the river was closed for repairs last spring, so the farmers had to drive twenty "
@@ -38,7 +39,8 @@ def timer(model: LoadedModel, n: int, texts: dict[int, list[str]], guidance: flo
 
     def run(seed: int) -> tuple[float, int]:
         settings = writer_start(model, MAX_NEW_TOKENS.writer_start, seed)
-        settings = settings.replace(drafts=app_drafts(model, settings.drafts if drafts is None else drafts))
+        asked = settings.drafts if drafts is None else drafts
+        settings = settings.replace(drafts=model.capabilities.drafts_for("paraphrase", asked))
         settings = settings if guidance == GUIDANCE.off else settings.replace(guidance=guidance)
         request = GenerationRequest(task="paraphrase", prompt=SENTENCE, n=n, decode=settings)
         start = time.perf_counter()
@@ -48,11 +50,6 @@ def timer(model: LoadedModel, n: int, texts: dict[int, list[str]], guidance: flo
         return seconds, sum(len(v.token_ids) for v in variants)
 
     return run
-
-
-def app_drafts(model: LoadedModel, drafts: int) -> int:
-    """The drafts the app sends for a paraphrase on `model` when the writer asks for `drafts`."""
-    return drafts if model.capabilities.chooses_drafts("paraphrase") else DRAFTS.off
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -65,11 +62,12 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     engine = Engine()
     models = [engine.load(bundle, device="cpu", runtime="torch") for bundle in args.bundles]
-    cases = list(dict.fromkeys(
-        (f"{bundle}" + (f" γ {g:g}" if len(args.guidance) > 1 else "")
-         + (f" · {app_drafts(model, k)} drafts" if k is not None else ""), model, g,
-         None if k is None else app_drafts(model, k))
-        for bundle, model in zip(args.bundles, models, strict=True) for g in args.guidance for k in args.drafts))
+    cases: dict[tuple[str, LoadedModel, float, int | None], None] = {}  # a model that takes no drafts: once
+    for bundle, model in zip(args.bundles, models, strict=True):
+        for g, asked in itertools.product(args.guidance, args.drafts):
+            k = None if asked is None else model.capabilities.drafts_for("paraphrase", asked)
+            name = f"{bundle}" + (f" γ {g:g}" if len(args.guidance) > 1 else "") + (f" · {k} drafts" if k else "")
+            cases[name, model, g, k] = None
     texts: list[dict[int, list[str]]] = [{} for _ in cases]
     runs = alternating_runs([timer(model, args.candidates, written, g, k)
                              for (_, model, g, k), written in zip(cases, texts, strict=True)], args.rounds)

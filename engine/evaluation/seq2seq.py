@@ -189,7 +189,11 @@ def evaluate_seq2seq(
         raise ValueError(f"bundle {bundle.path} writes a {task!r}; split {split.name!r} evaluates {split.task!r}")
     # scored first: loaded to generate on the CPU, a model on the base keeps only float16 copies of its block weights,
     # whose product is slow for the thousands of rows a scored batch has (docs/decoding_speed.md)
-    perplexity = split_perplexity(bundle, split) if task != "paraphrase" else {}
+    perplexity = {}
+    if task != "paraphrase":
+        with tqdm(total=len(split.examples), desc="perplexity", unit="paragraph", file=sys.stderr, position=1,
+                  leave=False) as scoring:
+            perplexity = split_perplexity(bundle, split, progress=scoring.update)
     model = PermGenLoadedModel(bundle, next(bundle.model.parameters()).device)
     model.use_training_words(train_words)
     result = {}

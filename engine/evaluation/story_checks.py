@@ -34,13 +34,18 @@ from engine.tokenizer import MAX_SENTENCES
 Progress = Callable[[int], None]
 
 
-def split_perplexity(bundle: PermGenBundle, split: EvalSplit, batch_size: int = 32) -> dict[str, float]:
+def split_perplexity(bundle: PermGenBundle, split: EvalSplit, batch_size: int = 4,
+                     progress: Progress | None = None) -> dict[str, float]:
     """Natural-order perplexity of the bundle on every paragraph of the split, per target token (the trainer's
-    measure, engine/permgen/heldout.py) and per word (see the module docstring)."""
+    measure, engine/permgen/heldout.py) and per word (see the module docstring); `progress` is told how many
+    paragraphs each batch scored.
+
+    Four paragraphs a batch: on the 2-core CPU a model on the pretrained base scores abstracts faster so than 32 a
+    batch (`python -m engine.benchmarks.scoring_batch`: less padding, smaller [rows, positions, D] activations)."""
     config = bundle.model.config
     stats = DataStats()
     data = encode_for_bundle(bundle, split.examples, stats)
-    nll = target_nll(bundle.model, data, batch_size)  # mean per target token
+    nll = target_nll(bundle.model, data, batch_size, progress=progress)  # mean per target token
     tokens = target_tokens(data)
     words = sum(len(" ".join(target_sentences(e, config.lowercase)).split()) + 1 for e in split.examples)
     return {"ppl_natural": math.exp(nll), "ppl_natural_word": math.exp(nll * tokens / max(words, 1)),

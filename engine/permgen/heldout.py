@@ -9,7 +9,7 @@ be checked on the weights as stored (e.g. after a bf16 copy).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +30,10 @@ from engine.torch_modes import eval_mode
 
 @torch.no_grad()
 def target_nll(model: PermGenNetwork[Any], data: list[EncodedExample], batch_size: int, natural: bool = True,
-               seed: int = 0, max_examples: int = 0, runner: Seq2SeqRunner[Any] | None = None) -> float:
-    """Mean per-token NLL of `data`'s targets (marginal p(token) for POSG); first `max_examples` if > 0.
+               seed: int = 0, max_examples: int = 0, runner: Seq2SeqRunner[Any] | None = None,
+               progress: Callable[[int], None] | None = None) -> float:
+    """Mean per-token NLL of `data`'s targets (marginal p(token) for POSG); first `max_examples` if > 0;
+    `progress` is told how many examples each batch scored.
 
     `runner` (engine/permgen/runner.py, e.g. ONNX Runtime's; the encoder-decoder layout) computes the decoder
     states instead of the model's own backbone, one example at a time: exported graphs take unpadded inputs
@@ -51,6 +53,8 @@ def target_nll(model: PermGenNetwork[Any], data: list[EncodedExample], batch_siz
                 hidden = runner.decode(batch.decoder_input, batch.sentence, batch.local, runner.start(batch.source, 1))
             total += float(model.token_nll(batch, hidden).sum())
             count += int((batch.targets >= 0).sum())
+            if progress is not None:
+                progress(len(chunk))
     return total / max(count, 1)
 
 

@@ -141,6 +141,20 @@ def test_perplexity_is_scored_before_the_model_is_loaded_to_generate(
     assert calls[:2] == ["scored", "loaded"]
 
 
+def test_split_perplexity_tells_its_progress_and_does_not_depend_on_the_batch_size(
+    pg_bundles: dict[str, Path], data_root: Path,
+) -> None:
+    from engine.evaluation.story_checks import split_perplexity
+
+    bundle = load_permgen_bundle(pg_bundles["story"])
+    split = load_split("rocstories_story", data_root, 0.99)
+    told: list[int] = []
+    batched = split_perplexity(bundle, split, batch_size=3, progress=told.append)
+    assert told == [3, 1] and sum(told) == len(split.examples)  # 4 paragraphs: a batch of 3, then the last one
+    one_by_one = split_perplexity(bundle, split, batch_size=1)
+    assert batched["ppl_natural_word"] == pytest.approx(one_by_one["ppl_natural_word"], rel=1e-4)
+
+
 def test_story_report_has_the_paragraph_table(story_report: Path, pg_bundles: dict[str, Path]) -> None:
     report = json.loads((story_report / "report.json").read_text())
     assert report["protocol"] == "story" and report["settings"]["candidates"] == 3

@@ -64,6 +64,7 @@ class PermGenLoadedModel(LoadedModel):
 
     runner: PermGenRunner | None = None  # None: the torch backbone itself
     _case: CaseTable | None = None  # the bundle's case table, read at the first request
+    floor_rounds: int = MeaningFloor.rounds  # a paraphrase's rounds of drafts at most (engine/permgen/meaning_floor.py)
 
     def __init__(self, bundle: PermGenBundle, device: torch.device, runtime: str = "torch") -> None:
         """`runtime`: auto / torch / onnx (engine/onnx/runtime.py)."""
@@ -172,12 +173,12 @@ class PermGenLoadedModel(LoadedModel):
         drafts = request.decode.drafts
         judge = rewording_judge(str(self.device)) if rewording_available() else None
         if judge is None:
-            return MeaningFloor(lowercase=config.lowercase, drafts_per_variant=drafts)
+            return MeaningFloor(lowercase=config.lowercase, drafts_per_variant=drafts, rounds=self.floor_rounds)
         from engine.rewording.stream import english_parser  # it imports the paraphrase stream
 
         settings = RewordSettings(temperature=request.decode.temperature)
         return MeaningFloor(rewording=Rewording(SentenceScorer(*judge), WordNet(), english_parser(), settings),
-                            lowercase=config.lowercase, drafts_per_variant=drafts)
+                            lowercase=config.lowercase, drafts_per_variant=drafts, rounds=self.floor_rounds)
 
     def prepare(self, task: str) -> None:
         """A prose paraphrase model: load spaCy's parser, WordNet's files and the judge (seconds) for its rewordings."""

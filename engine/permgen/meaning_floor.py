@@ -3,21 +3,24 @@
 A paraphrase model on the pretrained base rewrites far more than rewording does, but it often changes what a
 sentence says (docs/permgen-decoder-only.md, "Paraphrase on the base, measured"), and a rewrite that changes the
 meaning costs a writer more than one that changes nothing. So the model writes `drafts_per_variant` drafts of a
-sentence for each of the N variants shown (the writer's "Drafts to choose from"), and a draft is kept only when
-it differs from the sentence and keeps at least `min_content_kept` of its content words (the measure `variorum
-eval` reports, engine/metrics/paraphrase.py `content_words_kept`, on normalised words). A draft that says the
-same as one kept before it counts as a repeat. It must also not say much that the sentence did not: at most
-`max_content_added` of its content words (at least one word, a synonym) may be words the sentence lacks
-(`content_words_added`), which keeps out the claims a model adds ("… to get their construction tools"); it may
-not bring a name the sentence lacks (a capitalised word past the first, other than "I"), which keeps out a rare
-name the model spells wrong ("AblE-LadEn" for "Abbala"); and it may not drop one the sentence has, nor a number
-("Alessandro Sandro" for "Alessandro ("Sandro") Mazzola", which the share of content words let through). Of the
-drafts kept, N are shown, chosen as the app chooses among drafts (engine/selection/choose.py): the most likely
-first (mean log-probability per token), then each the likeliest that shares least with those chosen before it
-(BLEU-4); so more drafts give more different rewrites, not only more of them. Where fewer than N were kept, the
-sentence's rewordings (engine/rewording/search.py: first-sense synonyms and changes of order and construction,
-which keep the meaning by construction) that no kept draft already says fill in; where none is left, a repeat
-that keeps the meaning, and otherwise the writer's own sentence (`kept_source`).
+sentence for each of the N variants shown (the writer's "Drafts to choose from"), and a draft is kept only when it
+differs from the sentence and keeps at least `min_content_kept` of its content words (the measure `variorum eval`
+reports, engine/metrics/paraphrase.py `content_words_kept`, on normalised words). A draft that says the same as one
+kept before it counts as a repeat, and one that changes only the sentence's case or punctuation ("… spring so the
+farmers …" for "… spring, so the farmers …") as a copy: case and punctuation aside (`bare_words`). It must also not
+say much that the sentence did not: at most `max_content_added` of its content words (at least one word, a synonym)
+may be words the sentence lacks (`content_words_added`), which keeps out the claims a model adds ("… to get their
+construction tools"); it may not bring a name the sentence lacks (a capitalised word past the first, other than
+"I"), which keeps out a rare name the model spells wrong ("AblE-LadEn" for "Abbala"); and it may not drop one the
+sentence has, nor a number ("Alessandro Sandro" for "Alessandro ("Sandro") Mazzola", which the share of content
+words let through). Of the drafts kept, N are shown, chosen as the app chooses among drafts
+(engine/selection/choose.py): the most likely first (mean log-probability per token), then each the likeliest that
+shares least with those chosen before it (BLEU-4); so more drafts give more different rewrites, not only more of
+them. While fewer than N different drafts are kept, the stream writes another round of drafts (`rounds` at most,
+`different_kept`). Where fewer than N were kept after the last round, the sentence's rewordings
+(engine/rewording/search.py: first-sense synonyms and changes of order and construction, which keep the meaning by
+construction) that no kept draft already says fill in; where none is left, a repeat that keeps the meaning, and
+otherwise the writer's own sentence (`kept_source`).
 """
 
 from __future__ import annotations
@@ -39,6 +42,12 @@ REFUSALS = ("copy or empty", "new name", "name or number lost", "content added",
 # a number, its thousands' commas dropped when read: "13 January 888" and "January 13, 888" hold the same numbers,
 # "5000" and "5,000" the same number
 NUMBER = re.compile(r"\d+(?:,\d{3})*")
+BARE_WORD = re.compile(r"\w+")
+
+
+def bare_words(text: str) -> list[str]:
+    """The words and numbers of `text`, case and punctuation dropped: a draft that changes only those is a copy."""
+    return BARE_WORD.findall(text.casefold())
 
 
 def names(text: str) -> list[str]:
@@ -74,13 +83,15 @@ class MeaningFloor:
     lowercase: bool = True  # how the model's words are normalised for the comparison
     max_content_added: float = CONTENT_ADDED_CEILING
     drafts_per_variant: int = 1  # the writer's "Drafts to choose from"
+    rounds: int = 3  # rounds of drafts at most: another while fewer than N different drafts are kept
 
     def __post_init__(self) -> None:
         for name in ("min_content_kept", "max_content_added"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)}")
-        if self.drafts_per_variant < 1:
-            raise ValueError(f"drafts_per_variant must be at least 1, got {self.drafts_per_variant}")
+        for name in ("drafts_per_variant", "rounds"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
 
     def keeps(self, source: str, rewrite: str) -> bool:
         """Whether `rewrite` differs from `source`, keeps its names and numbers and enough of its content words,
@@ -90,7 +101,7 @@ class MeaningFloor:
     def refusal(self, source: str, rewrite: str) -> str | None:
         """Why `rewrite` may not stand for `source` (the first of `REFUSALS` that applies), or None."""
         words, source_words = normalize(rewrite, self.lowercase), normalize(source, self.lowercase)
-        if not words or words == source_words:
+        if not words or bare_words(rewrite) == bare_words(source):
             return "copy or empty"
         if new_names(source, rewrite):
             return "new name"
@@ -110,26 +121,37 @@ class MeaningFloor:
         chosen likeliest and most different first, then rewordings, then repeats (None: the writer's sentence
         stays); `seed` draws the rewordings (engine/rewording/search.py)."""
         n = len(drafts) if n is None else n
-        said: dict[str, ScoredText] = {}  # normalised words → the first kept draft that says them
-        repeats: list[ScoredText] = []  # drafts that keep the meaning but say what a kept one says
-        for draft in drafts:
-            if not self.keeps(source, draft.text):
-                continue
-            words = normalize(draft.text, self.lowercase)
-            if words in said:
-                repeats.append(draft)
-            else:
-                said[words] = draft
+        said, repeats = self._kept(source, drafts)
         chosen: list[ScoredText | None] = most_different(said, n)
         if self.rewording is not None and len(chosen) < n:
             chosen += [r for r in self.rewording.rewrites(source, n, seed)
-                       if normalize(r.text, self.lowercase) not in said][: n - len(chosen)]
+                       if " ".join(bare_words(r.text)) not in said][: n - len(chosen)]
         chosen += repeats[: n - len(chosen)]
         return chosen + [None] * (n - len(chosen))
 
 
+    def different_kept(self, source: str, drafts: Sequence[ScoredText]) -> int:
+        """How many of `drafts` the floor keeps that say different things: fewer than the writer's N, and the
+        stream writes another round of drafts (engine/permgen/paraphrase.py)."""
+        return len(self._kept(source, drafts)[0])
+
+    def _kept(self, source: str, drafts: Sequence[ScoredText]) -> tuple[dict[str, ScoredText], list[ScoredText]]:
+        """(bare words → the first kept draft that says them, the kept drafts that repeat one of those)."""
+        said: dict[str, ScoredText] = {}
+        repeats: list[ScoredText] = []
+        for draft in drafts:
+            if not self.keeps(source, draft.text):
+                continue
+            words = " ".join(bare_words(draft.text))
+            if words in said:
+                repeats.append(draft)
+            else:
+                said[words] = draft
+        return said, repeats
+
+
 def most_different(drafts: dict[str, ScoredText], n: int) -> list[ScoredText | None]:
-    """At most `n` of `drafts` (normalised words → draft, all different), as the app chooses among drafts: by mean
+    """At most `n` of `drafts` (bare words → draft, all different), as the app chooses among drafts: by mean
     log-probability per token, each next sharing least with those chosen (engine/selection/choose.py)."""
     if len(drafts) <= n:
         return list(drafts.values())

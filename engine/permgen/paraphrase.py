@@ -16,7 +16,9 @@ N alternatives from the normalised sentence (engine/data/text.py), each one mark
 With a meaning floor (a prose model on the pretrained base; engine/permgen/meaning_floor.py) the model
 writes `drafts_per_variant` × N alternatives of a sentence, whole, before any is shown, and the floor chooses
 what the N variants show: the alternatives that keep the meaning, then rewordings of the sentence, then the
-sentence.
+sentence. While it keeps fewer than N different alternatives, the model writes another round of as many (the
+floor's `rounds` at most; sampling only, with the round's own seed): where the first round copied the sentence
+or dropped a clause, a writer who asked for three rewrites was otherwise shown the sentence itself.
 
 Variant i is the passage with every sentence j replaced by alternative (j, i), in the passage's
 own layout. Its tokens and log-probs are the words only (the forced marks are left out). Each
@@ -64,6 +66,7 @@ from engine.tokenizer import VariorumTokenizer
 from engine.torch_modes import eval_mode
 
 ONE_SENTENCE = OrderControl(num_sentences=1, order=(1,))
+ROUND_SEED_STRIDE = 7_000_003  # a later round of a sentence's drafts: a seed no sentence's first round uses
 
 
 class ParaphraseStream(BatchStream[ParaphraseVariant]):
@@ -138,7 +141,7 @@ class ParaphraseStream(BatchStream[ParaphraseVariant]):
             return (yield from self._streamed(j, prefix))
         n = len(self.candidates)
         count = n * (self.floor.drafts_per_variant if self.floor is not None else 1)
-        drafts = self._beam_drafts(j, count) if self.beam_width > 1 else self._sampled_drafts(j, count)
+        drafts = self._beam_drafts(j, count) if self.beam_width > 1 else self._floored_drafts(j, count)
         if drafts is None:
             return None
         chosen: list[ScoredText | None] = list(drafts)
@@ -149,14 +152,29 @@ class ParaphraseStream(BatchStream[ParaphraseVariant]):
                 yield from self._emit_words(i, j, prefix, pick)
         return [pick.text if pick is not None else "" for pick in chosen]
 
-    def _seed(self, j: int) -> int:
-        return (self.base_seed + j * SENTENCE_SEED_STRIDE) % 2**62
+    def _seed(self, j: int, round_index: int = 0) -> int:
+        return (self.base_seed + j * SENTENCE_SEED_STRIDE + round_index * ROUND_SEED_STRIDE) % 2**62
 
-    def _inner(self, j: int, count: int) -> PermGenStream:
-        """The one-sentence stream that samples `count` alternatives of sentence j."""
+    def _inner(self, j: int, count: int, round_index: int = 0) -> PermGenStream:
+        """The one-sentence stream that samples `count` alternatives of sentence j (its round of drafts)."""
         return PermGenStream(self.seq2seq, self.tokenizer, self.sources_ids[j], count,
-                             self.settings.with_seed(self._seed(j)), ONE_SENTENCE, self.should_stop, self.runner,
-                             self.words, self._copy_limit(j), self.sampler, unconditioned_ids=self.unconditioned_ids)
+                             self.settings.with_seed(self._seed(j, round_index)), ONE_SENTENCE, self.should_stop,
+                             self.runner, self.words, self._copy_limit(j), self.sampler,
+                             unconditioned_ids=self.unconditioned_ids)
+
+    def _floored_drafts(self, j: int, count: int) -> list[ScoredText] | None:
+        """Sentence j's sampled drafts, `count` a round: with a meaning floor, rounds go on (to its `rounds`) while it
+        keeps fewer different drafts than the N variants need; one round when greedy, whose rounds all agree."""
+        rounds = 1 if self.floor is None or self.settings.greedy else self.floor.rounds
+        drafts: list[ScoredText] = []
+        for round_index in range(rounds):
+            written = self._sampled_drafts(j, count, round_index)
+            if written is None:
+                return None
+            drafts += written
+            if self.floor is None or self.floor.different_kept(self.sources[j], drafts) >= len(self.candidates):
+                break
+        return drafts
 
     def _streamed(self, j: int, prefix: str) -> Generator[TokenEvent, None, list[str] | None]:
         inner = self._inner(j, len(self.candidates))
@@ -170,9 +188,9 @@ class ParaphraseStream(BatchStream[ParaphraseVariant]):
             return None
         return [v.sentences.get(1, "") for v in inner.candidates]
 
-    def _sampled_drafts(self, j: int, count: int) -> list[ScoredText] | None:
+    def _sampled_drafts(self, j: int, count: int, round_index: int = 0) -> list[ScoredText] | None:
         """`count` sampled alternatives of sentence j, written whole before any is shown (None when cancelled)."""
-        inner = self._inner(j, count)
+        inner = self._inner(j, count, round_index)
         for _ in inner:
             pass
         if any(v.finish_reason == FINISH_CANCELLED for v in inner.candidates):

@@ -72,6 +72,8 @@ def test_the_floor_says_why_it_refuses_a_rewrite_the_first_reason_first() -> Non
     assert floor.refusal(SOURCE, "The man who was old walked to the store.") is None
     assert floor.refusal(SOURCE, "The old man walked to the store .") == "copy or empty"
     assert floor.refusal(SOURCE, " ") == "copy or empty"
+    assert floor.refusal(SOURCE, "The old man walked to the store!") == "copy or empty"  # punctuation alone
+    assert floor.refusal(SOURCE, "the old man, walked to The Store") == "copy or empty"  # case and a comma
     assert floor.refusal(SOURCE, "The old man from Abbala walked to the store.") == "new name"
     assert floor.refusal(SOURCE, "The elderly man of Abbala went to the shop.") == "new name"  # before what it lost
     assert floor.refusal(SOURCE, "The old man walked to the store to buy construction tools.") == "content added"
@@ -124,10 +126,13 @@ def test_of_more_kept_drafts_than_variants_the_likeliest_then_the_most_different
     """Chosen as the app chooses among drafts (engine/selection/choose.py): likelihood, less what a draft shares
     with those chosen before it."""
     likeliest = ScoredText("The man who was old walked to the store.", [1, 2], [-0.1, -0.1])
-    near_it = ScoredText("The man who was old walked to the store!", [1, 2], [-0.5, -0.5])
+    near_it = ScoredText("The man who was old walked over to the store.", [1, 2], [-0.5, -0.5])
     unlike_it = ScoredText("To the store walked the old man.", [1, 2], [-0.52, -0.52])
     chosen = MeaningFloor().choose(SOURCE, [near_it, unlike_it, likeliest], seed=7, n=2)
     assert chosen == [likeliest, unlike_it]  # about as likely as near_it, which repeats most of the likeliest
+    shouted = ScoredText("The man who was old walked to the store!", [1, 2], [-0.3, -0.3])
+    assert MeaningFloor().different_kept(SOURCE, [likeliest, shouted]) == 1  # punctuation alone: a repeat
+    assert MeaningFloor().different_kept(SOURCE, [likeliest, shouted, near_it, unlike_it]) == 3
     assert MeaningFloor().choose(SOURCE, [near_it, unlike_it, likeliest], seed=7, n=3) == [near_it, unlike_it,
                                                                                            likeliest]
 
@@ -210,10 +215,58 @@ def test_the_writers_drafts_are_what_the_floor_chooses_among(pg_tokenizer: Vario
                                 decode=DecodeConfig(seed=1, max_new_tokens=6, drafts=3))
     assert len(loaded.generate(request)) == 2
     assert loaded.selection_note == PARAPHRASE_DRAFTS_NOTE  # what the command line says of the drafts
-    assert seen == [(3, 6, 2), (3, 6, 2)]  # each sentence: 3 drafts for each of the 2 variants shown
+    # each sentence: 3 drafts for each of the 2 variants shown, 3 rounds: a random model's drafts keep no meaning
+    assert seen == [(3, 18, 2), (3, 18, 2)]
     config = tiny_decoder_config(pg_tokenizer.vocab_size, task="paraphrase")  # normalised: no floor
     plain = PermGenLoadedModel(ModelBundle(Path("tiny"), DecoderPermGenModel(config).eval(), pg_tokenizer, ""),
                                torch.device("cpu"))
     assert not plain.capabilities.chooses_drafts("paraphrase")
     with pytest.raises(ValueError, match=r"choosing among drafts is for .* paraphrases on the pretrained base"):
         plain.generate(request)
+
+
+def _rounds_stream(tokenizer: VariorumTokenizer, monkeypatch: pytest.MonkeyPatch, rounds: list[list[str]],
+                   floor: MeaningFloor, settings: DecodeConfig) -> tuple[ParaphraseStream, list[tuple[int, int]]]:
+    """A 2-variant stream of SOURCE whose round r of drafts is `rounds[r]`; records (round, seed) of each round."""
+    model = _prose_paraphraser(tokenizer)
+    stream = ParaphraseStream(model, tokenizer, SOURCE, 2, settings, prose=ProseForm("paraphrase", False), floor=floor)
+    written: list[tuple[int, int]] = []
+
+    def sampled(j: int, count: int, round_index: int = 0) -> list[ScoredText]:
+        written.append((round_index, stream._seed(j, round_index)))
+        assert count == 2 * floor.drafts_per_variant
+        return [ScoredText(text, tokenizer.encode(text), [-1.0] * len(tokenizer.encode(text)))
+                for text in rounds[round_index]]
+
+    monkeypatch.setattr(stream, "_sampled_drafts", sampled)
+    return stream, written
+
+
+def test_another_round_of_drafts_is_written_while_too_few_keep_the_meaning(pg_tokenizer: VariorumTokenizer,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    kept_one, kept_two = "The old man walked to the shop.", "The old man walked over to the store."
+    rounds = [[SOURCE, kept_one], [kept_one, SOURCE], [kept_two, SOURCE]]  # a copy, then a repeat: two short rounds
+    floor = MeaningFloor(0.6, lowercase=False, rounds=4)
+    stream, written = _rounds_stream(pg_tokenizer, monkeypatch, rounds, floor, DecodeConfig(seed=3))
+    list(stream)
+    texts = [v.text for v in stream.variants]
+    assert [r for r, _ in written] == [0, 1, 2]  # stopped at two different kept drafts, one round short of its 4
+    assert len({seed for _, seed in written}) == 3  # each round its own seed
+    assert written[0][1] == stream._seed(0)  # the first round is the one a floor without rounds writes
+    assert sorted(texts) == sorted([kept_one, kept_two])
+
+
+def test_rounds_of_drafts_stop_at_the_floors_limit_and_greedy_writes_one(pg_tokenizer: VariorumTokenizer,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    copies = [[SOURCE, SOURCE]] * 3
+    stream, written = _rounds_stream(pg_tokenizer, monkeypatch, copies, MeaningFloor(lowercase=False, rounds=2),
+                                     DecodeConfig(seed=3))
+    list(stream)
+    assert [r for r, _ in written] == [0, 1]
+    assert all(v.alternatives[0].kept_source for v in stream.variants)  # nothing kept: the writer's sentence stays
+    stream, written = _rounds_stream(pg_tokenizer, monkeypatch, copies, MeaningFloor(lowercase=False, rounds=2),
+                                     DecodeConfig(seed=3, greedy=True))
+    list(stream)
+    assert [r for r, _ in written] == [0]  # greedy rounds would all write the same drafts
+    with pytest.raises(ValueError, match="rounds must be at least 1"):
+        MeaningFloor(rounds=0)

@@ -14,9 +14,9 @@ construction tools"); it may not bring a name the sentence lacks (a capitalised 
 "I"), which keeps out a rare name the model spells wrong ("AblE-LadEn" for "Abbala"); and it may not drop one the
 sentence has, nor a number ("Alessandro Sandro" for "Alessandro ("Sandro") Mazzola", which the share of content
 words let through). Of the drafts kept, N are shown, chosen as the app chooses among drafts
-(engine/selection/choose.py): the most likely first (mean log-probability per token), then each the likeliest that
-shares least with those chosen before it (BLEU-4); so more drafts give more different rewrites, not only more of
-them. While fewer than N different drafts are kept, the stream writes another round of drafts (`rounds` at most,
+(engine/selection/choose.py): by mean log-probability per token, less what a draft shares (BLEU-4) with the sentence
+itself and with those chosen before it; so more drafts give more different rewrites, not only more of them. While
+fewer than N different drafts are kept, the stream writes another round of drafts (`rounds` at most,
 `different_kept`). Where fewer than N were kept after the last round, the sentence's rewordings
 (engine/rewording/search.py: first-sense synonyms and changes of order and construction, which keep the meaning by
 construction) that no kept draft already says fill in; where none is left, a repeat that keeps the meaning, and
@@ -122,7 +122,7 @@ class MeaningFloor:
         stays); `seed` draws the rewordings (engine/rewording/search.py)."""
         n = len(drafts) if n is None else n
         said, repeats = self._kept(source, drafts)
-        chosen: list[ScoredText | None] = most_different(said, n)
+        chosen: list[ScoredText | None] = most_different(said, n, " ".join(bare_words(source)))
         if self.rewording is not None and len(chosen) < n:
             chosen += [r for r in self.rewording.rewrites(source, n, seed)
                        if " ".join(bare_words(r.text)) not in said][: n - len(chosen)]
@@ -150,11 +150,12 @@ class MeaningFloor:
         return said, repeats
 
 
-def most_different(drafts: dict[str, ScoredText], n: int) -> list[ScoredText | None]:
+def most_different(drafts: dict[str, ScoredText], n: int, source: str) -> list[ScoredText | None]:
     """At most `n` of `drafts` (bare words → draft, all different), as the app chooses among drafts: by mean
-    log-probability per token, each next sharing least with those chosen (engine/selection/choose.py)."""
+    log-probability per token, each next sharing least with those chosen and with `source` (its bare words), the
+    sentence they rewrite (engine/selection/choose.py)."""
     if len(drafts) <= n:
         return list(drafts.values())
     texts = list(drafts)
     scored = [Draft(words, -drafts[words].nll / max(len(drafts[words].log_probs), 1)) for words in texts]
-    return [drafts[texts[i]] for i in choose_drafts(scored, n)]
+    return [drafts[texts[i]] for i in choose_drafts(scored, n, unlike=source)]

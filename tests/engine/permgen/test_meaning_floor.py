@@ -130,6 +130,12 @@ def test_of_more_kept_drafts_than_variants_the_likeliest_then_the_most_different
     unlike_it = ScoredText("To the store walked the old man.", [1, 2], [-0.52, -0.52])
     chosen = MeaningFloor().choose(SOURCE, [near_it, unlike_it, likeliest], seed=7, n=2)
     assert chosen == [likeliest, unlike_it]  # about as likely as near_it, which repeats most of the likeliest
+    near_the_source = ScoredText("The old man walked over to the store.", [1, 2], [-0.1, -0.1])
+    reworded = ScoredText("To the store went the elderly man.", [1, 2], [-0.11, -0.11])
+    unlikely = ScoredText("The aged man walked to the shop.", [1, 2], [-1.0, -1.0])
+    lenient = MeaningFloor(0.5, max_content_added=0.5)
+    # about as likely, and says less of SOURCE again
+    assert lenient.choose(SOURCE, [near_the_source, reworded, unlikely], seed=7, n=1) == [reworded]
     shouted = ScoredText("The man who was old walked to the store!", [1, 2], [-0.3, -0.3])
     assert MeaningFloor().different_kept(SOURCE, [likeliest, shouted]) == 1  # punctuation alone: a repeat
     assert MeaningFloor().different_kept(SOURCE, [likeliest, shouted, near_it, unlike_it]) == 3

@@ -43,6 +43,17 @@ def test_diversity_trades_score_against_repeating_a_shown_variant() -> None:
     assert choose_drafts(drafts, 2, diversity=3.0) == [0, 2]
 
 
+def test_drafts_are_weighed_against_the_text_they_are_to_differ_from_first_included() -> None:
+    sentence = "Sam baked a loaf of bread for his sister"
+    drafts = [Draft("Sam baked a loaf of bread for his little sister.", 1.0),
+              Draft("For his sister, Sam made a loaf of bread.", 0.9),
+              Draft("The oven caught fire and the alarm rang.", -3.0)]
+    assert choose_drafts(drafts, 1) == [0]
+    assert choose_drafts(drafts, 1, unlike=sentence) == [1]  # the likeliest says the sentence nearly word for word
+    assert choose_drafts(drafts, 2, unlike=sentence) == [1, 0]
+    assert choose_drafts(drafts, 2, unlike=" ") == choose_drafts(drafts, 2)  # nothing to differ from
+
+
 @pytest.mark.parametrize("n, diversity, problem", [(0, 1.0, "cannot choose 0"), (4, 1.0, "cannot choose 4"),
                                                    (1, -1.0, "diversity must be")])
 def test_impossible_choices_are_refused(n: int, diversity: float, problem: str) -> None:

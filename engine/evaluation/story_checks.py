@@ -40,8 +40,8 @@ def split_perplexity(bundle: PermGenBundle, split: EvalSplit, batch_size: int = 
     measure, engine/permgen/heldout.py) and per word (see the module docstring); `progress` is told how many
     paragraphs each batch scored.
 
-    Four paragraphs a batch: on the 2-core CPU a model on the pretrained base scores abstracts faster so than 32 a
-    batch (`python -m engine.benchmarks.scoring_batch`: less padding, smaller [rows, positions, D] activations)."""
+    Four paragraphs a batch: on the 2-core CPU a model on the pretrained base scores abstracts faster at four than at
+    32 (`python -m engine.benchmarks.scoring_batch`: less padding, smaller [rows, positions, D] activations)."""
     config = bundle.model.config
     stats = DataStats()
     data = encode_for_bundle(bundle, split.examples, stats)

@@ -101,6 +101,7 @@ PARAGRAPH_COLUMNS = [
 PARAPHRASE_COLUMNS = [
     ("Self-WER", "self_wer_source", 100.0), ("Self-B-4", "self_bleu_4_source", 100.0),
     ("Pair Self-B-4", "pairwise_self_bleu_4", 100.0), ("Rewrites", "distinct_rewrites", 1.0),
+    ("in words", "distinct_word_rewrites", 1.0),
     ("Content kept %", "content_words_kept", 100.0), ("Content added %", "content_words_added", 100.0),
     ("Dist-1", "distinct_1", 100.0), ("Dist-2", "distinct_2", 100.0), ("Dist-3", "distinct_3", 100.0),
     ("B-4", "bleu_4", 100.0), ("R-1", "rouge1", 100.0), ("R-2", "rouge2", 100.0), ("R-L", "rougeL", 100.0),
@@ -110,10 +111,11 @@ PARAPHRASE_COLUMNS = [
 SEQ2SEQ_NOTES = {
     "paraphrase": "POSG §5.3 / Table 4 columns: Self-WER and Self-BLEU-4 of all K candidates against their source "
                   "(Cao & Wan), pairwise Self-BLEU-4 among a source's K candidates, distinct rewrites per source "
-                  "(candidates unlike the source and one another), the share of the source's content words kept "
-                  "and of a candidate's content words not in its source, "
+                  "(candidates unlike the source and one another; in words: case and punctuation aside), the "
+                  "share of the source's content words kept and of a candidate's content words not in its source, "
                   "Distinct-n per text, BLEU-4 and ROUGE F1 of the first candidate against the reference(s); "
-                  "×100 except Rewrites. BERTScore is not computed. Human: the references against their sources.",
+                  "×100 except Rewrites and in words. BERTScore is not computed. Human: the references against "
+                  "their sources.",
     "paragraph": "PPL: natural-order perplexity per target token on every paragraph of the split; PPL/word: the same "
                  "per word of the target (each paragraph's end a word), comparable across tokenizers. Order: the "
                  "share of candidates that follow a full sentence order asked for (every sentence written, ended as "

@@ -65,6 +65,7 @@ from engine.metrics.paraphrase import (
     content_words_added,
     content_words_kept,
     distinct_rewrites,
+    distinct_word_rewrites,
     paraphrase_bleu,
     paraphrase_rouge,
     self_bleu_vs_source,
@@ -168,6 +169,7 @@ def paraphrase_metrics(outputs: Sequence[Sequence[str]], sources: Sequence[str],
     several = all(len(group) > 1 for group in outputs)
     result["pairwise_self_bleu_4"] = pairwise_self_bleu([[o.split() for o in g] for g in outputs]) if several else None
     result["distinct_rewrites"] = distinct_rewrites(outputs, sources)
+    result["distinct_word_rewrites"] = distinct_word_rewrites(outputs, sources)
     result["content_words_kept"] = content_words_kept(pooled, repeated)
     result["content_words_added"] = content_words_added(pooled, repeated)
     words = [o.split() for o in pooled]

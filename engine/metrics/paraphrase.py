@@ -25,6 +25,8 @@
   source did not, such as a synonym or a new claim.
 - `distinct_rewrites`: per source, how many of its K outputs differ from the source and from one
   another; averaged over sources (at most K).
+- `distinct_word_rewrites`: the same, counting only outputs that differ in their words: two texts that differ
+  in case or punctuation alone ("spring , so" and "spring so") are one.
 
 sacrebleu and rouge-score (the `metrics` extra) are imported when a score needs them, so the
 paraphrase decoder, which reports Self-WER and Self-BLEU, imports this module without them.
@@ -32,6 +34,7 @@ paraphrase decoder, which reports Self-WER and Self-BLEU, imports this module wi
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from engine.data.stop_words import SPACY_ENGLISH_STOP_WORDS
@@ -142,3 +145,14 @@ def distinct_rewrites(groups: Sequence[Sequence[str]], sources: Sequence[str]) -
     _check(groups, sources, "sources")
     return sum(len({" ".join(o.split()) for o in group} - {" ".join(s.split())})
                for group, s in zip(groups, sources, strict=True)) / len(groups)
+
+
+def distinct_word_rewrites(groups: Sequence[Sequence[str]], sources: Sequence[str]) -> float:
+    _check(groups, sources, "sources")
+    return sum(len({_words(o) for o in group} - {_words(s)})
+               for group, s in zip(groups, sources, strict=True)) / len(groups)
+
+
+def _words(text: str) -> tuple[str, ...]:
+    """`text`'s words and numbers, case and punctuation dropped."""
+    return tuple(re.findall(r"\w+", text.casefold()))

@@ -235,7 +235,9 @@ def test_turkcorpus_report_scores_against_all_eight_rewrites(
     assert 0 <= metrics["distinct_rewrites"] <= 3 and 0 <= metrics["content_words_kept"] <= 1
     assert 0 <= metrics["pairwise_self_bleu_4"] <= 1 and 0 <= metrics["bleu_4"] <= 1
     assert 0 <= metrics["content_words_added"] <= 1
+    assert 0 <= metrics["distinct_word_rewrites"] <= metrics["distinct_rewrites"]
     assert "Content added %" in (tmp_path / "report.md").read_text()
+    assert "| in words |" in (tmp_path / "report.md").read_text()
     human = report["human"]["seq2seq"]  # "He left for home early" against "He went home early": "left" added
     assert human["content_words_added"] > 0 and human["content_words_kept"] < 1
     split = load_split("turkcorpus", data_root)

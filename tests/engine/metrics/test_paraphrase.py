@@ -11,6 +11,7 @@ from engine.metrics.paraphrase import (
     content_words_added,
     content_words_kept,
     distinct_rewrites,
+    distinct_word_rewrites,
     paraphrase_bleu,
     paraphrase_rouge,
     self_bleu_vs_source,
@@ -77,3 +78,7 @@ def test_content_words_kept_and_distinct_rewrites_by_hand() -> None:
     assert content_words_added(["it was so ."], ["it is ."]) == 0.0  # nothing said
     groups = [["a b", "a  b", "c"], ["x y", "x y", "x y"]]
     assert distinct_rewrites(groups, ["c", "x y"]) == pytest.approx((1 + 0) / 2)  # "a b" once; copies do not count
+    punctuated = [["spring , so it", "spring so it", "Spring so it !", "autumn so it"]]
+    assert distinct_rewrites(punctuated, ["spring so it ."]) == 4
+    assert distinct_word_rewrites(punctuated, ["spring so it ."]) == 1  # only "autumn" changes a word
+    assert distinct_word_rewrites(groups, ["c", "x y"]) == distinct_rewrites(groups, ["c", "x y"])

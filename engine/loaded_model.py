@@ -87,8 +87,9 @@ class GenerationRequest:
 
 
 # how a paraphrase model on the pretrained base chooses among its drafts (engine/permgen/meaning_floor.py)
-PARAPHRASE_DRAFTS_NOTE = ("each sentence's drafts are kept where they keep its meaning, and the likeliest that "
-                          "differ most are shown")
+PARAPHRASE_DRAFTS_NOTE = ("each sentence's drafts are kept where they keep its meaning (another round of drafts "
+                          "where too few do), and the likeliest that differ most from the "
+                          "sentence and from each other are shown")
 
 
 def check_drafts(task: str, beam_width: int, drafts: int, paraphrase_drafts: bool = False) -> None:
